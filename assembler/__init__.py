@@ -1,0 +1,1 @@
+"""assembler: lands with its own issue; see DESIGN.md."""

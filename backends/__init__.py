@@ -1,0 +1,1 @@
+"""backends: lands with its own issue; see DESIGN.md."""

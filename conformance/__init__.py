@@ -1,0 +1,1 @@
+"""conformance: lands with its own issue; see DESIGN.md."""

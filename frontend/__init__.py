@@ -1,0 +1,1 @@
+"""frontend: lands with its own issue; see DESIGN.md."""

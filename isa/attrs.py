@@ -1,0 +1,100 @@
+"""Enumerated instruction attributes and their PTO-AS spelling (``#pto.cmp<GT>``)."""
+from __future__ import annotations
+
+import enum
+
+
+class CmpMode(enum.Enum):
+    EQ = 0
+    NE = 1
+    LT = 2
+    LE = 3
+    GT = 4
+    GE = 5
+
+
+class RoundMode(enum.Enum):
+    """TCVT rounding: RINT = nearest-even, ROUND = nearest ties-away, ODD = round-to-odd."""
+
+    NONE = 0
+    RINT = 1
+    ROUND = 2
+    FLOOR = 3
+    CEIL = 4
+    TRUNC = 5
+    ODD = 6
+
+
+class SatMode(enum.Enum):
+    """TCVT to integers: ON clamps to the target range, OFF keeps the low bits (wraps)."""
+
+    ON = 0
+    OFF = 1
+
+
+class MaskPattern(enum.Enum):
+    """TGATHER column patterns, read right to left (bit 0 = column 0 of each group)."""
+
+    P0101 = 1
+    P1010 = 2
+    P0001 = 3
+    P0010 = 4
+    P0100 = 5
+    P1000 = 6
+    P1111 = 7
+
+
+class AtomicMode(enum.Enum):
+    NONE = 0
+    ADD = 1
+    MAX = 2
+    MIN = 3
+
+
+class OobMode(enum.Enum):
+    """Indexed memory access out of range: ERROR (RUNTIME_OOB), CLAMP, WRAP, ZERO/SKIP."""
+
+    ERROR = 0
+    CLAMP = 1
+    WRAP = 2
+    ZERO = 3   # gather reads 0; scatter skips the element
+
+
+class IndexMode(enum.Enum):
+    """MGATHER/MSCATTER: ELEMENT indexes single elements, ROW indexes whole rows."""
+
+    ELEMENT = 0
+    ROW = 1
+
+
+class ReluMode(enum.Enum):
+    NONE = 0
+    RELU = 1
+
+
+class QuantType(enum.Enum):
+    INT8_SYM = 0
+    INT8_ASYM = 1
+
+
+# PTO-AS spelling of each enum: ``#pto.<key><VALUE>``.
+ENUM_SPELLING: dict[type[enum.Enum], str] = {
+    CmpMode: "cmp",
+    RoundMode: "round",
+    SatMode: "sat",
+    MaskPattern: "mask_pattern",
+    AtomicMode: "atomic",
+    OobMode: "oob",
+    IndexMode: "index_mode",
+    ReluMode: "relu",
+    QuantType: "quant",
+}
+
+
+def spell(value: object) -> str:
+    """The PTO-AS text of an attribute value."""
+    if isinstance(value, enum.Enum) and type(value) in ENUM_SPELLING:
+        return f"#pto.{ENUM_SPELLING[type(value)]}<{value.name}>"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return repr(value) if isinstance(value, float) else str(value)

@@ -1,0 +1,114 @@
+"""Element types of the ISA and the groups instruction declarations use.
+
+bf16 and the fp8 formats come from ml_dtypes; ``i1`` is the mask type (numpy bool,
+one byte per element in global memory).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+import ml_dtypes
+import numpy as np
+
+
+@dataclass(frozen=True)
+class DType:
+    name: str
+    np_dtype: np.dtype
+    kind: str  # "float", "int" (signed), "uint", "bool"
+    bits: int
+
+    @property
+    def is_float(self) -> bool:
+        return self.kind == "float"
+
+    @property
+    def is_int(self) -> bool:
+        return self.kind in ("int", "uint")
+
+    @property
+    def is_signed(self) -> bool:
+        return self.kind in ("int", "float")
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element in memory (i1 takes one byte)."""
+        return self.np_dtype.itemsize
+
+    @property
+    def min(self) -> int | float:
+        return self._info().min if self.kind != "bool" else 0
+
+    @property
+    def max(self) -> int | float:
+        return self._info().max if self.kind != "bool" else 1
+
+    def _info(self):  # noqa: ANN202 - numpy's info objects have no common type
+        if self.is_float:
+            return ml_dtypes.finfo(self.np_dtype)
+        return np.iinfo(self.np_dtype)
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+def _d(name: str, np_type, kind: str, bits: int) -> DType:  # noqa: ANN001
+    return DType(name, np.dtype(np_type), kind, bits)
+
+
+F32 = _d("f32", np.float32, "float", 32)
+F16 = _d("f16", np.float16, "float", 16)
+BF16 = _d("bf16", ml_dtypes.bfloat16, "float", 16)
+F8E4M3 = _d("f8e4m3", ml_dtypes.float8_e4m3fn, "float", 8)
+F8E5M2 = _d("f8e5m2", ml_dtypes.float8_e5m2, "float", 8)
+I8 = _d("i8", np.int8, "int", 8)
+U8 = _d("u8", np.uint8, "uint", 8)
+I16 = _d("i16", np.int16, "int", 16)
+U16 = _d("u16", np.uint16, "uint", 16)
+I32 = _d("i32", np.int32, "int", 32)
+U32 = _d("u32", np.uint32, "uint", 32)
+I64 = _d("i64", np.int64, "int", 64)
+U64 = _d("u64", np.uint64, "uint", 64)
+I1 = _d("i1", np.bool_, "bool", 1)
+
+ALL: tuple[DType, ...] = (F32, F16, BF16, F8E4M3, F8E5M2, I8, U8, I16, U16, I32, U32, I64, U64, I1)
+BY_NAME: dict[str, DType] = {d.name: d for d in ALL}
+
+# Groups used by declarations (architecture-wide legality; profiles narrow them).
+FP8 = (F8E4M3, F8E5M2)
+FLOATS = (F32, F16, BF16)                  # arithmetic floats
+SIGNED_INTS = (I8, I16, I32, I64)
+UNSIGNED_INTS = (U8, U16, U32, U64)
+INTS = (I8, U8, I16, U16, I32, U32, I64, U64)
+INTS_32 = (I8, U8, I16, U16, I32, U32)     # integers the vector unit handles natively
+NUMERIC = FLOATS + INTS_32                 # default set for arithmetic tile ops
+NUMERIC_SIGNED = FLOATS + (I8, I16, I32)
+STORABLE = FLOATS + FP8 + INTS + (I1,)     # anything that can live in a tile
+B16_B32 = (F32, F16, BF16, I16, U16, I32, U32)  # 2- and 4-byte element types
+
+
+def get(name: str) -> DType:
+    """Look a dtype up by its PTO-AS spelling (``f32``, ``i1``, ...); KeyError if unknown."""
+    return BY_NAME[name]
+
+
+def of_numpy(dt: np.dtype) -> DType:
+    """The ISA dtype whose numpy dtype is ``dt``; KeyError if none."""
+    dt = np.dtype(dt)
+    for d in ALL:
+        if d.np_dtype == dt:
+            return d
+    raise KeyError(str(dt))
+
+
+def names(ds: Iterable[DType]) -> str:
+    return " ".join(d.name for d in ds)
+
+
+def compute_dtype(d: DType) -> np.dtype:
+    """The numpy type arithmetic is carried out in: f16/bf16/fp8 compute in f32 and round once."""
+    return np.dtype(np.float32) if d.is_float else d.np_dtype

@@ -1,0 +1,54 @@
+"""The instruction table: every declaration registers here exactly once."""
+from __future__ import annotations
+
+from typing import Iterator
+
+from .diagnostics import SpecError
+from .spec import Family, Instruction
+
+_TABLE: dict[str, Instruction] = {}
+_LOOKUP: dict[str, Instruction] = {}
+
+
+def declare(instr: Instruction) -> Instruction:
+    """Register ``instr``; a mnemonic or alias may be declared only once."""
+    for key in (instr.mnemonic, *instr.aliases):
+        k = key.lower()
+        if k in _LOOKUP:
+            raise SpecError("SPEC_DUPLICATE", f"instruction {key} declared twice")
+        _LOOKUP[k] = instr
+    _TABLE[instr.mnemonic] = instr
+    return instr
+
+
+def normalize(name: str) -> str:
+    """Lowercase and strip the ``pto.`` prefix, so TADD, tadd and pto.tadd name one instruction."""
+    n = name.strip().lower()
+    return n[4:] if n.startswith("pto.") else n
+
+
+def lookup(name: str) -> Instruction | None:
+    return _LOOKUP.get(normalize(name))
+
+
+def get(name: str) -> Instruction:
+    instr = lookup(name)
+    if instr is None:
+        raise SpecError("SPEC_UNKNOWN_INSTRUCTION", f"unknown instruction '{name}'",
+                        expected="a mnemonic listed by 'pto isa'", actual=name)
+    return instr
+
+
+def all_instructions() -> list[Instruction]:
+    return list(_TABLE.values())
+
+
+def by_family() -> dict[Family, list[Instruction]]:
+    out: dict[Family, list[Instruction]] = {f: [] for f in Family}
+    for ins in _TABLE.values():
+        out[ins.family].append(ins)
+    return out
+
+
+def __iter__() -> Iterator[Instruction]:  # pragma: no cover - module-level convenience
+    return iter(_TABLE.values())

@@ -1,0 +1,233 @@
+"""The declaration schema: what every instruction states about itself, once.
+
+The verifier, the generated docs, the conformance strategies and backend capability
+checks all read these records; nothing else in the project lists operands or dtypes.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+from . import dtypes as dt
+from .types import Layout, Location, Pipe, Type
+
+
+class Family(enum.Enum):
+    SYNC = "sync and resource binding"
+    ELEMENTWISE = "elementwise tile-tile"
+    TILE_SCALAR = "tile-scalar"
+    REDUCE_EXPAND = "axis reduce and expand"
+    MEMORY = "memory"
+    MATRIX = "matrix"
+    MOVEMENT = "data movement and layout"
+    COMPLEX = "complex"
+    MANUAL_SYNC = "manual sync (extension)"
+
+
+class Role(enum.Enum):
+    IN = "in"
+    OUT = "out"
+    INOUT = "inout"
+
+
+class Kind(enum.Enum):
+    TILE = "tile"
+    GLOBAL = "global"    # a global tensor addressed as %g[%i, %j, ...]
+    SCALAR = "scalar"    # integer or float scalar value
+    INDEX = "index"      # an index-typed scalar (offsets, counts)
+    EVENT = "event"
+    PIPE = "pipe"        # a pipe name (set_flag, wait_flag, pipe_barrier, tsync)
+
+
+class Domain(enum.Enum):
+    """Which elements an instruction computes; everything else in its outputs is unspecified."""
+
+    DST = "the destination's valid region"
+    SRC = "the source's valid region"
+    STATIC_DST = "the destination's whole static tile"
+    MATMUL = "M = A.valid_rows, K = A.valid_cols, N = B.valid_cols"
+    ROW0 = "the first row of the destination, dst.valid_cols elements"
+    NONE = "no tile elements (control, sync or hint)"
+    SPECIAL = "stated in the semantics paragraph"
+
+
+@dataclass(frozen=True)
+class Operand:
+    name: str
+    role: Role
+    kind: Kind
+    doc: str = ""
+    optional: bool = False
+    locations: tuple[Location, ...] | None = None   # architecture-wide; None = any
+    layouts: tuple[Layout, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Attr:
+    """An attribute: an enum (``enum`` set), a bool, or an int; ``default`` None = required."""
+
+    name: str
+    type: type                      # an enum class, bool or int
+    default: Any = None
+    doc: str = ""
+
+    @property
+    def required(self) -> bool:
+        return self.default is None
+
+
+@dataclass(frozen=True)
+class Numerics:
+    """The accuracy contract a backend must meet for this instruction.
+
+    kinds: ``exact`` (bit-exact), ``rounded`` (correctly rounded, compute in f32 for
+    narrow floats, round once), ``ulp`` (within ``ulp`` units in the last place of the
+    correctly rounded result), ``sum`` (order-independent sum/dot: |err| <= n * eps *
+    sum|terms| with n the reduction length), ``unspecified`` (not tested).
+    """
+
+    kind: str
+    ulp: float = 0.0
+    note: str = ""
+
+    def describe(self) -> str:
+        base = {
+            "exact": "exact: bit-identical results on every backend",
+            "rounded": "correctly rounded (IEEE binary32 round-to-nearest-even; f16/bf16 compute in f32 and round once); integers wrap",
+            "ulp": f"within {self.ulp:g} ulp of the correctly rounded result; special values exact",
+            "sum": "order-independent: |result - exact| <= n * eps(dtype) * sum(|terms|), n = reduction length",
+            "unspecified": "backend-defined (conformance does not test values)",
+        }[self.kind]
+        return base + (f"; {self.note}" if self.note else "")
+
+
+EXACT = Numerics("exact")
+ROUNDED = Numerics("rounded")
+SUM = Numerics("sum")
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """A static rule over operand types and attributes. ``check`` returns an error text or None.
+
+    ``code`` is the diagnostic code used when it fails (STRUCT_* for shape/valid-region
+    rules, LEGAL_* for location/layout rules).
+    """
+
+    doc: str
+    check: Callable[[Mapping[str, Type], Mapping[str, Any]], str | None]
+    code: str = "STRUCT_SHAPE"
+
+
+DTypeTuple = tuple[dt.DType, ...]
+
+
+@dataclass(frozen=True)
+class DTypeRule:
+    """Legal element-type tuples over ``operands`` (tile or scalar operands, in order)."""
+
+    operands: tuple[str, ...]
+    tuples: frozenset[DTypeTuple]
+
+    def allows(self, combo: DTypeTuple) -> bool:
+        return combo in self.tuples
+
+    def narrowed(self, allowed: Sequence[DTypeTuple]) -> "DTypeRule":
+        return DTypeRule(self.operands, frozenset(allowed))
+
+    def sorted_tuples(self) -> list[DTypeTuple]:
+        order = {d: i for i, d in enumerate(dt.ALL)}
+        return sorted(self.tuples, key=lambda t: [order[d] for d in t])
+
+
+def same(operands: Sequence[str], dtypes: Sequence[dt.DType]) -> DTypeRule:
+    """Every listed operand has the same dtype, drawn from ``dtypes``."""
+    return DTypeRule(tuple(operands), frozenset(tuple([d] * len(operands)) for d in dtypes))
+
+
+def tuples(operands: Sequence[str], combos: Sequence[Sequence[dt.DType]]) -> DTypeRule:
+    return DTypeRule(tuple(operands), frozenset(tuple(c) for c in combos))
+
+
+@dataclass(frozen=True)
+class Example:
+    """A concrete legal use: operand types by name (PTO-AS spellings) and attribute values."""
+
+    types: Mapping[str, str]
+    attrs: Mapping[str, Any] = field(default_factory=dict)
+    scalars: Mapping[str, Any] = field(default_factory=dict)  # values for scalar/index operands
+
+
+@dataclass(frozen=True)
+class Instruction:
+    mnemonic: str
+    family: Family
+    summary: str
+    operands: tuple[Operand, ...]
+    semantics: Callable[..., Any]
+    dtypes: DTypeRule | None
+    numerics: Numerics
+    domain: Domain
+    pipe: Pipe | Callable[[Mapping[str, Type]], Pipe]
+    doc: str
+    example: Example
+    attrs: tuple[Attr, ...] = ()
+    constraints: tuple[Constraint, ...] = ()
+    profile_dtypes: Mapping[str, DTypeRule] = field(default_factory=dict)  # per-profile narrowing
+    profiles: tuple[str, ...] | None = None   # profiles that support it at all; None = all
+    aliases: tuple[str, ...] = ()             # other accepted mnemonics (e.g. tmatmul.acc)
+    extension: bool = False                   # not in the public PTO inventory
+    special_values: str = ""                  # NaN / inf / -0 / overflow / div-by-zero behaviour
+
+    @property
+    def name(self) -> str:
+        return self.mnemonic
+
+    @property
+    def asm_name(self) -> str:
+        """Canonical PTO-AS mnemonic (lowercase)."""
+        return self.mnemonic.lower()
+
+    def operand(self, name: str) -> Operand:
+        for o in self.operands:
+            if o.name == name:
+                return o
+        raise KeyError(f"{self.mnemonic} has no operand {name!r}")
+
+    def attr(self, name: str) -> Attr:
+        for a in self.attrs:
+            if a.name == name:
+                return a
+        raise KeyError(f"{self.mnemonic} has no attribute {name!r}")
+
+    @property
+    def outputs(self) -> tuple[Operand, ...]:
+        return tuple(o for o in self.operands if o.role is not Role.IN)
+
+    @property
+    def inputs(self) -> tuple[Operand, ...]:
+        return tuple(o for o in self.operands if o.role is not Role.OUT)
+
+    def dtype_rule(self, profile: str | None = None) -> DTypeRule | None:
+        """The dtype rule, narrowed for ``profile`` when the declaration narrows it."""
+        if profile is not None and profile in self.profile_dtypes:
+            return self.profile_dtypes[profile]
+        return self.dtypes
+
+    def supported_on(self, profile: str) -> bool:
+        return self.profiles is None or profile in self.profiles
+
+    def pipe_for(self, types: Mapping[str, Type]) -> Pipe:
+        return self.pipe(types) if callable(self.pipe) else self.pipe
+
+    def with_defaults(self, attrs: Mapping[str, Any]) -> dict[str, Any]:
+        out = {a.name: a.default for a in self.attrs if a.default is not None}
+        out.update(attrs)
+        return out
+
+    def execute(self, **kwargs: Any) -> Any:
+        """Run the reference semantics: operands and attributes by name; defaults filled in."""
+        args = self.with_defaults({a.name: kwargs.pop(a.name) for a in self.attrs if a.name in kwargs})
+        args.update(kwargs)
+        return self.semantics(**args)

@@ -1,0 +1,1 @@
+"""runtime: lands with its own issue; see DESIGN.md."""
