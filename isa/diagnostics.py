@@ -54,7 +54,8 @@ class PTOError(Exception):
         super().__init__(self.render())
 
     def render(self) -> str:
-        head = f"{self.location}: {self.code}: {self.message}"
+        where = str(self.location)
+        head = f"{self.code}: {self.message}" if where == "<unknown>" else f"{where}: {self.code}: {self.message}"
         lines = [head]
         if self.expected is not None:
             lines.append(f"  expected: {self.expected}")

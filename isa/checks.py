@@ -1,0 +1,137 @@
+"""Per-instruction checks derived from the declarations: the verifier and the backends'
+capability checks call these instead of keeping their own operand or dtype lists."""
+from __future__ import annotations
+
+import enum
+from typing import Any, Mapping
+
+from . import constraints as K
+from .diagnostics import LegalityError, Location as Loc, PTOError, StructError
+from .profiles import Profile
+from .spec import Instruction, Kind
+from .types import EventType, GlobalType, ScalarType, TileType, Type
+
+_KIND_OF: dict[Kind, tuple[type, ...]] = {
+    Kind.TILE: (TileType,),
+    Kind.GLOBAL: (GlobalType,),
+    Kind.SCALAR: (ScalarType,),
+    Kind.INDEX: (ScalarType,),
+    Kind.EVENT: (EventType,),
+    Kind.PIPE: (),
+}
+
+
+def _dtype_of(t: Type) -> Any:
+    return t.dtype if isinstance(t, (TileType, GlobalType, ScalarType)) else None
+
+
+def check_structure(instr: Instruction, types: Mapping[str, Type], attrs: Mapping[str, Any],
+                    where: Loc | None = None) -> list[PTOError]:
+    """Target-independent rules: operand presence and kinds, attributes, shape and valid-region rules."""
+    errs: list[PTOError] = []
+    where = where or Loc()
+    for op in instr.operands:
+        t = types.get(op.name)
+        if t is None:
+            if not op.optional and op.kind is not Kind.PIPE:
+                errs.append(StructError("STRUCT_MISSING_OPERAND", f"{instr.mnemonic} needs operand '{op.name}'",
+                                        location=where, expected=f"{op.kind.value} operand", actual="nothing"))
+            continue
+        allowed = _KIND_OF[op.kind]
+        if allowed and not isinstance(t, allowed):
+            errs.append(StructError("STRUCT_OPERAND_KIND",
+                                    f"{instr.mnemonic} operand '{op.name}' has the wrong kind",
+                                    location=where, expected=op.kind.value, actual=str(t)))
+        elif op.kind is Kind.INDEX and isinstance(t, ScalarType) and t.is_float:
+            errs.append(StructError("STRUCT_OPERAND_KIND", f"{instr.mnemonic} operand '{op.name}' must be an integer",
+                                    location=where, expected="index or integer scalar", actual=str(t)))
+    declared = {a.name: a for a in instr.attrs}
+    for name in attrs:
+        if name not in declared:
+            errs.append(StructError("STRUCT_UNKNOWN_ATTR", f"{instr.mnemonic} has no attribute '{name}'",
+                                    location=where, expected=", ".join(declared) or "no attributes",
+                                    actual=name))
+    for a in instr.attrs:
+        if a.name not in attrs:
+            if a.required:
+                errs.append(StructError("STRUCT_MISSING_ATTR", f"{instr.mnemonic} requires attribute '{a.name}'",
+                                        location=where, expected=_attr_domain(a.type), actual="absent"))
+            continue
+        v = attrs[a.name]
+        if not _attr_ok(a.type, v):
+            errs.append(StructError("STRUCT_ATTR_VALUE", f"bad value for {instr.mnemonic} attribute '{a.name}'",
+                                    location=where, expected=_attr_domain(a.type), actual=repr(v)))
+    if not errs:
+        for c, msg in K.check_all(instr.constraints, types, attrs):
+            if c.code.startswith("STRUCT"):
+                errs.append(StructError(c.code, f"{instr.mnemonic}: {msg}", location=where,
+                                        expected=c.doc, actual=msg))
+    return errs
+
+
+def check_legality(instr: Instruction, types: Mapping[str, Type], attrs: Mapping[str, Any],
+                   profile: Profile, where: Loc | None = None) -> list[PTOError]:
+    """Profile rules: instruction supported, dtype tuple, locations, layouts, per-tile capacity
+    and alignment. Assumes check_structure passed."""
+    where = where or Loc()
+    ctx = f"profile={profile.name}"
+    if not instr.supported_on(profile.name):
+        return [LegalityError("LEGAL_UNSUPPORTED_INSTRUCTION", f"{instr.mnemonic} is not available on {profile.name}",
+                              location=where, expected=f"one of profiles {', '.join(instr.profiles or ())}",
+                              actual=ctx)]
+    errs: list[PTOError] = []
+    rule = instr.dtype_rule(profile.name)
+    if rule is not None and all(n in types for n in rule.operands):
+        combo = tuple(_dtype_of(types[n]) for n in rule.operands)
+        if None not in combo and not rule.allows(combo):
+            legal = "; ".join("(" + ", ".join(d.name for d in t) + ")" for t in rule.sorted_tuples()[:12])
+            more = " ..." if len(rule.tuples) > 12 else ""
+            errs.append(LegalityError("LEGAL_DTYPE",
+                                      f"{instr.mnemonic} does not accept dtypes ({', '.join(rule.operands)}) = "
+                                      f"({', '.join(d.name for d in combo)}) on {profile.name}",
+                                      location=where, expected=legal + more,
+                                      actual="(" + ", ".join(d.name for d in combo) + ")"))
+    for op in instr.operands:
+        t = types.get(op.name)
+        if not isinstance(t, TileType):
+            continue
+        if op.locations is not None and t.loc not in op.locations:
+            errs.append(LegalityError("LEGAL_LOCATION", f"{instr.mnemonic} operand '{op.name}' in wrong location",
+                                      location=where, expected=" or ".join(l.value for l in op.locations),
+                                      actual=t.loc.value))
+        if t.layout not in profile.layouts.get(t.loc, ()):
+            errs.append(LegalityError("LEGAL_LAYOUT", f"layout {t.layout.value} is not allowed in {t.loc.value} on "
+                                      f"{profile.name} (operand '{op.name}')", location=where,
+                                      expected=" ".join(l.value for l in profile.layouts.get(t.loc, ())),
+                                      actual=t.layout.value))
+        if t.nbytes > profile.capacity[t.loc]:
+            errs.append(LegalityError("LEGAL_CAPACITY", f"operand '{op.name}' does not fit in {t.loc.value}",
+                                      location=where, expected=f"<= {profile.capacity[t.loc]} bytes",
+                                      actual=f"{t.nbytes} bytes"))
+        why = profile.row_alignment_error(t.rows, t.cols, t.dtype.itemsize, t.layout, t.loc)
+        if why:
+            errs.append(LegalityError("LEGAL_ALIGNMENT", f"operand '{op.name}': {why} on {profile.name}",
+                                      location=where, expected=f"{profile.alignment}-byte aligned rows",
+                                      actual=str(t)))
+    for c, msg in K.check_all(instr.constraints, types, attrs):
+        if c.code.startswith("LEGAL"):
+            errs.append(LegalityError(c.code, f"{instr.mnemonic}: {msg}", location=where, expected=c.doc, actual=msg))
+    return errs
+
+
+def _attr_ok(kind: type, v: Any) -> bool:
+    if isinstance(kind, type) and issubclass(kind, enum.Enum):
+        return isinstance(v, kind)
+    if kind is bool:
+        return isinstance(v, bool)
+    if kind is int:
+        return isinstance(v, int) and not isinstance(v, bool)
+    if kind is float:
+        return isinstance(v, (int, float)) and not isinstance(v, bool)
+    return isinstance(v, kind)
+
+
+def _attr_domain(kind: type) -> str:
+    if isinstance(kind, type) and issubclass(kind, enum.Enum):
+        return " | ".join(m.name for m in kind)
+    return kind.__name__

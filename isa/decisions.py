@@ -1,0 +1,166 @@
+"""Every point where the public PTO ISA is implementation-defined or its targets disagree,
+and what openpto decided. Rendered to docs/isa/decisions.md by the doc generator."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Decision:
+    topic: str
+    public: str   # what the public ISA says, or how its targets disagree
+    choice: str   # what openpto specifies
+    reason: str
+
+
+DECISIONS: tuple[Decision, ...] = (
+    Decision("Instruction inventory and versioning",
+             "115 per-op pages, a 116-entry manifest (adds TSETHF32MODE/TSETTF32MODE, lacks TROWPROD), "
+             "113 in the manual appendix, extra header-only ops (TDEQUANT, TPUSH/TPOP, TPACK).",
+             "The 115 documented instructions plus TSETHF32MODE and TSETTF32MODE, plus the manual sync "
+             "extension (SET_FLAG, WAIT_FLAG, PIPE_BARRIER). Spec version 1.0, reported by `pto isa --json`.",
+             "Pages are the manual's first authority; header-only ops have no normative text to follow."),
+    Decision("Outside the valid region",
+             "Unspecified; the CPU simulator's TLOAD pads the whole tile, NPU vector ops may write whole "
+             "32-byte blocks.",
+             "Unspecified for every instruction except TFILLPAD*, which defines the whole static tile. "
+             "TLOAD transfers only the valid region and does not pad. The reference backend poisons "
+             "everything outside the valid region on each write; conformance compares valid regions only.",
+             "Poisoning catches programs that rely on what no target guarantees."),
+    Decision("Valid-region compatibility",
+             "Assumed, not validated; A2/A3 assert equal regions for unary ops, A5 checks only columns.",
+             "The iteration domain is the destination's valid region (declared per instruction otherwise: "
+             "reductions, TSTORE, TINSERT, TTRANS, TMOV use the source's). Every source's valid region must "
+             "cover the domain: the verifier rejects static violations (STRUCT_VALID_REGION) and semantics "
+             "raise RUNTIME_INVALID_READ for dynamic ones.",
+             "Reading outside a valid region reads unspecified data; rejecting it is the only portable choice."),
+    Decision("Predicate (mask) representation",
+             "Packed u8 bits on A2/A3, packed u32 on A5 (row-aligned, LSB-first), unpacked input-typed 0/1 "
+             "on the CPU simulator; TSELS is per-element in the docs and whole-tile on the CPU simulator.",
+             "Masks are i1 tiles, one logical boolean per element; TCMP/TCMPS write them and TSEL/TSELS read "
+             "them per element. In global memory an i1 element is one byte, 0 or 1. Packing is a backend's "
+             "private business.",
+             "A logical mask is the only encoding every backend can produce and consume identically."),
+    Decision("Float min/max and NaN",
+             "NaN handling unspecified.",
+             "IEEE 754-2019 minimum/maximum: NaN propagates, -0 < +0.",
+             "Deterministic, vectorisable on CPU and GPU, matches numpy minimum/maximum for NaN."),
+    Decision("Float equality",
+             "The CPU simulator's TCMPS EQ/NE use |a-b| < 1e-9; TCMP is exact.",
+             "All compares are exact IEEE comparisons; NaN is unordered (only NE holds); -0 == +0.",
+             "A tolerance inside a compare is not portable and not what users expect."),
+    Decision("TREM vs TFMOD",
+             "A2/A3 TREM is floored (a - floor(a/b)*b); the CPU simulator's TREM truncates.",
+             "TREM is floored (sign of the divisor, numpy.remainder); TFMOD is truncated (sign of the "
+             "dividend, C fmod). Integer x rem 0 = x.",
+             "Follows the hardware, and gives the two mnemonics distinct meanings."),
+    Decision("Shifts",
+             "Arithmetic vs logical right shift of signed values unstated; counts >= width unstated.",
+             "TSHR is arithmetic for signed, logical for unsigned types. The count is read as unsigned; "
+             "a count >= the bit width gives 0 for left shifts and logical right shifts, the sign fill "
+             "(0 or -1) for arithmetic right shifts.",
+             "Total and cheap to implement with a compare and select on every backend."),
+    Decision("Integer overflow and division",
+             "Integer division rounding and division by zero are target-defined; the CPU simulator asserts.",
+             "Integers wrap (two's complement). Division truncates toward zero; x / 0 = -1 (all bits set, "
+             "also for unsigned), MIN / -1 = MIN; x rem 0 = x (RISC-V rules).",
+             "A defined result avoids traps and undefined behaviour in generated C and LLVM code."),
+    Decision("Transcendental accuracy and domains",
+             "Domain errors target-defined; CPU asserts on 0 for TRECIP/TRSQRT.",
+             "C99 Annex F special values (exp(-inf)=0, log(0)=-inf, log(x<0)=NaN, sqrt(-0)=-0, "
+             "rsqrt(±0)=±inf, recip(±0)=±inf). TEXP, TLOG, TRSQRT: within 2 ulp; TSQRT, TRECIP, TDIV: "
+             "correctly rounded. The reference computes in f64 and rounds once.",
+             "Bounds every backend can meet with libm or a short polynomial; special values are exact."),
+    Decision("Denormals",
+             "Not stated; NPUs may flush.",
+             "Denormal inputs and results are honoured (IEEE gradual underflow) on every profile.",
+             "The reference, LLVM and CUDA (without -ftz) all honour them by default."),
+    Decision("Narrow-float arithmetic",
+             "f16/bf16 intermediate precision unstated (is a*b+c rounded once or twice?).",
+             "f16, bf16 and fp8 operands are widened to f32, each instruction computes in f32 and rounds its "
+             "result once to the destination type with round-to-nearest-even. Multi-operation instructions "
+             "(TADDC, TSUBC, TADDSC, TSUBSC) round each f32 step, then once to the narrow type.",
+             "For one add/sub/mul/div/sqrt this equals a correctly rounded narrow result (f32 has more "
+             "than 2p+2 bits for p = 11 and 8)."),
+    Decision("TCVT rounding and saturation",
+             "No legality table for type pairs; rounding mode applied only to float->int on the CPU "
+             "simulator; default saturation differs per pair on A2/A3.",
+             "Every pair of element types converts. roundMode (default RINT; NONE means RINT) applies to "
+             "every inexact conversion, float narrowing and int->float included; ODD is round-to-odd. "
+             "satMode defaults to ON for every pair: clamp to the integer range, NaN -> 0; OFF wraps the "
+             "rounded integer modulo 2^bits. Float narrowing overflow follows IEEE for the rounding mode.",
+             "One uniform rule per mode instead of a per-pair table users must look up."),
+    Decision("Accumulation order and precision",
+             "Reduction and matmul order target-defined; the CPU simulator accumulates TROWSUM f16 in f32 "
+             "but TCOLSUM in f16; TCOLSUM isBinary picks tree vs sequential.",
+             "Reductions and matmul are order-independent contracts: |result - exact| <= n * eps(dtype) * "
+             "sum|terms|. The reference accumulates in f64 and rounds once. Narrow floats accumulate in at "
+             "least f32. isBinary is accepted and does not change the contract. Integer sums wrap.",
+             "Lets backends vectorise and tile reductions freely while staying testable."),
+    Decision("Indexed memory access out of range",
+             "MGATHER/MSCATTER OOB policy Undefined/Clamp/Wrap/Zero (A5); TGATHER CPU returns 0; "
+             "TSCATTER row index vs flat offset differs between CPU and A2/A3 goldens.",
+             "An oobMode attribute (ERROR default, CLAMP, WRAP, ZERO/skip); ERROR raises RUNTIME_OOB. "
+             "TSCATTER indexes destination rows. Duplicate scatter targets: the last writer in row-major "
+             "order wins (or combine with the atomic mode).",
+             "Silent out-of-range accesses are the bugs a reference must catch; explicit modes keep the "
+             "hardware's cheaper behaviours available."),
+    Decision("Sort record format and order",
+             "TSORT32 stores the index by bit pattern on hardware and by numeric conversion on the CPU "
+             "simulator; NaN order and stability unstated.",
+             "Descending by value, ties by ascending index (stable), NaN before +inf, -0 == +0. Records hold "
+             "the u32 index by bit reinterpretation (hardware layout). TMRGSORT ties: the earlier list wins.",
+             "Bit-compatible with hardware records and deterministic for every input."),
+    Decision("Aliasing and TRESHAPE",
+             "TRESHAPE aliases on A2/A3 and copies on the CPU simulator; in-place legality per op varies.",
+             "TRESHAPE is a byte reinterpretation in each layout's physical order with value semantics (a "
+             "copy); a backend may alias when it can prove the source is dead. In-place use (dst == src) "
+             "is legal for elementwise instructions.",
+             "Value semantics are the same on every backend; aliasing is an optimisation."),
+    Decision("Physical layouts",
+             "ND/DN/NZ/ZN/ZZ offset formulas define byte order on hardware.",
+             "Tiles are logical 2-D arrays; layouts are legality facts and define the byte order only for "
+             "instructions that reinterpret bytes (TRESHAPE, TGATHERB). Fractal boxes: 16 x (32 / itemsize), "
+             "16 x 16 for acc tiles.",
+             "Functional backends keep logical arrays; only byte-level ops and the Ascend simulator need "
+             "the physical order."),
+    Decision("Sync semantics",
+             "Flag counter semantics and capacity never stated; 8 event ids per pipe pair; A2/A3 need "
+             "pipe_barrier(PIPE_V) between dependent vector ops.",
+             "Flags are counting semaphores per (src pipe, dst pipe, id), ids 0..7. Functional backends "
+             "execute in program order and only validate sync instructions; the Ascend simulator gives "
+             "them timing meaning and reports waits that can never be satisfied.",
+             "Counting semantics make the ping-pong pre-set/drain pattern of real kernels well defined."),
+    Decision("Pipe assignment and cost model",
+             "An op-to-pipe table exists; no cycle costs.",
+             "Each declaration names its pipe (a function of operand locations for TMOV, TSTORE, TEXTRACT, "
+             "TINSERT). Cycle costs belong to the Ascend simulator's profile parameters.",
+             "Keeps legality and timing facts in one place each."),
+    Decision("Legality profiles",
+             "Per-target static_asserts; dtype tables in per-op pages.",
+             "Profiles cpu (permissive), a2, a3 (= a2), a5. Each declaration holds its architecture-wide "
+             "dtype rule and narrowed rules for a2/a3/a5 from the public tables; profiles hold capacities, "
+             "layouts per location, alignment and pipes. Diagnostics use LEGAL_* codes.",
+             "One declaration answers every legality question for every target."),
+    Decision("PTO-AS concrete syntax",
+             "Three dialects (synchronous, IR level 1 SSA, IR level 2 DPS), two attribute spellings, no "
+             "region syntax in the grammar.",
+             "Canonical types `!pto.tile<RxCxT, loc=.., layout=.., valid=RxC, pad=..>` and "
+             "`!pto.memref<...>`; attributes `#pto.cmp<GT>`; the public forms are accepted by the parser.",
+             "One printed form, every published form readable."),
+    Decision("Global tensors",
+             "5-D shape/stride with a collapse rule (dims 0..3 into rows for ND).",
+             "Global tensors have rank 1..5 with element strides; an access `%g[i0, ..., r, c]` selects a "
+             "matrix with the leading indices and a 2-D window at (r, c) whose extent is the tile's valid "
+             "region.",
+             "The same window rule for every rank avoids the collapse rule's shape coupling."),
+    Decision("Multi-core / MPMD",
+             "block_idx/subblock ids and task dispatch only sketched.",
+             "Kernels read their task coordinates through scalar extension ops (get_block_idx, "
+             "get_block_num); the runtime defines dispatch.",
+             "The runtime contract is ours to define; the ISA only exposes ids."),
+    Decision("int8 PadValue::Min",
+             "0xff (-1) on NPUs (looks like a bug), -128 on the CPU simulator.",
+             "pad=min is the dtype's minimum (-128 for i8, -inf for floats); pad=max the maximum (+inf).",
+             "The evident intent of the enum."),
+)

@@ -1,0 +1,116 @@
+"""Target profiles: what a target allows (legality) and what it is (capacities, pipes, timing).
+
+A backend executes; a profile decides legality. Per-instruction dtype narrowing lives in
+each declaration (``Instruction.profile_dtypes``); this module holds the target-wide facts.
+Numbers for a2/a3/a5 are the public PTO ISA's buffer limits and clocks.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from .diagnostics import SpecError
+from .types import Layout, Location, Pipe
+
+KB = 1024
+
+_ALL_LAYOUTS = tuple(Layout)
+_NPU_PIPES = (Pipe.S, Pipe.V, Pipe.M, Pipe.MTE1, Pipe.MTE2, Pipe.MTE3, Pipe.FIX, Pipe.ALL)
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    description: str
+    capacity: Mapping[Location, int]          # bytes of on-chip memory per location
+    layouts: Mapping[Location, tuple[Layout, ...]]
+    alignment: int = 32                       # byte alignment of every on-chip buffer
+    enforce_row_alignment: bool = True        # unboxed rows (cols for DN) are multiples of `alignment` bytes
+    pipes: tuple[Pipe, ...] = _NPU_PIPES
+    event_ids: int = 8                        # flag ids per (src, dst) pipe pair
+    max_matmul_dim: int = 4095                # m, k, n limit of TMATMUL
+    clock_mhz: int | None = None
+    cube_cores: int | None = None
+    vector_cores_per_cube: int | None = None
+    vector_repeat_bytes: int = 256
+    cube_shape: tuple[int, int, int] = (16, 16, 16)
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def row_alignment_error(self, rows: int, cols: int, itemsize: int, layout: Layout,
+                            loc: Location) -> str | None:
+        """Why a tile's static shape breaks this profile's alignment rule, or None."""
+        if not self.enforce_row_alignment:
+            return None
+        if layout is Layout.ND and (cols * itemsize) % self.alignment and rows > 1:
+            return f"row of {cols} x {itemsize} B is not a multiple of {self.alignment} B"
+        if layout is Layout.DN and (rows * itemsize) % self.alignment and cols > 1:
+            return f"column of {rows} x {itemsize} B is not a multiple of {self.alignment} B"
+        if layout.boxed:
+            ir, ic = fractal_box(layout, itemsize, loc)
+            if cols % ic or (rows % ir and loc is not Location.VEC and rows != 1):
+                return f"{rows}x{cols} is not a whole number of {ir}x{ic} fractal boxes"
+        return None
+
+
+def fractal_box(layout: Layout, itemsize: int, loc: Location) -> tuple[int, int]:
+    """Inner box (rows, cols) of a boxed layout: 16x16 for 1024-byte acc fractals, else
+    16 x (32 / itemsize) when the box is row-major inside, (32 / itemsize) x 16 when col-major."""
+    if loc is Location.ACC:
+        return (16, 16)
+    c0 = max(32 // itemsize, 1)
+    return (c0, 16) if layout is Layout.ZN else (16, c0)
+
+
+_CPU = Profile(
+    name="cpu",
+    description="Generic permissive profile: every instruction and every architecture-wide dtype, "
+                "any layout in any location, no alignment rule; capacities large enough for tests.",
+    capacity={loc: 64 * 1024 * KB for loc in Location},
+    layouts={loc: _ALL_LAYOUTS for loc in Location},
+    enforce_row_alignment=False,
+    alignment=1,
+    max_matmul_dim=1 << 20,
+)
+
+_NPU_LAYOUTS_A2 = {
+    Location.VEC: (Layout.ND, Layout.DN),
+    Location.MAT: (Layout.ND, Layout.DN, Layout.NZ, Layout.ZN),
+    Location.LEFT: (Layout.ZZ, Layout.NZ),
+    Location.RIGHT: (Layout.ZN,),
+    Location.ACC: (Layout.NZ, Layout.ND),
+    Location.BIAS: (Layout.ND,),
+    Location.SCALING: (Layout.ND,),
+}
+_NPU_LAYOUTS_A5 = {**_NPU_LAYOUTS_A2, Location.LEFT: (Layout.NZ,)}
+
+_A2 = Profile(
+    name="a2",
+    description="Ascend 910B (A2): 192 KB UB, 512 KB L1, 64 KB L0A/L0B, 128 KB L0C; 1800 MHz.",
+    capacity={Location.VEC: 192 * KB, Location.MAT: 512 * KB, Location.LEFT: 64 * KB,
+              Location.RIGHT: 64 * KB, Location.ACC: 128 * KB, Location.BIAS: 1 * KB,
+              Location.SCALING: 2 * KB},
+    layouts=_NPU_LAYOUTS_A2,
+    clock_mhz=1800, cube_cores=24, vector_cores_per_cube=2,
+    notes=("The last 8 KB of UB (from 184 KB) is scratch for some vendor ops; openpto does not reserve it.",),
+)
+_A3 = Profile(**{**_A2.__dict__, "name": "a3",
+                 "description": "Ascend 910C (A3): same core as A2 (identical legality tables and capacities)."})
+_A5 = Profile(
+    name="a5",
+    description="Ascend 950 (A5): 256 KB UB, 512 KB L1, 64 KB L0A/L0B, 256 KB L0C; 1650 MHz.",
+    capacity={Location.VEC: 256 * KB, Location.MAT: 512 * KB, Location.LEFT: 64 * KB,
+              Location.RIGHT: 64 * KB, Location.ACC: 256 * KB, Location.BIAS: 4 * KB,
+              Location.SCALING: 4 * KB},
+    layouts=_NPU_LAYOUTS_A5,
+    clock_mhz=1650, cube_cores=32, vector_cores_per_cube=2,
+)
+
+PROFILES: dict[str, Profile] = {p.name: p for p in (_CPU, _A2, _A3, _A5)}
+
+
+def get(name: str) -> Profile:
+    try:
+        return PROFILES[name]
+    except KeyError:
+        raise SpecError("SPEC_UNKNOWN_PROFILE", f"unknown profile '{name}'",
+                        expected=", ".join(PROFILES), actual=name) from None
