@@ -41,9 +41,9 @@ class Profile:
         """Why a tile's static shape breaks this profile's alignment rule, or None."""
         if not self.enforce_row_alignment:
             return None
-        if layout is Layout.ND and (cols * itemsize) % self.alignment and rows > 1:
+        if layout is Layout.ND and (cols * itemsize) % self.alignment:
             return f"row of {cols} x {itemsize} B is not a multiple of {self.alignment} B"
-        if layout is Layout.DN and (rows * itemsize) % self.alignment and cols > 1:
+        if layout is Layout.DN and (rows * itemsize) % self.alignment:
             return f"column of {rows} x {itemsize} B is not a multiple of {self.alignment} B"
         if layout.boxed:
             ir, ic = fractal_box(layout, itemsize, loc)

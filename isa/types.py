@@ -292,7 +292,15 @@ def _parse_tile(text: str, body: str) -> TileType:
             raise _fail(text, f"unknown tile option '{key}'", expected="loc, layout, valid, pad")
     if rows <= 0 or cols <= 0:
         raise _fail(text, "tile extents must be positive", expected="rows > 0 and cols > 0")
-    return TileType(rows, cols, dtype, **kw)
+    return _checked(text, TileType(rows, cols, dtype, **kw))
+
+
+def _checked(text: str, t: TileType) -> TileType:
+    """A static valid region must fit inside the tile."""
+    for v, cap, axis in ((t.valid_rows, t.rows, "rows"), (t.valid_cols, t.cols, "cols")):
+        if v is not None and v > cap:
+            raise _fail(text, f"valid {axis} {v} exceed the tile's {cap}", expected=f"<= {cap}")
+    return t
 
 
 def _parse_tile_buf(text: str, body: str) -> TileType:
@@ -312,7 +320,7 @@ def _parse_tile_buf(text: str, body: str) -> TileType:
             raise _fail(text, f"unknown layout pair {key}", expected=list(_PUBLIC_LAYOUTS))
         layout = _PUBLIC_LAYOUTS[key]
     pad = _enum(text, PadValue, p[9]) if len(p) == 10 else PadValue.NULL
-    return TileType(rows, cols, dtype, loc, layout, _extent(text, p[4]), _extent(text, p[5]), pad)
+    return _checked(text, TileType(rows, cols, dtype, loc, layout, _extent(text, p[4]), _extent(text, p[5]), pad))
 
 
 def _parse_memref(text: str, body: str) -> GlobalType:

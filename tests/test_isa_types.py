@@ -55,9 +55,22 @@ def test_memref_strides() -> None:
 @pytest.mark.parametrize("text", [
     "!pto.tile<32xf32>", "!pto.tile<0x4xf32>", "!pto.tile<4x4xf99>", "!pto.tile<4x4xf32, loc=ram>",
     "!pto.tile<4x4xf32, valid=4>", "!pto.tile<?x4xf32>", "!pto.memref<1x2x3x4x5x6xf32>",
-    "!pto.memref<4x4xf32, strides=[1]>", "!pto.tensor<4xf32>", "f64", "!pto.tile<4x4xf32, color=red>",
+    "!pto.memref<4x4xf32, strides=[1]>", "!pto.tile<4x4xf32, valid=5x4>", "!pto.tile_buf<vec, f32, 4, 4, 4, 9>", "!pto.tensor<4xf32>", "f64", "!pto.tile<4x4xf32, color=red>",
 ])
 def test_malformed_types_raise_parse_errors(text: str) -> None:
     with pytest.raises(ParseError) as e:
         parse_type(text)
     assert e.value.code == "PARSE_TYPE"
+
+
+@given(st.one_of(tile_types(), global_types()), st.data())
+def test_mutated_spellings_only_raise_parse_errors(t, data) -> None:  # noqa: ANN001
+    text = t.spell()
+    pos = data.draw(st.integers(0, len(text)))
+    junk = data.draw(st.text(alphabet="<>[]x?,=0123456789-abcfi. !", max_size=4))
+    cut = data.draw(st.integers(0, 3))
+    mutated = text[:pos] + junk + text[pos + cut:]
+    try:
+        parse_type(mutated)
+    except ParseError as e:
+        assert e.code == "PARSE_TYPE"

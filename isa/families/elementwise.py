@@ -54,13 +54,13 @@ BIN = ("src0", "src1")
 UN = ("src",)
 
 _elementwise("TADD", "add", np.add, BIN, dt.NUMERIC,
-             "Adds two tiles element by element.", a2=A2_ARITH, a5=A5_ARITH,
+             "dst[i, j] = src0[i, j] + src1[i, j].", a2=A2_ARITH, a5=A5_ARITH,
              special="IEEE: inf + -inf = NaN; integers wrap.")
 _elementwise("TSUB", "subtract", np.subtract, BIN, dt.NUMERIC,
-             "Subtracts src1 from src0 element by element.", a2=A2_ARITH, a5=A5_ARITH,
+             "dst[i, j] = src0[i, j] - src1[i, j].", a2=A2_ARITH, a5=A5_ARITH,
              special="IEEE: inf - inf = NaN; integers wrap.")
 _elementwise("TMUL", "multiply", np.multiply, BIN, dt.NUMERIC,
-             "Multiplies two tiles element by element.", a2=A2_ARITH,
+             "dst[i, j] = src0[i, j] * src1[i, j].", a2=A2_ARITH,
              a5=(dt.I32, dt.U32, dt.F32, dt.I16, dt.U16, dt.F16, dt.BF16),
              special="IEEE: 0 * inf = NaN; integers keep the low bits of the product.")
 _elementwise("TDIV", "divide", _float_or_int(np.divide, C.int_div), BIN, dt.NUMERIC,
@@ -70,21 +70,21 @@ _elementwise("TDIV", "divide", _float_or_int(np.divide, C.int_div), BIN, dt.NUME
              special="Floats: x/0 = ±inf, 0/0 = NaN. Integers: x/0 = -1 (all bits set), "
                      "MIN/-1 = MIN (wraps).")
 _elementwise("TMIN", "minimum", C.ieee_min, BIN, dt.NUMERIC,
-             "Element-wise minimum (IEEE 754-2019 `minimum`).", a2=A2_ARITH, a5=A5_MINMAX,
+             "dst[i, j] = min(src0[i, j], src1[i, j]) (IEEE 754-2019 `minimum`).", a2=A2_ARITH, a5=A5_MINMAX,
              special="NaN in either operand gives NaN; min(-0, +0) = -0.")
 _elementwise("TMAX", "maximum", C.ieee_max, BIN, dt.NUMERIC,
-             "Element-wise maximum (IEEE 754-2019 `maximum`).", a2=A2_ARITH, a5=A5_MINMAX,
+             "dst[i, j] = max(src0[i, j], src1[i, j]) (IEEE 754-2019 `maximum`).", a2=A2_ARITH, a5=A5_MINMAX,
              special="NaN in either operand gives NaN; max(-0, +0) = +0.")
 
 _A2_BITWISE = (dt.I8, dt.U8, dt.I16, dt.U16)
 _elementwise("TAND", "bitwise and", np.bitwise_and, BIN, dt.INTS_32,
-             "Bitwise AND of two integer tiles.", numerics=EXACT, a2=_A2_BITWISE, a5=dt.INTS_32)
+             "dst[i, j] = src0[i, j] & src1[i, j] (bitwise AND).", numerics=EXACT, a2=_A2_BITWISE, a5=dt.INTS_32)
 _elementwise("TOR", "bitwise or", np.bitwise_or, BIN, dt.INTS_32,
-             "Bitwise OR of two integer tiles.", numerics=EXACT, a2=_A2_BITWISE, a5=dt.INTS_32)
+             "dst[i, j] = src0[i, j] | src1[i, j] (bitwise OR).", numerics=EXACT, a2=_A2_BITWISE, a5=dt.INTS_32)
 _elementwise("TXOR", "bitwise xor", np.bitwise_xor, BIN, dt.INTS_32,
-             "Bitwise XOR of two integer tiles.", numerics=EXACT, a2=_A2_BITWISE, a5=dt.INTS_32)
+             "dst[i, j] = src0[i, j] ^ src1[i, j] (bitwise XOR).", numerics=EXACT, a2=_A2_BITWISE, a5=dt.INTS_32)
 _elementwise("TNOT", "bitwise not", np.invert, UN, dt.INTS_32,
-             "Bitwise complement of an integer tile.", numerics=EXACT, a2=(dt.I16, dt.U16),
+             "dst[i, j] = ~src[i, j] (bitwise complement).", numerics=EXACT, a2=(dt.I16, dt.U16),
              a5=dt.INTS_32)
 _elementwise("TSHL", "shift left", C.shift_left, BIN, dt.INTS_32,
              "Shifts src0 left by the per-element count in src1.", numerics=EXACT,
@@ -102,26 +102,26 @@ def _neg(a: np.ndarray) -> np.ndarray:
 
 
 _elementwise("TABS", "absolute value", np.abs, UN, dt.NUMERIC_SIGNED,
-             "Absolute value.", numerics=EXACT, a2=(dt.F32, dt.F16), a5=(dt.F32, dt.F16),
+             "dst[i, j] = |src[i, j]|.", numerics=EXACT, a2=(dt.F32, dt.F16), a5=(dt.F32, dt.F16),
              special="abs(-0) = +0; abs(NaN) = NaN; abs(MIN) = MIN for integers (wraps).")
 _elementwise("TNEG", "negate", _neg, UN, dt.NUMERIC_SIGNED,
-             "Arithmetic negation.", numerics=EXACT, a2=(dt.F32, dt.F16, dt.I32, dt.I16),
+             "dst[i, j] = -src[i, j] (sign flip for floats, wrapping for integers).", numerics=EXACT, a2=(dt.F32, dt.F16, dt.I32, dt.I16),
              a5=(dt.F32, dt.F16, dt.I32, dt.I16),
              special="neg(+0) = -0; neg(MIN) = MIN for integers (wraps).")
 
 _TRANSC = Numerics("ulp", 2.0)
 _elementwise("TEXP", "exponential", C.via_f64(np.exp), UN, dt.FLOATS,
-             "Natural exponential e**x.", numerics=_TRANSC, a2=(dt.F32, dt.F16),
+             "dst[i, j] = e ** src[i, j], the natural exponential.", numerics=_TRANSC, a2=(dt.F32, dt.F16),
              a5=(dt.F32, dt.F16), special="exp(-inf) = +0, exp(+inf) = +inf, exp(NaN) = NaN; "
                                           "overflow gives +inf, underflow gives 0 or a denormal.")
 _elementwise("TLOG", "natural logarithm", C.via_f64(np.log), UN, dt.FLOATS,
-             "Natural logarithm.", numerics=_TRANSC, a2=(dt.F32, dt.F16), a5=(dt.F32, dt.F16),
+             "dst[i, j] = ln(src[i, j]), the natural logarithm.", numerics=_TRANSC, a2=(dt.F32, dt.F16), a5=(dt.F32, dt.F16),
              special="log(±0) = -inf, log(x<0) = NaN, log(+inf) = +inf.")
 _elementwise("TSQRT", "square root", np.sqrt, UN, dt.FLOATS,
              "Square root (IEEE, correctly rounded).", a2=(dt.F32, dt.F16), a5=(dt.F32, dt.F16),
              special="sqrt(-0) = -0, sqrt(x<0) = NaN, sqrt(+inf) = +inf.")
 _elementwise("TRSQRT", "reciprocal square root", C.via_f64(lambda a: 1.0 / np.sqrt(a)), UN,
-             dt.FLOATS, "Reciprocal square root 1/sqrt(x).", numerics=_TRANSC,
+             dt.FLOATS, "dst[i, j] = 1 / sqrt(src[i, j]), the reciprocal square root.", numerics=_TRANSC,
              a2=(dt.F32, dt.F16), a5=(dt.F32, dt.F16),
              special="rsqrt(+0) = +inf, rsqrt(-0) = -inf, rsqrt(x<0) = NaN, rsqrt(+inf) = +0.")
 _elementwise("TRECIP", "reciprocal", np.reciprocal, UN, dt.FLOATS,
@@ -136,7 +136,7 @@ def _relu(a: np.ndarray) -> np.ndarray:
 
 
 _elementwise("TRELU", "rectified linear unit", _relu, UN, (dt.F32, dt.F16, dt.BF16, dt.I32, dt.I16, dt.I8),
-             "max(x, 0).", numerics=EXACT, a2=(dt.F16, dt.F32, dt.I32), a5=(dt.F16, dt.F32, dt.I32),
+             "dst[i, j] = max(src[i, j], 0): rectified linear unit.", numerics=EXACT, a2=(dt.F16, dt.F32, dt.I32), a5=(dt.F16, dt.F32, dt.I32),
              special="relu(NaN) = NaN; relu(-0) = +0.")
 _elementwise("TPRELU", "parametric ReLU", lambda a, s: np.where(a > 0, a, a * s), BIN, dt.FLOATS,
              "x if x > 0 else x * slope, with a per-element slope tile src1.",
