@@ -24,7 +24,8 @@ def narrow(values: np.ndarray, d: dt.DType) -> np.ndarray:
     """Round (floats, RNE) or wrap (integers) ``values`` into dtype ``d``."""
     values = np.asarray(values)
     if d.is_float or d.kind == "bool":
-        return values.astype(d.np_dtype)
+        with np.errstate(over="ignore", invalid="ignore"):  # overflow to ±inf is the IEEE result
+            return values.astype(d.np_dtype)
     if values.dtype.kind == "f":
         raise TypeError("integer results must be computed in integer arithmetic")
     return wrap(values, d)
@@ -50,7 +51,8 @@ def scalar_as(value: object, d: dt.DType) -> np.ndarray:
     """A scalar operand converted to the tile dtype (floats round RNE, integers wrap),
     then widened to the compute type, as a 0-d array."""
     if d.is_float:
-        s = np.asarray(np.float64(value)).astype(d.np_dtype)
+        with np.errstate(over="ignore", invalid="ignore"):
+            s = np.asarray(np.float64(value)).astype(d.np_dtype)
     else:
         s = wrap(np.asarray(int(value), dtype=np.int64 if int(value) < 2**63 else np.uint64), d)
     return widen(s, d)
