@@ -162,13 +162,16 @@ _elementwise("TFMOD", "remainder (truncated)", _rem(False), BIN, dt.NUMERIC_SIGN
              "(C `fmod` / `%`).", a2=A2_ARITH, a5=A2_ARITH,
              special="Floats: fmod(x, 0) = NaN, fmod(±inf, y) = NaN, fmod(x, ±inf) = x; "
                      "integers: fmod(x, 0) = x.")
+_ADDC_SPECIAL = ("IEEE at each step: inf - inf = NaN, NaN propagates; an f16/bf16 intermediate "
+                 "beyond the narrow range stays finite in f32 (65504 + 65504 - 65504 = 65504 in f16); "
+                 "integers wrap at each step.")
 _elementwise("TADDC", "add three tiles", lambda a, b, c: (a + b) + c, ("src0", "src1", "src2"),
              dt.NUMERIC, "src0 + src1 + src2, evaluated left to right, each addition rounded "
              "to the compute type (f32); narrow floats round once at the end.",
-             profiles=("cpu",))
+             profiles=("cpu",), special=_ADDC_SPECIAL)
 _elementwise("TSUBC", "subtract then add", lambda a, b, c: (a - b) + c, ("src0", "src1", "src2"),
              dt.NUMERIC, "src0 - src1 + src2, evaluated left to right as in TADDC.",
-             profiles=("cpu",))
+             profiles=("cpu",), special=_ADDC_SPECIAL)
 
 # ----------------------------------------------------------------------------- compare / select
 
@@ -224,4 +227,5 @@ declare(Instruction(
         "(NaN payloads and -0 preserved).",
     example=Example({"dst": "!pto.tile<16x16xf32>", "mask": "!pto.tile<16x16xi1>",
                      "src0": "!pto.tile<16x16xf32>", "src1": "!pto.tile<16x16xf32>"}),
-    constraints=(K.same_shape("dst", "mask", "src0", "src1"), K.covers(("mask", "src0", "src1")))))
+    constraints=(K.same_shape("dst", "mask", "src0", "src1"), K.covers(("mask", "src0", "src1"))),
+    special_values="No arithmetic: NaN (payload included), ±inf and -0 are copied unchanged."))
