@@ -1,1 +1,251 @@
-"""(being written)"""
+"""Matrix (cube) instructions: C = A @ B with optional input accumulator, bias row or MX scales.
+
+M = A.valid_rows (1 for the GEMV forms), K = A.valid_cols, N = B.valid_cols. A lives in a left
+tile, B in a right tile, C in an acc tile. Float products are exact in f64; the reference sums
+them in f64 and rounds once to f32 (contract: order-independent ``sum`` tolerance). i8 x i8
+accumulates in i32 and wraps.
+"""
+from __future__ import annotations
+
+from typing import Callable, Mapping
+
+import numpy as np
+
+from .. import compute as C
+from .. import constraints as K
+from .. import dtypes as dt
+from ..registry import declare
+from ..spec import Constraint, Domain, DTypeRule, Example, Family, Instruction, Numerics, Operand, tuples
+from ..types import Location, Layout, Pipe, TileType, Type
+from ..values import Tile
+from ._helpers import tile_in, tile_out
+
+MX_BLOCK = 32          # elements along K sharing one MX scale
+_E8M0_NAN = 255        # the E8M0 encoding of NaN
+_E8M0_BIAS = 127
+
+_A2_TRIPLES = ((dt.I32, dt.I8, dt.I8), (dt.F32, dt.F16, dt.F16), (dt.F32, dt.BF16, dt.BF16),
+               (dt.F32, dt.F32, dt.F32))
+_FP8_TRIPLES = tuple((dt.F32, a, b) for a in dt.FP8 for b in dt.FP8)
+_ALL_TRIPLES = _A2_TRIPLES + _FP8_TRIPLES
+
+_SUM = Numerics("sum", note="products are exact; the reference sums in f64 and rounds once to f32; "
+                            "i8 x i8 -> i32 is exact and wraps")
+
+
+# ----------------------------------------------------------------------------- operands
+
+_DST = tile_out("dst", "accumulator C (M x N)", locations=(Location.ACC,))
+_A = tile_in("a", "left matrix A (M x K)", locations=(Location.LEFT,))
+_B = tile_in("b", "right matrix B (K x N)", locations=(Location.RIGHT,))
+_ACC_IN = tile_in("acc_in", "input accumulator added to A @ B (may be dst itself)", locations=(Location.ACC,))
+_BIAS = tile_in("bias", "1 x N bias row added to every row", locations=(Location.BIAS,))
+_SCALE_A = tile_in("scale_a", "u8 E8M0 scales of A: M x ceil(K/32)", locations=(Location.LEFT,))
+_SCALE_B = tile_in("scale_b", "u8 E8M0 scales of B: ceil(K/32) x N", locations=(Location.RIGHT,))
+
+
+# ----------------------------------------------------------------------------- static rules
+
+def _fractal(t: TileType) -> tuple[int, int]:
+    """Inner box (rows, cols) of a boxed tile: 16x16 (1024 B) in acc, else 512 B boxes of
+    16 x C0 (NZ, ZZ: inner row-major) or C0 x 16 (ZN: inner column-major), C0 = 32 B / element."""
+    if t.loc is Location.ACC:
+        return (16, 16)
+    c0 = 32 // t.dtype.itemsize
+    return (c0, 16) if t.layout is Layout.ZN else (16, c0)
+
+
+def _whole_fractals(*names: str) -> Constraint:
+    def check(types: Mapping[str, Type], attrs: Mapping[str, object]) -> str | None:
+        for n in names:
+            t = types.get(n)
+            if not (isinstance(t, TileType) and t.layout.boxed):
+                continue
+            ir, ic = _fractal(t)
+            if (t.rows % ir and t.rows != 1) or t.cols % ic:
+                return f"{n} ({t.layout.value}) is {t.rows}x{t.cols}, not whole {ir}x{ic} fractals"
+        return None
+    return K.custom(f"boxed (NZ/ZN/ZZ) {', '.join(names)} are whole fractals: rows a multiple of the box "
+                    "rows (or 1), cols a multiple of the box cols", check, "LEGAL_LAYOUT")
+
+
+def _blocks_cover(scale: str, axis: str) -> Constraint:
+    """A scale tile holds ceil(K/32) block scales along ``axis`` (K = a.valid_cols)."""
+    attr = f"valid_{axis}"
+
+    def check(types: Mapping[str, Type], attrs: Mapping[str, object]) -> str | None:
+        s, a = types.get(scale), types.get("a")
+        if not (isinstance(s, TileType) and isinstance(a, TileType)):
+            return None
+        have, k = getattr(s, attr), a.valid_cols
+        if have is None or k is None or have * MX_BLOCK >= k:
+            return None
+        return f"{scale}.{attr} = {have} holds fewer than ceil({k}/{MX_BLOCK}) block scales"
+    return K.custom(f"{scale}.{attr} >= ceil(a.valid_cols / {MX_BLOCK})", check, "STRUCT_VALID_REGION")
+
+
+def _shape_rules(gemv: bool) -> tuple[Constraint, ...]:
+    m_rule = () if gemv else (K.at_least("dst", "valid_rows", "a", "valid_rows", "STRUCT_VALID_REGION"),)
+    return (K.equal("a", "rows", "dst", "rows"), K.equal("a", "cols", "b", "rows"),
+            K.equal("b", "cols", "dst", "cols"),
+            K.at_least("b", "valid_rows", "a", "valid_cols", "STRUCT_VALID_REGION"),
+            K.at_least("dst", "valid_cols", "b", "valid_cols", "STRUCT_VALID_REGION")) + m_rule
+
+
+# ----------------------------------------------------------------------------- semantics
+
+def _e8m0(codes: np.ndarray) -> np.ndarray:
+    """E8M0 scale codes as f64 values 2**(e - 127); 255 is NaN."""
+    e = codes.astype(np.int64)
+    return np.where(e == _E8M0_NAN, np.nan, np.ldexp(1.0, e - _E8M0_BIAS))
+
+
+def _operands(dst: Tile, a: Tile, b: Tile, gemv: bool) -> tuple[np.ndarray, np.ndarray]:
+    """A (M x K) and B (K x N) in the accumulation type: f64 for floats, i64 for integers."""
+    m = 1 if gemv else a.valid[0]
+    k, n = a.valid[1], b.valid[1]
+    wide = np.float64 if dst.dtype.is_float else np.int64
+    return a.read(m, k, "a").astype(wide), b.read(k, n, "b").astype(wide)
+
+
+def _finish(dst: Tile, total: np.ndarray) -> None:
+    """Round the f64 sum once to f32, or wrap the i64 sum to i32, into dst's top-left block."""
+    with np.errstate(all="ignore"):
+        dst.write(C.narrow(total, dst.dtype))
+
+
+def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """sum_k a[i, k] * b[k, j] with IEEE special values (no BLAS zero-skipping)."""
+    with np.errstate(all="ignore"):
+        return np.einsum("ik,kj->ij", a, b)
+
+
+def _plain(gemv: bool) -> Callable[..., None]:
+    def semantics(dst: Tile, a: Tile, b: Tile) -> None:
+        _finish(dst, _dot(*_operands(dst, a, b, gemv)))
+    return semantics
+
+
+def _accumulate(gemv: bool) -> Callable[..., None]:
+    def semantics(dst: Tile, acc_in: Tile, a: Tile, b: Tile) -> None:
+        x, y = _operands(dst, a, b, gemv)
+        prior = acc_in.read(x.shape[0], y.shape[1], "acc_in").astype(x.dtype)
+        with np.errstate(all="ignore"):
+            _finish(dst, prior + _dot(x, y))
+    return semantics
+
+
+def _biased(gemv: bool) -> Callable[..., None]:
+    def semantics(dst: Tile, a: Tile, b: Tile, bias: Tile) -> None:
+        x, y = _operands(dst, a, b, gemv)
+        row = bias.read(1, y.shape[1], "bias").astype(x.dtype)
+        with np.errstate(all="ignore"):
+            _finish(dst, _dot(x, y) + row)
+    return semantics
+
+
+def _mx(gemv: bool) -> Callable[..., None]:
+    def semantics(dst: Tile, a: Tile, scale_a: Tile, b: Tile, scale_b: Tile) -> None:
+        x, y = _operands(dst, a, b, gemv)
+        (m, k), n = x.shape, y.shape[1]
+        block = np.arange(k) // MX_BLOCK          # the scale index of each position along K
+        kb = -(-k // MX_BLOCK)
+        sa = _e8m0(scale_a.read(m, kb, "scale_a"))[:, block]
+        sb = _e8m0(scale_b.read(kb, n, "scale_b"))[block, :]
+        with np.errstate(all="ignore"):
+            _finish(dst, _dot(x * sa, y * sb))
+    return semantics
+
+
+# ----------------------------------------------------------------------------- declarations
+
+_ACC_T = {False: "!pto.tile<16x16xf32, loc=acc, layout=NZ>", True: "!pto.tile<1x16xf32, loc=acc, layout=NZ>"}
+_LEFT_T = {False: "!pto.tile<16x16xf16, loc=left, layout=NZ>", True: "!pto.tile<1x16xf16, loc=left, layout=NZ>"}
+_RIGHT_T = "!pto.tile<16x16xf16, loc=right, layout=ZN>"
+_MX_TYPES = {
+    False: {"a": "!pto.tile<16x64xf8e4m3, loc=left, layout=NZ>", "scale_a": "!pto.tile<16x2xu8, loc=left>"},
+    True: {"a": "!pto.tile<1x64xf8e4m3, loc=left, layout=NZ>", "scale_a": "!pto.tile<1x2xu8, loc=left>"},
+}
+_MX_RIGHT = {"b": "!pto.tile<64x16xf8e4m3, loc=right, layout=ZN>", "scale_b": "!pto.tile<2x16xu8, loc=right>"}
+
+_SPECIAL = ("IEEE products and sums: NaN propagates, inf * 0 = NaN, inf + -inf = NaN. Partial sums do "
+            "not overflow (f64); only the final rounding to f32 overflows to ±inf. The sign of a zero "
+            "result is unspecified. Denormal inputs and results are kept (no flush). i32 results wrap "
+            "(two's complement).")
+_MX_SPECIAL = (" Scale code 255 is NaN and makes every product of its block NaN; code 0 is 2**-127 "
+               "(applied exactly, no flush).")
+_COMMON_DOC = ("elements of dst outside the M x N block are unspecified. Float operands: each product is "
+               "exact in f64, the terms are summed in f64 and the result is rounded once (RNE) to f32; "
+               "i8 x i8 sums in i32 with wrap-around. Tiles are logical matrices: any layout is accepted "
+               "(public defaults: left NZ on A5/CPU and ZZ on A2/A3, right ZN, acc NZ with 16x16 boxes), "
+               "but a boxed tile must consist of whole fractals. Public runtime limits: m, k, n in "
+               "[1, 4095]; K = 0 gives the empty sum 0.")
+_MX_DOC = (" MX: scale_a[i, k // 32] and scale_b[k // 32, j] are u8 E8M0 exponents e with value "
+           "2**(e - 127) (255 = NaN), one per 32 elements along K; the term is "
+           "(A[i, k] * sa) * (B[k, j] * sb), exact in f64.")
+
+
+def _triple_rule(names: tuple[str, ...], extend: Callable[..., tuple[dt.DType, ...]],
+                 triples: tuple[tuple[dt.DType, ...], ...]) -> DTypeRule:
+    return tuples(names, [extend(*t) for t in triples])
+
+
+def _declare(mnemonic: str, summary: str, formula: str, *, gemv: bool, names: tuple[str, ...],
+             operands: tuple[Operand, ...], semantics: Callable[..., None],
+             extend: Callable[..., tuple[dt.DType, ...]], example: dict[str, str],
+             extra: tuple[Constraint, ...] = ()) -> Instruction:
+    """One TMATMUL / TGEMV form; ``extend`` maps a (C, A, B) dtype triple to the form's operands."""
+    mx = "scale_a" in names
+    triples = _FP8_TRIPLES if mx else _ALL_TRIPLES
+    narrowed = {} if mx else {p: _triple_rule(names, extend, ts) for p, ts in
+                              (("a2", _A2_TRIPLES), ("a3", _A2_TRIPLES), ("a5", _ALL_TRIPLES))}
+    base = "tgemv" if gemv else "tmatmul"
+    suffix = mnemonic.lower()[len(base) + 1:]
+    m_text = "M = 1 (row 0 of A; only dst row 0 is written)" if gemv else "M = A.valid_rows"
+    return declare(Instruction(
+        mnemonic=mnemonic, family=Family.MATRIX, summary=summary, operands=operands,
+        semantics=semantics, dtypes=_triple_rule(names, extend, triples), profile_dtypes=narrowed,
+        profiles=("cpu", "a5") if mx else None, numerics=_SUM,
+        domain=Domain.SPECIAL if gemv else Domain.MATMUL, pipe=Pipe.M,
+        doc=f"{formula} for i < M, j < N with {m_text}, K = A.valid_cols, N = B.valid_cols; "
+            + _COMMON_DOC + (_MX_DOC if mx else ""),
+        example=Example({"dst": _ACC_T[gemv], "a": _LEFT_T[gemv], "b": _RIGHT_T, **example}),
+        constraints=_shape_rules(gemv) + extra
+        + (_whole_fractals(*(n for n in names if not n.startswith("scale"))),),
+        aliases=(f"{base}.{suffix}",) if suffix else (),
+        special_values=_SPECIAL + (_MX_SPECIAL if mx else "")))
+
+
+def _declare_family(prefix: str, gemv: bool) -> None:
+    """The plain, _ACC, _BIAS and _MX forms of TMATMUL (gemv False) or TGEMV (gemv True)."""
+    what = "vector-matrix product" if gemv else "matrix multiply"
+    _declare(prefix, what, "dst[i, j] = sum_k A[i, k] * B[k, j]", gemv=gemv,
+             names=("dst", "a", "b"), operands=(_DST, _A, _B), semantics=_plain(gemv),
+             extend=lambda c, a, b: (c, a, b), example={})
+    _declare(f"{prefix}_ACC", f"{what}, accumulating", "dst[i, j] = acc_in[i, j] + sum_k A[i, k] * B[k, j] "
+             "(one rounding; acc_in may be dst itself)", gemv=gemv,
+             names=("dst", "acc_in", "a", "b"), operands=(_DST, _ACC_IN, _A, _B),
+             semantics=_accumulate(gemv), extend=lambda c, a, b: (c, c, a, b),
+             example={"acc_in": _ACC_T[gemv]},
+             extra=(K.same_shape("dst", "acc_in"),
+                    K.at_least("acc_in", "valid_cols", "b", "valid_cols", "STRUCT_VALID_REGION"))
+             + (() if gemv else (K.at_least("acc_in", "valid_rows", "a", "valid_rows", "STRUCT_VALID_REGION"),)))
+    _declare(f"{prefix}_BIAS", f"{what} plus a bias row", "dst[i, j] = sum_k A[i, k] * B[k, j] + bias[0, j] "
+             "(one rounding)", gemv=gemv,
+             names=("dst", "a", "b", "bias"), operands=(_DST, _A, _B, _BIAS),
+             semantics=_biased(gemv), extend=lambda c, a, b: (c, a, b, c),
+             example={"bias": "!pto.tile<1x16xf32, loc=bias>"},
+             extra=(K.fixed("bias", "rows", 1),
+                    K.at_least("bias", "valid_cols", "b", "valid_cols", "STRUCT_VALID_REGION")))
+    _declare(f"{prefix}_MX", f"{what} of MX block-scaled fp8", "dst[i, j] = sum_k (A[i, k] * "
+             "2**(scale_a[i, k//32] - 127)) * (B[k, j] * 2**(scale_b[k//32, j] - 127))", gemv=gemv,
+             names=("dst", "a", "scale_a", "b", "scale_b"),
+             operands=(_DST, _A, _SCALE_A, _B, _SCALE_B), semantics=_mx(gemv),
+             extend=lambda c, a, b: (c, a, dt.U8, b, dt.U8), example={**_MX_TYPES[gemv], **_MX_RIGHT},
+             extra=(_blocks_cover("scale_a", "cols"), _blocks_cover("scale_b", "rows"),
+                    K.at_least("scale_b", "valid_cols", "b", "valid_cols", "STRUCT_VALID_REGION"))
+             + (() if gemv else (K.at_least("scale_a", "valid_rows", "a", "valid_rows", "STRUCT_VALID_REGION"),)))
+
+
+_declare_family("TMATMUL", gemv=False)
+_declare_family("TGEMV", gemv=True)

@@ -1,1 +1,467 @@
-"""(being written)"""
+"""Memory instructions: moves between global tensors and tiles (TLOAD, TSTORE, TSTORE_FP,
+TPREFETCH) and indexed global access (MGATHER, MSCATTER).
+
+A global operand is a ``GlobalRef``: a strided numpy array plus one index per dim. Windowed
+ops take ``GlobalRef.window(rows, cols)``: leading indices select a matrix, the last two
+give the window origin. Transfers are logical (element (i, j) of the window <-> element
+(i, j) of the tile); layouts only decide which transfers a DMA can do (the constraints).
+"""
+from __future__ import annotations
+
+from typing import Callable, Mapping
+
+import numpy as np
+
+from .. import compute as C
+from .. import constraints as K
+from .. import dtypes as dt
+from ..attrs import AtomicMode, IndexMode, OobMode
+from ..diagnostics import RuntimeFault
+from ..registry import declare
+from ..spec import Attr, Domain, Example, Family, Instruction, Numerics, EXACT, ROUNDED, tuples
+from ..types import GlobalLayout, GlobalType, Layout, Location, Pipe, TileType, Type
+from ..values import GlobalRef, Tile
+from ._helpers import global_in, global_out, tile_in, tile_out
+
+# ----------------------------------------------------------------------------- dtype tables
+
+_A2_MOVE = (dt.I8, dt.U8, dt.I16, dt.U16, dt.I32, dt.U32, dt.I64, dt.U64, dt.F16, dt.BF16, dt.F32, dt.I1)
+_A5_MOVE = _A2_MOVE + dt.FP8
+_ACC_TYPES = (dt.F32, dt.I32)
+# (global dtype, acc dtype) pairs a store out of an acc tile may convert between (RNE).
+_ACC_CONVERT = ((dt.F16, dt.F32), (dt.BF16, dt.F32))
+# Element types atomic read-modify-write supports (no i1; fp8 has no headroom, e4m3 no inf).
+_ATOMIC_TYPES = dt.FLOATS + dt.INTS
+_INDEX_TYPES = (dt.I32, dt.U32)
+_A5_INDEXED = dt.FLOATS + dt.INTS_32
+# TSTORE_FP: acc dtype -> global dtypes; integer targets round RNE and saturate.
+_FP_TARGETS = (dt.F32, dt.F16, dt.BF16, dt.I8)
+
+
+def _pairs(types: tuple[dt.DType, ...], extra: tuple[tuple[dt.DType, dt.DType], ...] = ()) -> list:
+    return [(d, d) for d in types] + list(extra)
+
+
+def _gather_rule(names: tuple[str, str, str], data: tuple[dt.DType, ...]):  # noqa: ANN202
+    return tuples(names, [(d, d, i) for d in data for i in _INDEX_TYPES])
+
+
+# ----------------------------------------------------------------------------- static rules
+
+_TILE_FROM_GLOBAL = {(GlobalLayout.ND, Layout.ND), (GlobalLayout.DN, Layout.DN), (GlobalLayout.NZ, Layout.NZ)}
+_LOAD_LAYOUTS: dict[Location, set[tuple[GlobalLayout, Layout]]] = {
+    Location.VEC: _TILE_FROM_GLOBAL,
+    Location.MAT: _TILE_FROM_GLOBAL | {(GlobalLayout.ND, Layout.NZ), (GlobalLayout.DN, Layout.ZN)},
+}
+_UNBOXED_GLOBAL = (GlobalLayout.ND, GlobalLayout.DN)
+
+
+def _pair(types: Mapping[str, Type], tile: str, glob: str) -> tuple[TileType, GlobalType] | None:
+    t, g = types.get(tile), types.get(glob)
+    return (t, g) if isinstance(t, TileType) and isinstance(g, GlobalType) else None
+
+
+def _load_layout(types: Mapping[str, Type], attrs: Mapping[str, object]) -> str | None:
+    p = _pair(types, "dst", "src")
+    if p is None:
+        return None
+    t, g = p
+    if t.dtype.bits == 64 and t.layout not in (Layout.ND, Layout.DN):
+        return f"64-bit element tiles are ND or DN, dst is {t.layout.value}"
+    if (g.layout, t.layout) not in _LOAD_LAYOUTS.get(t.loc, set()):
+        return f"no {t.loc.value} load from a {g.layout.value} tensor into a {t.layout.value} tile"
+    return None
+
+
+def _store_layout(types: Mapping[str, Type], attrs: Mapping[str, object]) -> str | None:
+    p = _pair(types, "src", "dst")
+    if p is None:
+        return None
+    t, g = p
+    if t.loc is Location.ACC:
+        ok = g.layout in (GlobalLayout.ND, GlobalLayout.NZ)
+    else:
+        vector = (t.rows == 1 or t.cols == 1) and t.layout in (Layout.ND, Layout.DN)
+        ok = (g.layout, t.layout) in _TILE_FROM_GLOBAL or (vector and g.layout in _UNBOXED_GLOBAL)
+    return None if ok else f"no store from a {t.loc.value} {t.layout.value} tile to a {g.layout.value} tensor"
+
+
+def _acc_dtypes(types: Mapping[str, Type], attrs: Mapping[str, object]) -> str | None:
+    p = _pair(types, "src", "dst")
+    if p is None:
+        return None
+    t, g = p
+    if t.loc is Location.ACC and t.dtype not in _ACC_TYPES:
+        return f"an acc tile holds f32 or i32, src is {t.dtype}"
+    if t.loc is not Location.ACC and t.dtype != g.dtype:
+        return f"only a store from an acc tile converts ({t.loc.value} {t.dtype} -> {g.dtype})"
+    return None
+
+
+def _last_two(g: GlobalType) -> tuple[int | None, int | None]:
+    """(rows, cols) of the matrices a global tensor holds; a 1-D tensor is one row."""
+    return (1, g.shape[0]) if g.rank == 1 else (g.shape[-2], g.shape[-1])
+
+
+def _fits(tile: str, glob: str) -> K.Constraint:
+    """The tile's valid region fits the global tensor's matrices (at origin 0)."""
+    def check(types: Mapping[str, Type], attrs: Mapping[str, object]) -> str | None:
+        p = _pair(types, tile, glob)
+        if p is None:
+            return None
+        t, g = p
+        for axis, need, have in zip(("rows", "cols"), t.valid, _last_two(g)):
+            if need is not None and have is not None and need > have:
+                return f"{tile} valid {axis} {need} exceed {glob}'s {have}"
+        return None
+    return K.custom(f"{tile}'s valid region fits in {glob}'s last two dims", check)
+
+
+def _atomic_types(glob: str, allowed: tuple[AtomicMode, ...]) -> K.Constraint:
+    """The atomic mode is one the instruction has, on an element type that supports it."""
+    def check(types: Mapping[str, Type], attrs: Mapping[str, object]) -> str | None:
+        mode = attrs.get("atomic", AtomicMode.NONE)
+        if mode not in allowed:
+            return f"atomic {mode.name} not available; allowed: {' '.join(m.name for m in allowed)}"
+        g = types.get(glob)
+        if mode is not AtomicMode.NONE and isinstance(g, GlobalType) and g.dtype not in _ATOMIC_TYPES:
+            return f"atomic {mode.name} does not support {g.dtype}"
+        return None
+    return K.custom(f"atomic in {{{', '.join(m.name for m in allowed)}}}; atomic modes other than NONE "
+                    f"need an element type in {dt.names(_ATOMIC_TYPES)}", check, "LEGAL_MODE")
+
+
+def _indexed_shape(tile: str) -> K.Constraint:
+    """ELEMENT: idx covers the data tile's valid region; ROW: idx has a row per data row."""
+    def check(types: Mapping[str, Type], attrs: Mapping[str, object]) -> str | None:
+        t, i = types.get(tile), types.get("idx")
+        if not (isinstance(t, TileType) and isinstance(i, TileType)):
+            return None
+        row = attrs.get("indexMode", IndexMode.ELEMENT) is IndexMode.ROW
+        need = (t.valid_rows, 1) if row else t.valid
+        for axis, n, have in zip(("rows", "cols"), need, i.valid):
+            if n is not None and have is not None and have < n:
+                return f"idx valid {axis} {have} < {n} needed by {tile}"
+        return None
+    return K.custom(f"ELEMENT mode: idx's valid region covers {tile}'s; ROW mode: idx has at least "
+                    f"{tile}.valid_rows valid rows (column 0 is read)", check, "STRUCT_VALID_REGION")
+
+
+def _row_fits(tile: str, glob: str) -> K.Constraint:
+    def check(types: Mapping[str, Type], attrs: Mapping[str, object]) -> str | None:
+        p = _pair(types, tile, glob)
+        if p is None or attrs.get("indexMode", IndexMode.ELEMENT) is not IndexMode.ROW:
+            return None
+        t, g = p
+        have = _last_two(g)[1]
+        if t.valid_cols is not None and have is not None and t.valid_cols > have:
+            return f"ROW mode moves {t.valid_cols} elements per row but {glob}'s rows hold {have}"
+        return None
+    return K.custom(f"ROW mode: {tile}.valid_cols <= the length of {glob}'s last dim", check)
+
+
+# ----------------------------------------------------------------------------- value helpers
+
+def _convert(values: np.ndarray, d: dt.DType) -> np.ndarray:
+    """Values as dtype ``d``: floats round RNE (overflow gives ±inf), integers wrap."""
+    with np.errstate(all="ignore"):
+        return C.narrow(values, d)
+
+
+def _saturate(values: np.ndarray, d: dt.DType) -> np.ndarray:
+    """f32 values as ``d``: floats round RNE; integers round RNE, clamp, NaN -> 0."""
+    if d.is_float:
+        return _convert(values, d)
+    with np.errstate(all="ignore"):
+        r = np.clip(np.rint(values.astype(np.float64)), d.min, d.max)
+        return np.where(np.isnan(r), 0, r).astype(d.np_dtype)
+
+
+_COMBINE: dict[AtomicMode, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    AtomicMode.ADD: np.add, AtomicMode.MAX: C.ieee_max, AtomicMode.MIN: C.ieee_min,
+}
+
+
+def _combine(old: np.ndarray, new: np.ndarray, atomic: AtomicMode, d: dt.DType) -> np.ndarray:
+    """What an (atomic) write of ``new`` over ``old`` leaves: floats via f32, rounded once."""
+    if atomic is AtomicMode.NONE:
+        return new
+    with np.errstate(all="ignore"):
+        return C.narrow(_COMBINE[atomic](C.widen(old, d), C.widen(new, d)), d)
+
+
+def _commit(window: np.ndarray, values: np.ndarray, atomic: AtomicMode) -> None:
+    d = dt.of_numpy(window.dtype)
+    window[...] = _combine(window, values, atomic, d)
+
+
+# ----------------------------------------------------------------------------- TLOAD / TSTORE
+
+def _tload(dst: Tile, src: GlobalRef) -> None:
+    r, c = dst.valid
+    dst.write(src.window(r, c, "TLOAD source"), r, c)
+
+
+def _tstore(dst: GlobalRef, src: Tile, atomic: AtomicMode) -> None:
+    r, c = src.valid
+    window = dst.window(r, c, "TSTORE destination")
+    _commit(window, _convert(src.region(), dst.dtype), atomic)
+
+
+def _tstore_fp(dst: GlobalRef, src: Tile, fp: Tile, atomic: AtomicMode) -> None:
+    r, c = src.valid
+    scale = fp.read(1, c, "fp").astype(np.float32)
+    window = dst.window(r, c, "TSTORE_FP destination")
+    with np.errstate(all="ignore"):
+        scaled = src.region().astype(np.float32) * scale
+    _commit(window, _saturate(scaled, dst.dtype), atomic)
+
+
+def _tprefetch(dst: Tile, src: GlobalRef) -> None:
+    src.window(*dst.valid, "TPREFETCH source")
+
+
+def _store_pipe(types: Mapping[str, Type]) -> Pipe:
+    src = types.get("src")
+    return Pipe.FIX if isinstance(src, TileType) and src.loc is Location.ACC else Pipe.MTE3
+
+
+_ATOMIC_ATTR = Attr("atomic", AtomicMode, AtomicMode.NONE,
+                    "NONE: plain store; ADD: dst = dst + value in dst's element type")
+_ATOMIC_DOC = ("With atomic = ADD each element becomes old + value computed in the element type's "
+               "arithmetic (integers wrap; f16/bf16 add in f32 and round once, RNE), after the value "
+               "has been converted as a plain store would write it; the store then also reads dst.")
+
+declare(Instruction(
+    mnemonic="TLOAD", family=Family.MEMORY, summary="load a global window into a tile",
+    operands=(tile_out("dst", "destination tile (vec or mat)", locations=(Location.VEC, Location.MAT)),
+              global_in("src", "global tensor at the window origin")),
+    semantics=_tload,
+    dtypes=tuples(("dst", "src"), _pairs(dt.STORABLE)),
+    profile_dtypes={"a2": tuples(("dst", "src"), _pairs(_A2_MOVE)),
+                    "a3": tuples(("dst", "src"), _pairs(_A2_MOVE)),
+                    "a5": tuples(("dst", "src"), _pairs(_A5_MOVE))},
+    numerics=EXACT, domain=Domain.DST, pipe=Pipe.MTE2,
+    doc="dst[i, j] = src.window[i, j] for (i, j) in dst's valid region: the leading indices of the "
+        "global operand select a matrix and the last two give the window origin. The transfer size is "
+        "dst's valid region; elements of dst outside it are unspecified (TLOAD does not pad - use "
+        "TFILLPAD). The copy is bit-exact and logical; the (global layout, tile layout) pair must be one "
+        "a DMA performs: vec ND<-ND, DN<-DN, NZ<-NZ; mat also NZ<-ND and ZN<-DN; 64-bit elements only "
+        "into ND/DN tiles.",
+    example=Example({"dst": "!pto.tile<16x16xf32>", "src": "!pto.memref<64x64xf32>"}),
+    constraints=(_fits("dst", "src"), K.custom("(global, tile) layout pair is a legal load", _load_layout,
+                                               "LEGAL_LAYOUT")),
+    special_values="Bit-exact copy: NaN payloads, -0 and denormals are preserved. A window that does not "
+                   "fit the global tensor raises RUNTIME_OOB."))
+
+declare(Instruction(
+    mnemonic="TSTORE", family=Family.MEMORY, summary="store a tile into a global window",
+    operands=(global_out("dst", "global tensor at the window origin"),
+              tile_in("src", "source tile (vec, mat or acc)",
+                      locations=(Location.VEC, Location.MAT, Location.ACC))),
+    attrs=(_ATOMIC_ATTR,),
+    semantics=_tstore,
+    dtypes=tuples(("dst", "src"), _pairs(dt.STORABLE, _ACC_CONVERT)),
+    profile_dtypes={"a2": tuples(("dst", "src"), _pairs(_A2_MOVE, _ACC_CONVERT)),
+                    "a3": tuples(("dst", "src"), _pairs(_A2_MOVE, _ACC_CONVERT)),
+                    "a5": tuples(("dst", "src"), _pairs(_A5_MOVE, _ACC_CONVERT))},
+    numerics=ROUNDED, domain=Domain.SRC, pipe=_store_pipe,
+    doc="dst.window[i, j] = src[i, j] for (i, j) in src's valid region (the transfer size); nothing else "
+        "of dst changes. A store from an acc tile (pipe FIX; vec/mat stores use MTE3) may convert: f32 acc "
+        "to an f16 or bf16 tensor rounds to nearest even; i32 acc stores to i32 only (scaled conversions "
+        "are TSTORE_FP); other stores keep the dtype and copy bit-exactly. " + _ATOMIC_DOC +
+        " Layouts: vec/mat tiles store to a tensor of the same layout (1-row or 1-column ND/DN tiles to "
+        "ND or DN); acc tiles to ND or NZ tensors. A5 has no store from mat; A2/A3 atomic ADD covers "
+        "f32 f16 bf16 i32 i16 i8.",
+    example=Example({"dst": "!pto.memref<64x64xf16>", "src": "!pto.tile<16x16xf32, loc=acc, layout=NZ>"}),
+    constraints=(_fits("src", "dst"),
+                 K.custom("(tile, global) layout pair is a legal store", _store_layout, "LEGAL_LAYOUT"),
+                 K.custom("an acc source is f32 or i32; only an acc source changes the dtype",
+                          _acc_dtypes, "LEGAL_DTYPE"),
+                 _atomic_types("dst", (AtomicMode.NONE, AtomicMode.ADD))),
+    special_values="Same-dtype stores are bit-exact. f32 -> f16/bf16: RNE, overflow gives ±inf, NaN stays "
+                   "NaN, values below the smallest denormal round to ±0. Atomic ADD: IEEE addition "
+                   "(inf + -inf = NaN), integers wrap. Out-of-range windows raise RUNTIME_OOB."))
+
+declare(Instruction(
+    mnemonic="TSTORE_FP", family=Family.MEMORY,
+    summary="store an acc tile scaled per column into a global window",
+    operands=(global_out("dst", "global tensor at the window origin"),
+              tile_in("src", "acc tile (f32 or i32)", locations=(Location.ACC,)),
+              tile_in("fp", "1 x N f32 scale tile, one scale per column", locations=(Location.SCALING,))),
+    attrs=(_ATOMIC_ATTR,),
+    semantics=_tstore_fp,
+    dtypes=tuples(("dst", "src", "fp"), [(o, a, dt.F32) for a in _ACC_TYPES for o in _FP_TARGETS]),
+    numerics=ROUNDED, domain=Domain.SRC, pipe=Pipe.FIX, profiles=("cpu",), aliases=("tstore.fp",),
+    doc="dst.window[i, j] = convert(f32(src[i, j]) * fp[0, j]) over src's valid region. The scale is "
+        "applied before the conversion: the acc value is taken to f32 (i32 rounds RNE), multiplied by "
+        "the column's f32 scale in f32 (rounded RNE), then converted to dst's dtype: f16/bf16 round RNE; "
+        "i8 rounds to nearest even and saturates. " + _ATOMIC_DOC + " Public status: TODO on every "
+        "target, so only the cpu profile has it.",
+    example=Example({"dst": "!pto.memref<64x64xf16>", "src": "!pto.tile<16x16xi32, loc=acc, layout=NZ>",
+                     "fp": "!pto.tile<1x16xf32, loc=scaling>"}),
+    constraints=(_fits("src", "dst"), K.fixed("fp", "rows", 1),
+                 K.at_least("fp", "valid_cols", "src", "valid_cols", "STRUCT_VALID_REGION"),
+                 K.custom("the tensor is ND or NZ", _store_layout, "LEGAL_LAYOUT"),
+                 _atomic_types("dst", (AtomicMode.NONE, AtomicMode.ADD))),
+    special_values="IEEE f32 product (0 * inf = NaN); to floats: overflow gives ±inf, NaN stays NaN; to "
+                   "i8: NaN -> 0, values beyond the range (±inf included) clamp to -128 / 127, ties to "
+                   "even."))
+
+declare(Instruction(
+    mnemonic="TPREFETCH", family=Family.MEMORY, summary="hint that a global window will be loaded",
+    operands=(tile_out("dst", "tile whose valid region gives the window size",
+                       locations=(Location.VEC, Location.MAT)),
+              global_in("src", "global tensor at the window origin")),
+    semantics=_tprefetch,
+    dtypes=tuples(("dst", "src"), _pairs(dt.STORABLE)),
+    profile_dtypes={"a2": tuples(("dst", "src"), _pairs(_A2_MOVE)),
+                    "a3": tuples(("dst", "src"), _pairs(_A2_MOVE)),
+                    "a5": tuples(("dst", "src"), _pairs(_A5_MOVE))},
+    numerics=EXACT, domain=Domain.NONE, pipe=Pipe.MTE2,
+    doc="A cache hint: the window a TLOAD of dst would read may be staged closer to the core. It changes "
+        "no value: the reference leaves src and dst untouched, but a target may stage data in dst's "
+        "buffer, so dst's contents are unspecified afterwards. It still checks that the window (dst's "
+        "valid region at the global indices) lies inside the tensor. Unlike other instructions it waits "
+        "on no events.",
+    example=Example({"dst": "!pto.tile<16x16xf32>", "src": "!pto.memref<64x64xf32>"}),
+    constraints=(_fits("dst", "src"),),
+    special_values="No values are read or written. A window outside the tensor raises RUNTIME_OOB."))
+
+
+# ----------------------------------------------------------------------------- MGATHER / MSCATTER
+
+def _whole(ref: GlobalRef, what: str) -> None:
+    """Indexed ops address the whole tensor, so its written indices must be zero."""
+    if any(ref.offsets):
+        raise RuntimeFault("RUNTIME_GLOBAL_INDEX", f"{what} addresses the whole tensor; write it "
+                           "without indices or with zero indices", expected="all indices 0",
+                           actual=list(ref.offsets))
+
+
+def _resolve(k: np.ndarray, n: int, oob: OobMode, what: str) -> tuple[np.ndarray, np.ndarray]:
+    """Apply the out-of-range policy to indices ``k`` into ``n`` targets: (indices, kept)."""
+    inside = (k >= 0) & (k < n)
+    if oob is OobMode.ZERO:
+        return np.where(inside, k, 0), inside
+    bad = np.argwhere(~inside)
+    if oob is OobMode.ERROR or (n == 0 and bad.size):
+        if bad.size:
+            pos = tuple(int(x) for x in bad[0])
+            raise RuntimeFault("RUNTIME_OOB", f"{what} index out of range at idx{list(pos)}",
+                               expected=f"[0, {n})", actual=int(k[pos]))
+        return k, inside
+    fixed = np.clip(k, 0, n - 1) if oob is OobMode.CLAMP else np.mod(k, n)
+    return fixed, np.ones_like(inside)
+
+
+def _targets(ref: GlobalRef, idx: Tile, rows: int, cols: int, mode: IndexMode, oob: OobMode,
+             what: str) -> tuple[np.ndarray, np.ndarray]:
+    """Row-major flat element indices (rows x cols) into the global tensor and which are kept."""
+    _whole(ref, what)
+    shape = ref.array.shape
+    row_len = shape[-1]
+    if mode is IndexMode.ELEMENT:
+        return _resolve(idx.read(rows, cols, "idx").astype(np.int64), ref.array.size, oob, what)
+    if cols > row_len:
+        raise RuntimeFault("RUNTIME_OOB", f"{what} moves {cols} elements per row but rows hold {row_len}",
+                           expected=f"<= {row_len}", actual=cols)
+    k, keep = _resolve(idx.read(rows, 1, "idx")[:, 0].astype(np.int64), int(np.prod(shape[:-1])), oob, what)
+    flat = k[:, None] * row_len + np.arange(cols, dtype=np.int64)[None, :]
+    return flat, np.broadcast_to(keep[:, None], (rows, cols))
+
+
+def _rounds(flat: np.ndarray) -> list[np.ndarray]:
+    """Positions of ``flat`` grouped so round r holds each target's r-th occurrence (in order):
+    applying the rounds one after another is sequential row-major application."""
+    n = flat.size
+    if n == 0:
+        return []
+    order = np.argsort(flat, kind="stable")
+    sk = flat[order]
+    first = np.ones(n, dtype=bool)
+    first[1:] = sk[1:] != sk[:-1]
+    start = np.maximum.accumulate(np.where(first, np.arange(n), 0))
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(n) - start
+    by_rank = np.argsort(rank, kind="stable")
+    return np.split(by_rank, np.cumsum(np.bincount(rank))[:-1])
+
+
+def _mgather(dst: Tile, src: GlobalRef, idx: Tile, indexMode: IndexMode, oobMode: OobMode) -> None:  # noqa: N803
+    r, c = dst.valid
+    flat, keep = _targets(src, idx, r, c, indexMode, oobMode, "MGATHER")
+    out = np.zeros((r, c), dtype=src.array.dtype)
+    out[keep] = src.array[np.unravel_index(flat[keep], src.array.shape)]
+    dst.write(out, r, c)
+
+
+def _mscatter(dst: GlobalRef, src: Tile, idx: Tile, indexMode: IndexMode, oobMode: OobMode,  # noqa: N803
+              atomic: AtomicMode) -> None:
+    r, c = src.valid
+    flat, keep = _targets(dst, idx, r, c, indexMode, oobMode, "MSCATTER")
+    where, values = flat[keep], src.region()[keep].astype(dst.array.dtype)
+    d = dst.dtype
+    for pos in _rounds(where):
+        at = np.unravel_index(where[pos], dst.array.shape)
+        dst.array[at] = _combine(dst.array[at], values[pos], atomic, d)
+
+
+_INDEX_ATTRS = (
+    Attr("indexMode", IndexMode, IndexMode.ELEMENT,
+         "ELEMENT: idx[i, j] is a flat element index; ROW: idx[i, 0] is a row index"),
+    Attr("oobMode", OobMode, OobMode.ERROR,
+         "out-of-range index: ERROR faults, CLAMP, WRAP (modulo), ZERO (gather reads 0, scatter skips)"),
+)
+_INDEX_DOC = (" In ELEMENT mode idx[i, j] is a row-major flat index over the global tensor's logical "
+              "shape (any strides); in ROW mode the tensor is a table of rows of its last dimension "
+              "(leading dims flattened row-major, a 1-D tensor is one row) and idx[i, 0] picks the row, "
+              "element j of which is element (i, j) of the tile. The global operand is the whole tensor: "
+              "written indices must be zero (else RUNTIME_GLOBAL_INDEX). Out-of-range indices follow "
+              "oobMode: ERROR raises RUNTIME_OOB before anything is written, CLAMP clamps to [0, n-1], "
+              "WRAP takes the index modulo n (a negative index counts from the end), ZERO reads 0 / skips "
+              "the write. Public status: TODO on A2/A3; A5 code exists (as a SIMT kernel on the vector "
+              "core, hence pipe V).")
+_INDEX_SPECIAL = ("Index values are exact integers (u32 read unsigned). With no targets (an empty tensor) "
+                  "CLAMP and WRAP raise RUNTIME_OOB for any index. A ROW-mode tile wider than a row raises "
+                  "RUNTIME_OOB in every mode.")
+
+declare(Instruction(
+    mnemonic="MGATHER", family=Family.MEMORY, summary="gather global elements or rows into a tile",
+    operands=(tile_out(), global_in("src", "the whole global tensor"),
+              tile_in("idx", "i32/u32 index tile")),
+    attrs=_INDEX_ATTRS,
+    semantics=_mgather,
+    dtypes=_gather_rule(("dst", "src", "idx"), dt.STORABLE),
+    profile_dtypes={"a5": _gather_rule(("dst", "src", "idx"), _A5_INDEXED)},
+    numerics=EXACT, domain=Domain.DST, pipe=Pipe.V, profiles=("cpu", "a5"),
+    doc="For (i, j) in dst's valid region: ELEMENT mode dst[i, j] = src.flat[idx[i, j]]; ROW mode "
+        "dst[i, j] = src.row(idx[i, 0])[j]." + _INDEX_DOC,
+    example=Example({"dst": "!pto.tile<16x16xf32>", "src": "!pto.memref<512xf32>",
+                     "idx": "!pto.tile<16x16xi32>"}, {"oobMode": OobMode.WRAP}),
+    constraints=(_indexed_shape("dst"), _row_fits("dst", "src")),
+    special_values="Bit-exact copies (NaN payloads, -0 preserved); ZERO mode reads +0 / false. " + _INDEX_SPECIAL))
+
+declare(Instruction(
+    mnemonic="MSCATTER", family=Family.MEMORY, summary="scatter a tile into global elements or rows",
+    operands=(global_out("dst", "the whole global tensor"), tile_in("src", "source tile"),
+              tile_in("idx", "i32/u32 index tile")),
+    attrs=_INDEX_ATTRS + (Attr("atomic", AtomicMode, AtomicMode.NONE,
+                               "NONE: plain write; ADD / MAX / MIN: read-modify-write"),),
+    semantics=_mscatter,
+    dtypes=_gather_rule(("dst", "src", "idx"), dt.STORABLE),
+    profile_dtypes={"a5": _gather_rule(("dst", "src", "idx"), _A5_INDEXED)},
+    numerics=Numerics("rounded", note="atomic ADD of floats hitting one element several times sums in "
+                                      "row-major order in the reference; targets may use another order"),
+    domain=Domain.SRC, pipe=Pipe.V, profiles=("cpu", "a5"),
+    doc="For (i, j) in src's valid region, in row-major order: ELEMENT mode writes src[i, j] to "
+        "dst.flat[idx[i, j]]; ROW mode writes it to element j of row idx[i, 0]. Elements no index hits "
+        "are untouched. Duplicates: with atomic NONE the last writer in row-major order wins; ADD adds "
+        "each contribution in turn (integers wrap, f16/bf16 add in f32 and round once per addition); "
+        "MAX / MIN keep the IEEE maximum / minimum." + _INDEX_DOC,
+    example=Example({"dst": "!pto.memref<512xf32>", "src": "!pto.tile<16x16xf32>",
+                     "idx": "!pto.tile<16x16xi32>"}, {"oobMode": OobMode.WRAP}),
+    constraints=(_indexed_shape("src"), _row_fits("src", "dst"),
+                 _atomic_types("dst", (AtomicMode.NONE, AtomicMode.ADD, AtomicMode.MAX, AtomicMode.MIN))),
+    special_values="Plain writes are bit-exact. ADD: IEEE (inf + -inf = NaN), integers wrap. MAX/MIN: NaN "
+                   "propagates, max(-0, +0) = +0, min(-0, +0) = -0. " + _INDEX_SPECIAL))
