@@ -1,1 +1,610 @@
-"""(being written)"""
+"""Data movement and layout: buffer-to-buffer copies, sub-tile windows, transpose, byte
+reinterpretation, padding and im2col.
+
+Tiles are logical 2-D arrays; only TRESHAPE looks at the physical layout (ND/DN/NZ/ZN/ZZ), through
+``layout_offsets`` below. Moves out of the accumulator may convert f32 to f16/bf16 (the fixpipe's
+down-conversion); the ``_FP`` forms first scale each column by an f32 factor from a scaling tile.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from .. import compute as C
+from .. import constraints as K
+from .. import dtypes as dt
+from ..attrs import ReluMode
+from ..diagnostics import RuntimeFault
+from ..profiles import fractal_box
+from ..registry import declare
+from ..spec import (Attr, Constraint, Domain, DTypeRule, EXACT, Example, Family, Instruction,
+                    Kind, Numerics, Operand, Role, tuples)
+from ..types import Layout, Location, PadValue, Pipe, TileType, Type
+from ..values import Tile
+from ._helpers import index_in, tile_in, tile_inout, tile_out
+
+VEC, MAT, ACC = Location.VEC, Location.MAT, Location.ACC
+LEFT, RIGHT, BIAS, SCALING = Location.LEFT, Location.RIGHT, Location.BIAS, Location.SCALING
+
+NPU_STORABLE = tuple(d for d in dt.STORABLE if d not in dt.FP8)     # fp8 tiles exist on A5 only
+B124 = (dt.I8, dt.U8, dt.I16, dt.U16, dt.I32, dt.U32, dt.F16, dt.BF16, dt.F32)  # 1/2/4-byte data
+ACC_CONV = ((dt.F16, dt.F32), (dt.BF16, dt.F32))                     # (dst, src) down-conversions
+MOVE_NUMERICS = Numerics("rounded", note="same-dtype moves are bit copies (NaN payloads and -0 "
+                                         "kept); f32 -> f16/bf16 rounds once, nearest-even")
+
+# ------------------------------------------------------------------------------ run-time helpers
+
+
+def _check_window(tile: Tile, r0: int, c0: int, rows: int, cols: int, what: str) -> None:
+    """A window addressed by offsets must lie inside the tile's valid region (RUNTIME_OOB)."""
+    vr, vc = tile.valid
+    if r0 < 0 or c0 < 0 or r0 + rows > vr or c0 + cols > vc:
+        raise RuntimeFault("RUNTIME_OOB", f"the {rows}x{cols} window at ({r0}, {c0}) leaves the "
+                           f"{what}'s valid region", expected=f"inside {vr}x{vc}",
+                           actual=f"rows [{r0}, {r0 + rows}), cols [{c0}, {c0 + cols})")
+
+
+def _check_fits(dst: Tile, rows: int, cols: int) -> None:
+    """The block an instruction writes must lie inside dst's valid region."""
+    if rows > dst.valid[0] or cols > dst.valid[1]:
+        raise RuntimeFault("RUNTIME_INVALID_WRITE",
+                           "destination is written outside its valid region",
+                           expected=f"a {rows}x{cols} block inside the valid region",
+                           actual=f"valid region {dst.valid[0]}x{dst.valid[1]}")
+
+
+def _relu(values: np.ndarray) -> np.ndarray:
+    """max(x, 0) picking from the original values: NaN (payload included) stays, -0 becomes +0."""
+    w = C.widen(values, dt.of_numpy(values.dtype))
+    return np.where((w > 0) | (w != w), values, np.zeros_like(values))
+
+
+def _transfer(values: np.ndarray, dst: Tile, fp: Tile | None = None,
+              relu: ReluMode = ReluMode.NONE) -> np.ndarray:
+    """What a move stores: values scaled per column by ``fp`` (in f32), ReLU'd, then converted
+    to dst's dtype (round once, nearest-even). Without fp, relu or conversion: the bits."""
+    if fp is not None:
+        with np.errstate(all="ignore"):
+            values = values.astype(np.float32) * fp.read(1, values.shape[1], "scaling tile fp")
+    if relu is ReluMode.RELU:
+        values = _relu(values)
+    if values.dtype == dst.dtype.np_dtype:
+        return values
+    with np.errstate(all="ignore"):
+        return C.narrow(C.widen(values, dt.of_numpy(values.dtype)), dst.dtype)
+
+# ------------------------------------------------------------------------------ static helpers
+
+
+def _tile_pair(types: Mapping[str, Type]) -> tuple[TileType, TileType] | None:
+    s, d = types.get("src"), types.get("dst")
+    return (s, d) if isinstance(s, TileType) and isinstance(d, TileType) else None
+
+
+def _loc_rule(table: Mapping[tuple[Location, Location], Pipe]) -> Constraint:
+    """(src.loc, dst.loc) must be one of the table's data paths."""
+    allowed = ", ".join(f"{s.value}->{d.value}" for s, d in table)
+
+    def check(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | None:
+        pair = _tile_pair(types)
+        if pair and (pair[0].loc, pair[1].loc) not in table:
+            return f"no data path {pair[0].loc.value} -> {pair[1].loc.value}; allowed: {allowed}"
+        return None
+    return K.custom(f"(src.loc, dst.loc) in {{{allowed}}}", check, "LEGAL_LOCATION")
+
+
+def _pipe_rule(table: Mapping[tuple[Location, Location], Pipe]) -> Callable[..., Pipe]:
+    """The issuing pipe follows the data path; pairs the location rule rejects answer V."""
+    def pipe(types: Mapping[str, Type]) -> Pipe:
+        pair = _tile_pair(types)
+        return table.get((pair[0].loc, pair[1].loc), Pipe.V) if pair else Pipe.V
+    return pipe
+
+
+def _convert_only_from_acc(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | None:
+    pair = _tile_pair(types)
+    if pair and pair[0].dtype != pair[1].dtype and pair[0].loc is not ACC:
+        return (f"dtype conversion {pair[0].dtype} -> {pair[1].dtype} needs an acc source, "
+                f"src is in {pair[0].loc.value}")
+    return None
+
+
+CONVERT_RULE = K.custom("dst.dtype != src.dtype only when src is in acc", _convert_only_from_acc,
+                        "LEGAL_DTYPE")
+
+
+def _covers(big: str, small: str) -> tuple[Constraint, Constraint]:
+    """big's valid region contains small's (both axes)."""
+    return tuple(K.at_least(big, f"valid_{ax}", small, f"valid_{ax}", "STRUCT_VALID_REGION")
+                 for ax in ("rows", "cols"))
+
+
+def _locs(table: Mapping[tuple[Location, Location], Pipe], side: int) -> tuple[Location, ...]:
+    return tuple(dict.fromkeys(pair[side] for pair in table))
+
+
+def _move_rules(same: tuple[dt.DType, ...]) -> DTypeRule:
+    return tuples(("dst", "src"), [(d, d) for d in same] + list(ACC_CONV))
+
+
+def _move_profiles(a2: tuple[dt.DType, ...], a5: tuple[dt.DType, ...]) -> dict[str, DTypeRule]:
+    return {"a2": _move_rules(a2), "a3": _move_rules(a2), "a5": _move_rules(a5)}
+
+# ------------------------------------------------------------------------------ TMOV family
+
+TMOV_PATHS = {(MAT, LEFT): Pipe.MTE1, (MAT, RIGHT): Pipe.MTE1, (MAT, BIAS): Pipe.MTE1,
+              (MAT, SCALING): Pipe.FIX, (VEC, VEC): Pipe.V, (VEC, MAT): Pipe.FIX,
+              (ACC, MAT): Pipe.FIX, (ACC, VEC): Pipe.FIX}
+EXTRACT_PATHS = {(MAT, LEFT): Pipe.MTE1, (MAT, RIGHT): Pipe.MTE1, (VEC, MAT): Pipe.FIX,
+                 (ACC, MAT): Pipe.FIX, (VEC, VEC): Pipe.V}
+INSERT_PATHS = {(ACC, MAT): Pipe.FIX, (VEC, MAT): Pipe.MTE3, (VEC, VEC): Pipe.V}
+FP_PATHS = {(ACC, MAT): Pipe.FIX, (ACC, VEC): Pipe.FIX}
+FP_TYPES = tuples(("dst", "src", "fp"),
+                  [(d, s, dt.F32) for s in (dt.F32, dt.I32) for d in (dt.F32, dt.F16, dt.BF16)])
+RELU_ATTR = Attr("relu", ReluMode, ReluMode.NONE, "ReLU applied before the conversion")
+FP_DOC = (" Each value is first converted to f32 (i32 rounds nearest-even) and multiplied in f32 "
+          "by fp[0, j] for block column j, then (TMOV_FP) ReLU'd, then rounded once more into "
+          "dst's dtype: two roundings, both nearest-even, so the result is bit-exact.")
+CONV_SPECIAL = ("Same dtype: bit copy (NaN payloads, -0, denormals kept). f32 -> f16/bf16: IEEE "
+                "nearest-even; overflow gives ±inf, NaN stays NaN, f16 denormals are kept "
+                "(no flush). ReLU: relu(NaN) = NaN, relu(-0) = +0.")
+
+
+def _move_operands(table: Mapping, dst_role: Role = Role.OUT,
+                   fp: bool = False) -> tuple[Operand, ...]:
+    dst = Operand("dst", dst_role, Kind.TILE, "destination tile", locations=_locs(table, 1))
+    ops = [dst, tile_in("src", "source tile", locations=_locs(table, 0))]
+    if fp:
+        ops.append(tile_in("fp", "scaling tile: one f32 factor per column in row 0",
+                           locations=(SCALING,)))
+    return tuple(ops)
+
+
+# One semantics function per shape of move; the _FP forms pass their scaling tile as ``fp``.
+
+
+def _tmov(dst: Tile, src: Tile, relu: ReluMode = ReluMode.NONE, fp: Tile | None = None) -> None:
+    r, c = src.valid
+    _check_fits(dst, r, c)
+    dst.write(_transfer(src.read(r, c), dst, fp, relu), r, c)
+
+
+def _textract(dst: Tile, src: Tile, r0: int, c0: int, fp: Tile | None = None) -> None:
+    (r, c), r0, c0 = dst.valid, int(r0), int(c0)
+    _check_window(src, r0, c0, r, c, "source")
+    dst.write(_transfer(src.data[r0:r0 + r, c0:c0 + c], dst, fp), r, c)
+
+
+def _tinsert(dst: Tile, src: Tile, r0: int, c0: int, fp: Tile | None = None) -> None:
+    (r, c), r0, c0 = src.valid, int(r0), int(c0)
+    _check_window(dst, r0, c0, r, c, "destination")
+    dst.data[r0:r0 + r, c0:c0 + c] = _transfer(src.region(), dst, fp)
+
+
+OFFSETS = (index_in("r0", "row offset"), index_in("c0", "column offset"))
+
+declare(Instruction(
+    mnemonic="TMOV", family=Family.MOVEMENT, summary="move a tile between buffers",
+    operands=_move_operands(TMOV_PATHS), attrs=(RELU_ATTR,), semantics=_tmov,
+    dtypes=_move_rules(dt.STORABLE), profile_dtypes=_move_profiles(NPU_STORABLE, dt.STORABLE),
+    numerics=MOVE_NUMERICS, domain=Domain.SRC, pipe=_pipe_rule(TMOV_PATHS),
+    doc="dst[i, j] = convert(relu(src[i, j])) over src's valid region, which must lie inside "
+        "dst's valid region. Data paths: mat -> left/right/bias (MTE1), mat -> scaling, "
+        "vec -> mat, acc -> mat/vec (FIX), vec -> vec (V); vec -> mat and acc -> vec exist on A5 "
+        "only (the profile tables cannot narrow locations, so a2/a3 accept them too). Only an acc "
+        "source may change dtype (f32 -> f16/bf16). Layouts may differ: the copy is logical.",
+    special_values=CONV_SPECIAL,
+    example=Example({"dst": "!pto.tile<16x16xf16, loc=mat, layout=NZ>",
+                     "src": "!pto.tile<16x16xf32, loc=acc, layout=NZ>"}, {"relu": ReluMode.RELU}),
+    constraints=(K.same_shape("dst", "src"), *_covers("dst", "src"),
+                 _loc_rule(TMOV_PATHS), CONVERT_RULE)))
+
+declare(Instruction(
+    mnemonic="TMOV_FP", family=Family.MOVEMENT,
+    summary="move an accumulator tile with per-column scaling",
+    operands=_move_operands(FP_PATHS, fp=True), attrs=(RELU_ATTR,), semantics=_tmov,
+    dtypes=FP_TYPES, numerics=EXACT, domain=Domain.SRC, pipe=_pipe_rule(FP_PATHS),
+    profiles=("cpu",),
+    doc="dst[i, j] = convert(relu(f32(src[i, j]) * fp[0, j])) over src's valid region (inside "
+        "dst's valid region); acc -> mat/vec on the fixpipe." + FP_DOC +
+        " Status TODO on every public backend, so only the cpu profile has it.",
+    special_values="Products follow IEEE f32 (0 * inf = NaN, overflow ±inf); " + CONV_SPECIAL,
+    example=Example({"dst": "!pto.tile<16x16xf16, loc=mat, layout=NZ>",
+                     "src": "!pto.tile<16x16xi32, loc=acc, layout=NZ>",
+                     "fp": "!pto.tile<1x16xf32, loc=scaling>"}),
+    constraints=(K.same_shape("dst", "src"), *_covers("dst", "src"),
+                 K.fixed("fp", "rows", 1), K.at_least("fp", "cols", "src", "cols"),
+                 _loc_rule(FP_PATHS))))
+
+_A2_EXTRACT = (dt.I8, dt.F16, dt.BF16, dt.F32)
+_WINDOW_SRC, _WINDOW_DST = _covers("src", "dst"), _covers("dst", "src")
+_OOB = ("A window outside the valid region (negative offsets included) raises RUNTIME_OOB; "
+        "A2/A3 alignment of offsets to 16 rows / 32 bytes is a profile rule, not checked here. ")
+
+declare(Instruction(
+    mnemonic="TEXTRACT", family=Family.MOVEMENT, summary="extract a sub-tile at an offset",
+    operands=_move_operands(EXTRACT_PATHS) + OFFSETS, semantics=_textract,
+    dtypes=_move_rules(dt.STORABLE),
+    profile_dtypes=_move_profiles(_A2_EXTRACT, _A2_EXTRACT + (dt.U8,) + dt.FP8),
+    numerics=MOVE_NUMERICS, domain=Domain.DST, pipe=_pipe_rule(EXTRACT_PATHS),
+    doc="dst[i, j] = convert(src[r0 + i, c0 + j]) over dst's valid region; the window "
+        "[r0, r0 + dst.valid_rows) x [c0, c0 + dst.valid_cols) must lie inside src's valid "
+        "region (the public CPU simulator instead requires the window to reach src's last valid "
+        "row/column; we allow any window). Data paths: mat -> left/right (MTE1), vec -> mat, "
+        "acc -> mat with f32 -> f16/bf16 conversion (FIX), vec -> vec (V).",
+    special_values=_OOB + CONV_SPECIAL,
+    example=Example({"dst": "!pto.tile<16x16xf16, loc=left, layout=NZ>",
+                     "src": "!pto.tile<32x32xf16, loc=mat, layout=NZ>",
+                     "r0": "index", "c0": "index"}, scalars={"r0": 16, "c0": 0}),
+    constraints=_WINDOW_SRC + (_loc_rule(EXTRACT_PATHS), CONVERT_RULE)))
+
+declare(Instruction(
+    mnemonic="TEXTRACT_FP", family=Family.MOVEMENT,
+    summary="extract an accumulator sub-tile with per-column scaling",
+    operands=_move_operands(FP_PATHS, fp=True) + OFFSETS, semantics=_textract,
+    dtypes=FP_TYPES, numerics=EXACT, domain=Domain.DST, pipe=_pipe_rule(FP_PATHS),
+    doc="dst[i, j] = convert(f32(src[r0 + i, c0 + j]) * fp[0, j]) over dst's valid region; the "
+        "window must lie inside src's valid region." + FP_DOC,
+    special_values=_OOB + "Products follow IEEE f32; " + CONV_SPECIAL,
+    example=Example({"dst": "!pto.tile<16x16xf16, loc=mat, layout=NZ>",
+                     "src": "!pto.tile<32x32xf32, loc=acc, layout=NZ>",
+                     "fp": "!pto.tile<1x16xf32, loc=scaling>", "r0": "index", "c0": "index"},
+                    scalars={"r0": 0, "c0": 16}),
+    constraints=_WINDOW_SRC + (K.fixed("fp", "rows", 1), K.at_least("fp", "cols", "dst", "cols"),
+                               _loc_rule(FP_PATHS))))
+
+declare(Instruction(
+    mnemonic="TINSERT", family=Family.MOVEMENT, summary="insert a tile into another at an offset",
+    operands=_move_operands(INSERT_PATHS, Role.INOUT) + OFFSETS, semantics=_tinsert,
+    dtypes=_move_rules(dt.STORABLE), profile_dtypes=_move_profiles(NPU_STORABLE, dt.STORABLE),
+    numerics=MOVE_NUMERICS, domain=Domain.SPECIAL, pipe=_pipe_rule(INSERT_PATHS),
+    doc="dst[r0 + i, c0 + j] = convert(src[i, j]) over src's valid region; every other element "
+        "of dst keeps its value. The window must lie inside dst's valid region. Data paths: "
+        "acc -> mat with f32 -> f16/bf16 conversion (FIX), vec -> mat (MTE3), vec -> vec (V).",
+    special_values=_OOB + CONV_SPECIAL,
+    example=Example({"dst": "!pto.tile<32x32xf16, loc=mat, layout=NZ>",
+                     "src": "!pto.tile<16x16xf32, loc=acc, layout=NZ>",
+                     "r0": "index", "c0": "index"}, scalars={"r0": 16, "c0": 16}),
+    constraints=_WINDOW_DST + (_loc_rule(INSERT_PATHS), CONVERT_RULE)))
+
+declare(Instruction(
+    mnemonic="TINSERT_FP", family=Family.MOVEMENT,
+    summary="insert an accumulator tile with per-column scaling",
+    operands=_move_operands(FP_PATHS, Role.INOUT, fp=True) + OFFSETS, semantics=_tinsert,
+    dtypes=FP_TYPES, numerics=EXACT, domain=Domain.SPECIAL, pipe=_pipe_rule(FP_PATHS),
+    doc="dst[r0 + i, c0 + j] = convert(f32(src[i, j]) * fp[0, j]) over src's valid region; every "
+        "other element of dst keeps its value; the window must lie inside dst's valid region."
+        + FP_DOC,
+    special_values=_OOB + "Products follow IEEE f32; " + CONV_SPECIAL,
+    example=Example({"dst": "!pto.tile<32x32xbf16, loc=mat, layout=NZ>",
+                     "src": "!pto.tile<16x16xf32, loc=acc, layout=NZ>",
+                     "fp": "!pto.tile<1x16xf32, loc=scaling>", "r0": "index", "c0": "index"},
+                    scalars={"r0": 0, "c0": 16}),
+    constraints=_WINDOW_DST + (K.fixed("fp", "rows", 1), K.at_least("fp", "cols", "src", "cols"),
+                               _loc_rule(FP_PATHS))))
+
+# ------------------------------------------------------------------------------ TTRANS
+
+
+def _ttrans(dst: Tile, src: Tile, tmp: Tile | None = None) -> None:
+    r, c = src.valid
+    _check_fits(dst, c, r)
+    dst.write(src.read(r, c).T, c, r)
+
+
+_TRANS_TYPES = B124 + dt.FP8 + (dt.I1,)
+declare(Instruction(
+    mnemonic="TTRANS", family=Family.MOVEMENT, summary="transpose a tile",
+    operands=(tile_out(), tile_in("src"),
+              Operand("tmp", Role.OUT, Kind.TILE, "scratch tile some targets use; contents "
+                      "afterwards unspecified", optional=True, locations=(VEC,))),
+    semantics=_ttrans,
+    dtypes=tuples(("dst", "src"), [(d, d) for d in _TRANS_TYPES]),
+    profile_dtypes={p: tuples(("dst", "src"), [(d, d) for d in B124]) for p in ("a2", "a3", "a5")},
+    numerics=EXACT, domain=Domain.SPECIAL, pipe=Pipe.V,
+    doc="dst[j, i] = src[i, j] for i < src.valid_rows, j < src.valid_cols (the source's valid "
+        "region, transposed; it must lie inside dst's valid region). Static shapes are "
+        "transposed (dst is src.cols x src.rows: A5 transposes the whole static tile), both "
+        "row-major vec tiles. The optional tmp is the public C++ scratch operand; the semantics "
+        "do not use it.",
+    special_values="Bit copy: NaN payloads, -0 and denormals are kept.",
+    example=Example({"dst": "!pto.tile<16x8xf32>", "src": "!pto.tile<8x16xf32>",
+                     "tmp": "!pto.tile<8x16xf32>"}),
+    constraints=(K.equal("dst", "rows", "src", "cols"), K.equal("dst", "cols", "src", "rows"),
+                 K.at_least("dst", "valid_rows", "src", "valid_cols", "STRUCT_VALID_REGION"),
+                 K.at_least("dst", "valid_cols", "src", "valid_rows", "STRUCT_VALID_REGION"),
+                 K.layout_in("dst", Layout.ND), K.layout_in("src", Layout.ND))))
+
+# ------------------------------------------------------------------------------ TRESHAPE
+
+
+def inner_box(t: TileType) -> tuple[int, int]:
+    """Fractal box of a boxed layout (16x16 in acc, else 512 bytes: 16 x 32/itemsize, ZN
+    transposed), as the profiles' alignment rule sees it."""
+    return fractal_box(t.layout, t.dtype.itemsize, t.loc)
+
+
+def layout_offsets(t: TileType) -> np.ndarray:
+    """offsets[r, c] = position of element (r, c) in the tile's physical element order
+    (the public GetTileOffset formulas; IR x IC is the fractal box)."""
+    r, c = np.indices(t.shape)
+    rows, cols = t.shape
+    ir, ic = inner_box(t)
+    box = (r // ir) * cols * ir + (c // ic) * ir * ic    # ZN/ZZ: row of boxes, then box column
+    return {
+        Layout.ND: r * cols + c,
+        Layout.DN: c * rows + r,
+        Layout.NZ: (c // ic) * rows * ic + r * ic + c % ic,  # column of boxes; rows within it
+        Layout.ZN: box + (c % ic) * ir + r % ir,
+        Layout.ZZ: box + (r % ir) * ic + c % ic,
+    }[t.layout]
+
+
+def _physical(t: TileType, values: np.ndarray) -> np.ndarray:
+    """The tile's elements as a flat array in physical order."""
+    flat = np.empty(t.rows * t.cols, dtype=values.dtype)
+    flat[layout_offsets(t).ravel()] = values.ravel()
+    return flat
+
+
+def _treshape(dst: Tile, src: Tile) -> None:
+    valid = np.zeros(src.type.shape, dtype=np.uint8)
+    valid[: src.valid[0], : src.valid[1]] = 1
+    byte_ok = np.repeat(_physical(src.type, valid), src.dtype.itemsize)
+    dst_ok = byte_ok.reshape(-1, dst.dtype.itemsize).all(axis=1)[layout_offsets(dst.type)]
+    r, c = dst.valid
+    if not dst_ok[:r, :c].all():
+        raise RuntimeFault("RUNTIME_INVALID_READ",
+                           "TRESHAPE reads bytes outside src's valid region",
+                           expected=f"dst valid region {r}x{c} built from valid src bytes",
+                           actual=f"src valid region {src.valid[0]}x{src.valid[1]}")
+    data = _physical(src.type, src.data).view(np.uint8).view(dst.dtype.np_dtype)
+    dst.write(data[layout_offsets(dst.type)][:r, :c], r, c)
+
+
+def _reshape_rules(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | None:
+    pair = _tile_pair(types)
+    if not pair:
+        return None
+    s, d = pair
+    if s.nbytes != d.nbytes:
+        return f"src has {s.nbytes} bytes, dst {d.nbytes}"
+    if s.loc is not d.loc:
+        return f"src is in {s.loc.value}, dst in {d.loc.value}"
+    if s.layout.boxed != d.layout.boxed:
+        return f"cannot reshape {s.layout.value} into {d.layout.value} (boxed vs unboxed)"
+    return None
+
+
+def _box_aligned(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | None:
+    """Offsets are a permutation only for whole boxes (NZ stacks rows, so any row count)."""
+    for name in ("dst", "src"):
+        t = types.get(name)
+        if isinstance(t, TileType) and t.layout.boxed:
+            ir, ic = inner_box(t)
+            if t.cols % ic or (t.rows % ir and t.layout is not Layout.NZ):
+                return f"{name} {t.rows}x{t.cols} is not a whole number of {ir}x{ic} fractals"
+    return None
+
+
+_RESHAPE_TYPES = tuple(d for d in dt.STORABLE if d is not dt.I1)
+declare(Instruction(
+    mnemonic="TRESHAPE", family=Family.MOVEMENT, summary="reinterpret a tile's bytes",
+    operands=(tile_out(locations=None), tile_in("src", locations=None)), semantics=_treshape,
+    dtypes=tuples(("dst", "src"), [(a, b) for a in _RESHAPE_TYPES for b in _RESHAPE_TYPES]),
+    profile_dtypes={p: tuples(("dst", "src"), [(a, b) for a in NPU_STORABLE if a is not dt.I1
+                                               for b in NPU_STORABLE if b is not dt.I1])
+                    for p in ("a2", "a3")},
+    numerics=EXACT, domain=Domain.DST, pipe=Pipe.S,
+    doc="Reinterprets src's bytes as dst: both tiles' elements are laid out in their physical "
+        "order (ND r*C+c, DN c*R+r, NZ/ZN/ZZ by fractal boxes: 16 x 32/itemsize for 512-byte "
+        "fractals, ZN transposed, 16x16 in acc) and dst takes the byte string of src. Equal "
+        "total bytes, same location, both boxed or both unboxed (boxed tiles hold whole "
+        "fractal columns; ZN/ZZ whole fractals). "
+        "dst's valid region must be built from bytes of src's valid region "
+        "(RUNTIME_INVALID_READ otherwise). A2/A3 alias dst to src's storage, the public CPU "
+        "copies: after TRESHAPE, writing either tile leaves the other unspecified.",
+    special_values="Bit reinterpretation: NaN payloads, -0, denormals kept; no conversion.",
+    example=Example({"dst": "!pto.tile<1x16xf32>", "src": "!pto.tile<16x1xf32, layout=DN>"}),
+    constraints=(K.custom("equal bytes, same location, boxed on both sides or neither",
+                          _reshape_rules, "LEGAL_LAYOUT"),
+                 K.custom("boxed tiles hold whole fractals", _box_aligned, "LEGAL_LAYOUT"))))
+
+# ------------------------------------------------------------------------------ TFILLPAD
+
+
+_PAD: dict[PadValue, Callable[[dt.DType], float | int]] = {
+    PadValue.ZERO: lambda d: 0,
+    PadValue.MAX: lambda d: np.inf if d.is_float else d.max,
+    PadValue.MIN: lambda d: -np.inf if d.is_float else d.min,
+}
+
+
+def pad_value(pad: PadValue, d: dt.DType) -> np.ndarray:
+    """The element TFILLPAD writes: 0, or ±inf for floats and the integer max/min."""
+    return np.array(_PAD[pad](d)).astype(d.np_dtype)
+
+
+def _fill(dst: Tile, region: np.ndarray) -> None:
+    out = np.full(dst.type.shape, pad_value(dst.type.pad, dst.dtype), dtype=dst.dtype.np_dtype)
+    out[: region.shape[0], : region.shape[1]] = region
+    dst.data[...] = out
+
+
+def _tfillpad(dst: Tile, src: Tile) -> None:
+    _fill(dst, src.region())
+
+
+def _tfillpad_inplace(dst: Tile) -> None:
+    _fill(dst, dst.region())
+
+
+def _pad_rules(name: str) -> Constraint:
+    def check(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | None:
+        t = types.get(name)
+        if not isinstance(t, TileType):
+            return None
+        if t.pad is PadValue.NULL:
+            return f"{name} has pad=null; TFILLPAD needs zero, max or min"
+        if t.loc is MAT and (t.layout is not Layout.NZ or t.pad is not PadValue.ZERO):
+            return f"a mat {name} must be NZ with pad=zero"
+        return None
+    return K.custom(f"{name}.pad is not null; mat tiles are NZ with pad=zero", check, "LEGAL_PAD")
+
+
+def _fill_pipe(types: Mapping[str, Type]) -> Pipe:
+    d = types.get("dst")
+    return Pipe.MTE2 if isinstance(d, TileType) and d.loc is MAT else Pipe.V
+
+
+_FILL_LOCS = (VEC, MAT)
+_FILL_TYPES = tuples(("dst", "src"), [(d, d) for d in B124])
+_FILL_SPECIAL = ("Copied elements keep their bits. Pads: zero = 0 (+0.0), max = +inf (floats) / "
+                 "the integer maximum, min = -inf / the integer minimum (i8 -128: the public NPU "
+                 "code writes -1 there, the CPU -128).")
+
+
+def _same_loc(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | None:
+    pair = _tile_pair(types)
+    if pair and pair[0].loc is not pair[1].loc:
+        return f"src is in {pair[0].loc.value}, dst in {pair[1].loc.value}"
+    return None
+
+
+_SAME_LOC = K.custom("dst and src share a location", _same_loc, "LEGAL_LOCATION")
+
+
+def _fillpad(mnemonic: str, summary: str, shape_rules: tuple[Constraint, ...], doc: str,
+             example: Example) -> None:
+    declare(Instruction(
+        mnemonic=mnemonic, family=Family.MOVEMENT, summary=summary,
+        operands=(tile_out(locations=_FILL_LOCS), tile_in("src", locations=_FILL_LOCS)),
+        semantics=_tfillpad, dtypes=_FILL_TYPES, numerics=EXACT, domain=Domain.STATIC_DST,
+        pipe=_fill_pipe, special_values=_FILL_SPECIAL, example=example,
+        doc=doc + " Every element of dst's static tile is written: src's valid region is "
+                  "copied, every other element gets dst's pad value (dst.pad must not be null). "
+                  "Vec tiles run on V; mat tiles (NZ, pad=zero only) on MTE2.",
+        constraints=shape_rules + (_pad_rules("dst"), _SAME_LOC)))
+
+
+_fillpad("TFILLPAD", "copy a tile and pad it to its static shape", (K.same_shape("dst", "src"),),
+         "dst[i, j] = src[i, j] inside src's valid region, pad(dst.pad) elsewhere; equal static "
+         "shapes.",
+         Example({"dst": "!pto.tile<16x16xf32, pad=max>",
+                  "src": "!pto.tile<16x16xf32, valid=12x10>"}))
+_fillpad("TFILLPAD_EXPAND", "copy a tile into a larger one and pad the rest",
+         (K.at_least("dst", "rows", "src", "rows"), K.at_least("dst", "cols", "src", "cols")),
+         "As TFILLPAD, but dst's static shape may exceed src's (dst.rows >= src.rows, "
+         "dst.cols >= src.cols).",
+         Example({"dst": "!pto.tile<32x64xi8, pad=min>", "src": "!pto.tile<16x32xi8, valid=16x7>"}))
+
+declare(Instruction(
+    mnemonic="TFILLPAD_INPLACE", family=Family.MOVEMENT, summary="pad a tile in place",
+    operands=(tile_inout("dst", "tile padded in place", locations=_FILL_LOCS),),
+    semantics=_tfillpad_inplace, dtypes=tuples(("dst",), [(d,) for d in B124]), numerics=EXACT,
+    domain=Domain.STATIC_DST, pipe=_fill_pipe, special_values=_FILL_SPECIAL,
+    doc="TFILLPAD with dst == src: dst keeps its valid region and every element outside it gets "
+        "pad(dst.pad) (not null). Vec tiles run on V; mat tiles (NZ, pad=zero only) on MTE2.",
+    example=Example({"dst": "!pto.tile<16x16xf16, valid=9x5, pad=min>"}),
+    constraints=(_pad_rules("dst"),)))
+
+# ------------------------------------------------------------------------------ TIMG2COL
+
+# im2col geometry attribute -> default (None = required); pads may be 0, everything else >= 1.
+_GEOMETRY: dict[str, int | None] = {
+    "height": None, "width": None, "kernel_h": None, "kernel_w": None, "stride_h": 1,
+    "stride_w": 1, "dilation_h": 1, "dilation_w": 1, "pad_top": 0, "pad_bottom": 0,
+    "pad_left": 0, "pad_right": 0}
+
+
+def _out_size(n: int, k: int, stride: int, dilation: int, pad: int) -> int:
+    return (n + pad - dilation * (k - 1) - 1) // stride + 1
+
+
+def _out_hw(a: Mapping[str, int]) -> tuple[int, int]:
+    return (_out_size(a["height"], a["kernel_h"], a["stride_h"], a["dilation_h"],
+                      a["pad_top"] + a["pad_bottom"]),
+            _out_size(a["width"], a["kernel_w"], a["stride_w"], a["dilation_w"],
+                      a["pad_left"] + a["pad_right"]))
+
+
+def _as_dtype(value: int, d: dt.DType) -> np.ndarray:
+    """An integer attribute in the tile dtype (floats round nearest-even; integers fit)."""
+    with np.errstate(all="ignore"):
+        return np.array(value).astype(d.np_dtype)
+
+
+def _timg2col(dst: Tile, src: Tile, m0: int, k0: int, **a: int) -> None:
+    (r, c), m0, k0 = dst.valid, int(m0), int(k0)
+    h, w, kw, ch = a["height"], a["width"], a["kernel_w"], src.valid[1]
+    (oh, ow), cols = _out_hw(a), a["kernel_h"] * kw * ch
+    if m0 < 0 or k0 < 0 or m0 + r > oh * ow or k0 + c > cols:
+        raise RuntimeFault("RUNTIME_OOB", "the im2col window leaves the im2col matrix",
+                           expected=f"rows in [0, {oh * ow}), cols in [0, {cols})",
+                           actual=f"rows [{m0}, {m0 + r}), cols [{k0}, {k0 + c})")
+    fmap = src.read(h * w, ch, "feature map")
+    if r * c == 0:
+        return
+    m, k = np.ogrid[m0:m0 + r, k0:k0 + c]
+    ih = (m // ow) * a["stride_h"] - a["pad_top"] + (k // (kw * ch)) * a["dilation_h"]
+    iw = (m % ow) * a["stride_w"] - a["pad_left"] + (k // ch % kw) * a["dilation_w"]
+    inside = (ih >= 0) & (ih < h) & (iw >= 0) & (iw < w)
+    picked = fmap[np.clip(ih, 0, h - 1) * w + np.clip(iw, 0, w - 1), k % ch]
+    dst.write(np.where(inside, picked, _as_dtype(a["pad_value"], dst.dtype)), r, c)
+
+
+def _img2col_rules(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | None:
+    a = {n: attrs.get(n, default) for n, default in _GEOMETRY.items()}
+    if None in a.values():
+        return None                     # a missing required attribute is reported on its own
+    small = [n for n in _GEOMETRY if a[n] < (0 if n.startswith("pad_") else 1)]
+    if small:
+        return f"{', '.join(small)} out of range (sizes, strides, dilations >= 1; pads >= 0)"
+    oh, ow = _out_hw(a)
+    if oh < 1 or ow < 1:
+        return f"the kernel does not fit the padded feature map (output {oh}x{ow})"
+    src, dst = types.get("src"), types.get("dst")
+    pixels = a["height"] * a["width"]
+    if isinstance(src, TileType) and src.rows < pixels:
+        return f"src has {src.rows} rows, the feature map needs height * width = {pixels}"
+    pv = attrs.get("pad_value", 0)
+    if isinstance(dst, TileType) and dst.dtype.is_int and not dst.dtype.min <= pv <= dst.dtype.max:
+        return f"pad_value {pv} does not fit {dst.dtype}"
+    return None
+
+
+_I2C_A2 = (dt.F16, dt.BF16, dt.F32, dt.I8)
+declare(Instruction(
+    mnemonic="TIMG2COL", family=Family.MOVEMENT, summary="im2col window of a feature map",
+    operands=(tile_out("dst", "im2col window", locations=(LEFT,)),
+              tile_in("src", "feature map: row h * width + w, column = channel", locations=(MAT,)),
+              index_in("m0", "first output position (im2col row)"),
+              index_in("k0", "first im2col column")),
+    attrs=tuple(Attr(n, int, v, f"im2col geometry: {n.replace('_', ' ')}")
+                for n, v in _GEOMETRY.items())
+    + (Attr("pad_value", int, 0, "value read at padded positions"),),
+    semantics=_timg2col,
+    dtypes=tuples(("dst", "src"), [(d, d) for d in dt.FLOATS + dt.FP8 + dt.INTS_32]),
+    profile_dtypes={p: tuples(("dst", "src"), [(d, d) for d in _I2C_A2])
+                    for p in ("a2", "a3", "a5")},
+    numerics=EXACT, domain=Domain.DST, pipe=Pipe.MTE1,
+    doc="The feature map is a 2-D tile of (height * width) x C: element (h, w, c) is src[h * width "
+        "+ w, c], C = src.valid_cols. With OH = (height + pad_top + pad_bottom - dilation_h * "
+        "(kernel_h - 1) - 1) // stride_h + 1 (OW likewise), the im2col matrix has OH * OW rows "
+        "(m = oh * OW + ow) and kernel_h * kernel_w * C columns (k = (kh * kernel_w + kw) * C + c, "
+        "channel fastest); entry (m, k) is src at ih = oh * stride_h - pad_top + kh * dilation_h, "
+        "iw = ow * stride_w - pad_left + kw * dilation_w, or pad_value when (ih, iw) is outside "
+        "the map. dst[i, j] = im2col[m0 + i, k0 + j] over dst's valid region (the public posM / "
+        "posK split). All geometry is in attributes, so the instruction is self-contained; "
+        "TSETFMATRIX / TSET_IMG2COL_* state is for hardware lowering and does not change it. The "
+        "hardware's NC1HWC0 feature map is this map with C split into C1 x C0 by the layout.",
+    special_values="Bit copy of feature-map elements; pad_value is converted to the dtype "
+                   "(floats nearest-even, integers must fit). A window outside the im2col matrix "
+                   "raises RUNTIME_OOB.",
+    example=Example({"dst": "!pto.tile<16x144xf16, loc=left, layout=NZ>",
+                     "src": "!pto.tile<16x16xf16, loc=mat>", "m0": "index", "k0": "index"},
+                    {"height": 4, "width": 4, "kernel_h": 3, "kernel_w": 3, "pad_top": 1,
+                     "pad_bottom": 1, "pad_left": 1, "pad_right": 1}, {"m0": 0, "k0": 0}),
+    constraints=(K.custom("geometry gives a non-empty output; src holds height * width rows; "
+                          "pad_value fits the dtype", _img2col_rules, "STRUCT_ATTR"),)))
