@@ -1,1 +1,708 @@
-"""(being written)"""
+"""Complex / irregular instructions: sorting, gathers and scatters, index and triangle
+generators, partial-region arithmetic, quantisation and debug printing."""
+from __future__ import annotations
+
+import sys
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from .. import compute as C
+from .. import constraints as K
+from .. import dtypes as dt
+from ..attrs import MaskPattern, QuantType
+from ..diagnostics import RuntimeFault, SpecError
+from ..registry import declare
+from ..spec import Attr, Domain, EXACT, Example, Family, Instruction, Numerics, ROUNDED, same, tuples
+from ..types import Layout, Pipe, TileType, Type
+from ..values import Tile
+from ._helpers import index_in, scalar_in, tile_in, tile_out
+
+Types = Mapping[str, Type]
+Attrs = Mapping[str, Any]
+
+RECORD_BYTES = 8   # a sort record: value (padded to 4 bytes) + u32 index
+BLOCK_BYTES = 32   # TGATHERB block
+SORT_BLOCK = 32    # TSORT32 block length in elements
+
+
+# ----------------------------------------------------------------------------- shared helpers
+
+def _per_record(d: dt.DType) -> int:
+    """Tile elements per 8-byte sort record: 2 for 4-byte types, 4 for 2-byte types."""
+    return RECORD_BYTES // d.itemsize
+
+
+def _tile(types: Types, name: str) -> TileType | None:
+    t = types.get(name)
+    return t if isinstance(t, TileType) else None
+
+
+def _known(*values: int | None) -> bool:
+    return all(v is not None for v in values)
+
+
+def _require_region(tile: Tile, rows: int, cols: int, what: str) -> None:
+    """A result block must land inside the output's valid region (else it would be poison)."""
+    if rows > tile.valid[0] or cols > tile.valid[1]:
+        raise RuntimeFault("RUNTIME_INVALID_WRITE", f"{what} is written outside its valid region",
+                           expected=f"valid region of at least {rows}x{cols}",
+                           actual=f"valid region {tile.valid[0]}x{tile.valid[1]}")
+
+
+def _check_range(index: np.ndarray, limit: int, what: str) -> None:
+    """Every entry of a 2-D index array lies in [0, limit); else RUNTIME_OOB naming the first."""
+    bad = (index < 0) | (index >= limit)
+    if bad.any():
+        i, j = np.argwhere(bad)[0]
+        raise RuntimeFault("RUNTIME_OOB", f"{what} out of range at [{i}, {j}]",
+                           expected=f"values in [0, {limit})", actual=int(index[i, j]))
+
+
+def _spec_fault(instr: str, message: str) -> SpecError:
+    return SpecError("SPEC_OPERANDS", f"{instr}: {message}")
+
+
+# ----------------------------------------------------------------------------- TSORT32 / TMRGSORT
+
+def _descending_order(values: np.ndarray, group: np.ndarray) -> np.ndarray:
+    """Permutation sorting ``values`` descending inside each ``group``: NaN first, -0 == +0,
+    equal keys keep their original order (stable)."""
+    v = values.astype(np.float64)
+    nan = np.isnan(v)
+    negated = np.where(nan, 0.0, -v)
+    return np.lexsort((np.arange(v.size), negated, ~nan, group))
+
+
+def _records(values: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """Pack (value, u32 index) pairs into 8-byte records viewed as the value dtype:
+    [v, idx] for 4-byte types, [v, 0, idx_lo16, idx_hi16] for 2-byte types (little endian)."""
+    r, n = values.shape
+    size = values.dtype.itemsize
+    raw = np.zeros((r, n, RECORD_BYTES), np.uint8)
+    raw[..., :size] = np.ascontiguousarray(values).view(np.uint8).reshape(r, n, size)
+    raw[..., 4:] = index.astype("<u4").view(np.uint8).reshape(r, n, 4)
+    return raw.reshape(r, n * RECORD_BYTES).view(values.dtype)
+
+
+def _tsort32(dst: Tile, src: Tile, idx: Tile) -> None:
+    rows, n = src.valid
+    _require_region(dst, rows, n * _per_record(src.dtype), "dst")
+    values = src.read(rows, n, "src").reshape(-1)
+    index = idx.read(rows, n, "idx").reshape(-1)
+    block = (np.arange(rows)[:, None] * n + np.arange(n)[None, :] // SORT_BLOCK).reshape(-1)
+    order = _descending_order(values, block)
+    dst.write(_records(values[order].reshape(rows, n), index[order].reshape(rows, n)))
+
+
+def _record_list(src: Tile, per: int) -> np.ndarray:
+    """The whole records in row 0 of a merge source's valid region, one record per row."""
+    count = src.valid[1] // per if src.valid[0] else 0
+    return src.data[0, :count * per].reshape(count, per)
+
+
+def _merge_key(value: Any) -> tuple[bool, float]:
+    v = float(value)
+    return (v != v, 0.0 if v != v else v)   # NaN above +inf; -0 == +0
+
+
+def _merge(lists: list[np.ndarray], capacity: int, exhausted: bool) -> tuple[list[np.ndarray], list[int]]:
+    """Greedy head merge: take the greatest head (earliest list on ties) until dst is full,
+    every list is empty, or (exhausted) any list is empty."""
+    keys = [[_merge_key(v) for v in recs[:, 0]] for recs in lists]
+    used = [0] * len(lists)
+    out: list[np.ndarray] = []
+    while len(out) < capacity:
+        live = [m for m, recs in enumerate(lists) if used[m] < len(recs)]
+        if not live or (exhausted and len(live) < len(lists)):
+            break
+        best = max(live, key=lambda m: keys[m][used[m]])   # max keeps the first of equal keys
+        out.append(lists[best][used[best]])
+        used[best] += 1
+    return out, used
+
+
+def _tmrgsort(dst: Tile, executed: Tile, src0: Tile, src1: Tile, src2: Tile | None = None,
+              src3: Tile | None = None, exhausted: bool = False) -> None:
+    per = _per_record(dst.dtype)
+    _require_region(executed, 1, 4, "executed")
+    lists = [_record_list(s, per) for s in (src0, src1, src2, src3) if s is not None]
+    capacity = dst.valid[1] // per if dst.valid[0] else 0
+    merged, used = _merge(lists, capacity, exhausted)
+    if merged:
+        dst.write(np.concatenate(merged)[None, :])
+    counts = np.array([used + [0] * (4 - len(used))], dtype=np.int64)
+    executed.write(C.wrap(counts, executed.dtype))
+
+
+_SORT_TYPES = (dt.F16, dt.F32, dt.I16, dt.I32)
+_SORT_NPU = (dt.F16, dt.F32)
+
+
+def _sort_shape(types: Types, attrs: Attrs) -> str | None:
+    d, s = _tile(types, "dst"), _tile(types, "src")
+    if d is None or s is None:
+        return None
+    per = _per_record(s.dtype)
+    if d.rows < s.rows or d.cols < per * s.cols:
+        return f"dst {d.rows}x{d.cols} cannot hold the records of src {s.rows}x{s.cols} ({per} elements each)"
+    return None
+
+
+def _sort_region(types: Types, attrs: Attrs) -> str | None:
+    d, s = _tile(types, "dst"), _tile(types, "src")
+    if d is None or s is None:
+        return None
+    per = _per_record(s.dtype)
+    if _known(d.valid_rows, s.valid_rows) and d.valid_rows < s.valid_rows:
+        return f"dst valid rows {d.valid_rows} < src valid rows {s.valid_rows}"
+    if _known(d.valid_cols, s.valid_cols) and d.valid_cols < per * s.valid_cols:
+        return f"dst valid cols {d.valid_cols} < {per} x src valid cols {s.valid_cols}"
+    return None
+
+
+def _row_major(*names: str) -> tuple:
+    """Records and byte blocks are laid out along rows: such tiles must be ND."""
+    return tuple(K.layout_in(n, Layout.ND) for n in names)
+
+
+declare(Instruction(
+    mnemonic="TSORT32", family=Family.COMPLEX, summary="sort 32-element blocks into (value, index) records",
+    operands=(tile_out("dst", "records, 8 bytes per element of src"), tile_in("src", "values to sort"),
+              tile_in("idx", "u32 index payload carried with each value")),
+    semantics=_tsort32,
+    dtypes=tuples(("dst", "src", "idx"), [(d, d, dt.U32) for d in _SORT_TYPES]),
+    profile_dtypes={p: tuples(("dst", "src", "idx"), [(d, d, dt.U32) for d in _SORT_NPU])
+                    for p in ("a2", "a3", "a5")},
+    numerics=EXACT, domain=Domain.SRC, pipe=Pipe.V,
+    doc="For each row i < src.valid_rows, the src.valid_cols values of the row are cut into blocks of 32 "
+        "(the last block holds the remaining 1..32 elements) and each block is sorted in descending order "
+        "of value, carrying idx[i, j] along with src[i, j]. Row i of dst receives the sorted blocks as "
+        "8-byte records, one per element, in dst[i, 0 : k * src.valid_cols] with k = 8 / sizeof(dtype): "
+        "for 4-byte types a record is [value, index bits] (2 elements), for 2-byte types "
+        "[value, 0, index low 16 bits, index high 16 bits] (4 elements). The u32 index is stored by bit "
+        "reinterpretation, as the hardware does (the public CPU simulator converts it numerically "
+        "instead). dst's valid region must hold the records (RUNTIME_INVALID_WRITE otherwise). Records "
+        "reinterpret bytes inside a row, so every tile is row-major (ND). The public optional tmp operand "
+        "is scratch and not part of the instruction.",
+    special_values="Order: NaN (any sign or payload) first, then +inf down to -inf; -0 and +0 compare equal. "
+                   "Equal values (and NaNs among themselves) keep their column order (stable), i.e. "
+                   "ascending index when idx holds column numbers. Values and indices are copied bit for "
+                   "bit (NaN payloads, -0 preserved).",
+    example=Example({"dst": "!pto.tile<2x64xf32>", "src": "!pto.tile<2x32xf32>", "idx": "!pto.tile<2x32xu32>"}),
+    constraints=(K.custom("dst.rows >= src.rows and dst.cols >= (8 / sizeof(dtype)) * src.cols", _sort_shape),
+                 K.custom("dst's valid region holds the records of src's valid region", _sort_region,
+                          "STRUCT_VALID_REGION"),
+                 K.same_shape("src", "idx"), K.covers(("idx",), "src"),
+                 *_row_major("dst", "src", "idx"))))
+
+_MERGE_SOURCES = ("src0", "src1", "src2", "src3")
+
+
+def _merge_dtypes(types: Types, attrs: Attrs) -> str | None:
+    d = _tile(types, "dst")
+    for name in ("src2", "src3"):
+        t = _tile(types, name)
+        if d is not None and t is not None and t.dtype != d.dtype:
+            return f"{name} is {t.dtype}, dst is {d.dtype}"
+    return None
+
+
+def _merge_whole_records(types: Types, attrs: Attrs) -> str | None:
+    d = _tile(types, "dst")
+    if d is None:
+        return None
+    per = _per_record(d.dtype)
+    for name in ("dst",) + _MERGE_SOURCES:
+        t = _tile(types, name)
+        if t is not None and t.valid_cols is not None and t.valid_cols % per:
+            return f"{name} valid cols {t.valid_cols} is not a multiple of the record width {per}"
+    return None
+
+
+declare(Instruction(
+    mnemonic="TMRGSORT", family=Family.COMPLEX, summary="merge 2 to 4 sorted record lists",
+    operands=(tile_out("dst", "merged records (1 row)"),
+              tile_out("executed", "u16, valid region 1x4: records consumed from each list"),
+              tile_in("src0", "sorted record list (1 row)"), tile_in("src1", "sorted record list (1 row)"),
+              tile_in("src2", "sorted record list (1 row)", optional=True),
+              tile_in("src3", "sorted record list (1 row)", optional=True)),
+    attrs=(Attr("exhausted", bool, False, "stop as soon as any list is empty"),),
+    semantics=_tmrgsort,
+    dtypes=tuples(("dst", "executed", "src0", "src1"), [(d, dt.U16, d, d) for d in _SORT_TYPES]),
+    profile_dtypes={p: tuples(("dst", "executed", "src0", "src1"), [(d, dt.U16, d, d) for d in _SORT_NPU])
+                    for p in ("a2", "a3", "a5")},
+    numerics=EXACT, domain=Domain.SPECIAL, pipe=Pipe.V,
+    doc="Each source is a list of 8-byte records in the TSORT32 format (k = 8 / sizeof(dtype) elements "
+        "per record) in row 0 of its valid region: floor(valid_cols / k) records, expected in descending "
+        "order. The merge repeatedly moves the record with the greatest value among the list heads to "
+        "the next record slot of dst row 0; records are copied bit for bit, payload included. It stops "
+        "when dst's valid region is full (floor(dst.valid_cols / k) records), when every list is empty, "
+        "or, with exhausted = true, as soon as any list is empty (an initially empty list stops it at "
+        "once). executed[0, m] receives the number of records taken from list m (0 for absent lists, "
+        "modulo 2^16). dst slots after the last merged record are unspecified (the reference leaves them "
+        "untouched). Unsorted inputs are merged by the same head rule without error. The public "
+        "single-list form (one tile holding four blocks, blockLen) and the tmp scratch operand are not "
+        "part of this instruction. All tiles are single-row ND tiles. The hardware returns the counts in a "
+        "register; openpto writes them to a 1-row u16 tile whose valid region is 1x4 (NPU profiles need "
+        "32-byte rows, e.g. !pto.tile<1x16xu16, valid=1x4>).",
+    special_values="Ordering as TSORT32: NaN above +inf, -0 == +0. Ties (equal values, NaN with NaN) go to "
+                   "the earliest list (src0 before src1 ...), as the public strict comparison does.",
+    example=Example({"dst": "!pto.tile<1x128xf32>", "executed": "!pto.tile<1x16xu16, valid=1x4>",
+                     "src0": "!pto.tile<1x64xf32>", "src1": "!pto.tile<1x64xf32>"}, {"exhausted": False}),
+    constraints=(*(K.fixed(n, "rows", 1) for n in ("dst", "executed") + _MERGE_SOURCES),
+                 K.fixed("executed", "valid_cols", 4, "STRUCT_VALID_REGION"),
+                 K.custom("dst and every source hold whole records", _merge_whole_records, "STRUCT_VALID_REGION"),
+                 K.custom("src2 and src3 have dst's dtype", _merge_dtypes, "LEGAL_DTYPE"),
+                 *_row_major("dst", "executed", *_MERGE_SOURCES))))
+
+
+# ----------------------------------------------------------------------------- TGATHER / TGATHERB / TSCATTER
+
+# mask pattern -> (step, first column): the pattern keeps columns first, first + step, ...
+_PATTERN: dict[MaskPattern, tuple[int, int]] = {
+    MaskPattern.P0101: (2, 0), MaskPattern.P1010: (2, 1), MaskPattern.P0001: (4, 0),
+    MaskPattern.P0010: (4, 1), MaskPattern.P0100: (4, 2), MaskPattern.P1000: (4, 3),
+    MaskPattern.P1111: (1, 0),
+}
+
+
+def _pattern_columns(pattern: MaskPattern, count: int) -> np.ndarray:
+    step, first = _PATTERN[pattern]
+    return first + step * np.arange(count)
+
+
+def _tgather(dst: Tile, src: Tile, idx: Tile | None = None,
+             maskPattern: MaskPattern = MaskPattern.P1111) -> None:  # noqa: N803
+    rows, cols = dst.valid
+    if idx is None:
+        picked = _pattern_columns(maskPattern, cols)
+        width = int(picked[-1]) + 1 if cols else 0
+        dst.write(src.read(rows, width, "src")[:, picked], rows, cols)
+        return
+    if maskPattern is not MaskPattern.P1111:
+        raise _spec_fault("TGATHER", "maskPattern selects the mask form, which takes no idx")
+    flat = idx.read(rows, cols, "idx").astype(np.int64)
+    _check_range(flat, src.type.rows * src.type.cols, "idx (flat index into src's static storage)")
+    dst.write(src.data.reshape(-1)[flat], rows, cols)
+
+
+def _gather_pattern_without_idx(types: Types, attrs: Attrs) -> str | None:
+    if "idx" in types and attrs.get("maskPattern", MaskPattern.P1111) is not MaskPattern.P1111:
+        return "maskPattern selects the mask form, which takes no idx operand"
+    return None
+
+
+def _gather_mask_dtypes(types: Types, attrs: Attrs) -> str | None:
+    d, s = _tile(types, "dst"), _tile(types, "src")
+    if "idx" in types or d is None or s is None:
+        return None
+    if d.dtype != s.dtype or d.dtype not in dt.B16_B32:
+        return f"the mask form takes one 2- or 4-byte dtype for dst and src, got {d.dtype} and {s.dtype}"
+    return None
+
+
+def _gather_mask_region(types: Types, attrs: Attrs) -> str | None:
+    d, s = _tile(types, "dst"), _tile(types, "src")
+    if "idx" in types or d is None or s is None:
+        return None
+    if _known(d.valid_rows, s.valid_rows) and s.valid_rows < d.valid_rows:
+        return f"src valid rows {s.valid_rows} < dst valid rows {d.valid_rows}"
+    if _known(d.valid_cols, s.valid_cols) and d.valid_cols:
+        last = int(_pattern_columns(attrs.get("maskPattern", MaskPattern.P1111), d.valid_cols)[-1])
+        if s.valid_cols <= last:
+            return f"dst valid cols {d.valid_cols} need src column {last}, src has {s.valid_cols} valid"
+    return None
+
+
+_GATHER_DATA = dt.B16_B32
+declare(Instruction(
+    mnemonic="TGATHER", family=Family.COMPLEX, summary="gather by flat index or by column pattern",
+    operands=(tile_out(), tile_in("src", "gathered tile"),
+              tile_in("idx", "flat row-major indices into src's static storage; absent: mask form",
+                      optional=True)),
+    attrs=(Attr("maskPattern", MaskPattern, MaskPattern.P1111,
+                "mask form (no idx): the columns kept from each src row"),),
+    semantics=_tgather,
+    dtypes=tuples(("dst", "src", "idx"),
+                  [(d, d, i) for d in _GATHER_DATA for i in (dt.I16, dt.U16, dt.I32, dt.U32)]),
+    profile_dtypes={
+        **{p: tuples(("dst", "src", "idx"), [(d, d, i) for d in _GATHER_DATA for i in (dt.I32, dt.U32)])
+           for p in ("a2", "a3")},
+        "a5": tuples(("dst", "src", "idx"),
+                     [(d, d, i) for d in _GATHER_DATA for i in (dt.I16, dt.U16, dt.I32, dt.U32)])},
+    numerics=EXACT, domain=Domain.DST, pipe=Pipe.V,
+    doc="Index form (idx given): dst[i, j] = src.flat[idx[i, j]] over dst's valid region, where src.flat "
+        "is src's whole static storage in logical row-major order (element r * src.cols + c), valid or "
+        "not; elements outside src's valid region are unspecified data. idx's valid region must cover "
+        "dst's. Mask form (idx absent): dst[i, t] = src[i, first + step * t] over dst's valid region, "
+        "keeping every step-th column of each src row from column first: P0101 (step 2, first 0), P1010 "
+        "(2, 1), P0001 (4, 0), P0010 (4, 1), P0100 (4, 2), P1000 (4, 3), P1111 (1, 0; a copy). The "
+        "selected columns must lie in src's valid region (RUNTIME_INVALID_READ otherwise). The hardware "
+        "writes the compacted elements as one contiguous stream, so dst.valid_cols should equal dst.cols "
+        "for the two to agree. maskPattern must keep its default P1111 in the index form. Values are "
+        "copied bit for bit.",
+    special_values="An index outside [0, src.rows * src.cols) (negative signed indices included) raises "
+                   "RUNTIME_OOB; the hardware leaves it undefined and the public CPU simulator returns 0. "
+                   "NaN payloads and -0 are preserved.",
+    example=Example({"dst": "!pto.tile<16x16xf32>", "src": "!pto.tile<16x16xf32>",
+                     "idx": "!pto.tile<16x16xi32>"}),
+    constraints=(K.covers(("idx",)),
+                 K.custom("maskPattern is given only without idx", _gather_pattern_without_idx,
+                          "STRUCT_ATTR_VALUE"),
+                 K.custom("mask form: src's valid region holds the selected columns", _gather_mask_region,
+                          "STRUCT_VALID_REGION"),
+                 K.custom("mask form: dst and src share one 2- or 4-byte dtype", _gather_mask_dtypes,
+                          "LEGAL_DTYPE"))))
+
+_BYTE_ORDER = {Layout.ND: "C", Layout.DN: "F"}   # storage order of src's elements
+
+
+def _tgatherb(dst: Tile, src: Tile, offsets: Tile) -> None:
+    rows, cols = dst.valid
+    blocks = -(-cols * dst.dtype.itemsize // BLOCK_BYTES)
+    start = offsets.read(rows, blocks, "offsets").astype(np.int64)
+    image = np.ascontiguousarray(np.ravel(src.data, order=_BYTE_ORDER[src.type.layout])).view(np.uint8)
+    _check_range(start, max(image.size - BLOCK_BYTES + 1, 0), "offsets (start of a 32-byte block of src)")
+    fetched = image[start[..., None] + np.arange(BLOCK_BYTES)]
+    values = fetched.reshape(rows, blocks * BLOCK_BYTES).view(dst.dtype.np_dtype)
+    dst.write(values[:, :cols], rows, cols)
+
+
+def _gatherb_offsets(types: Types, attrs: Attrs) -> str | None:
+    d, o = _tile(types, "dst"), _tile(types, "offsets")
+    if d is None or o is None or not _known(d.valid_rows, d.valid_cols, o.valid_rows, o.valid_cols):
+        return None
+    blocks = -(-d.valid_cols * d.dtype.itemsize // BLOCK_BYTES)
+    if o.valid_rows < d.valid_rows or o.valid_cols < blocks:
+        return (f"offsets valid region {o.valid_rows}x{o.valid_cols} does not cover the "
+                f"{d.valid_rows}x{blocks} blocks of dst")
+    return None
+
+
+_GATHERB_NPU = (dt.F32, dt.I32, dt.U32, dt.F16, dt.I16, dt.U16, dt.I8, dt.U8)
+declare(Instruction(
+    mnemonic="TGATHERB", family=Family.COMPLEX, summary="gather 32-byte blocks by byte offset",
+    operands=(tile_out(), tile_in("src", "tile whose storage bytes are fetched"),
+              tile_in("offsets", "u32 byte offset of each 32-byte block")),
+    semantics=_tgatherb,
+    dtypes=tuples(("dst", "src", "offsets"), [(d, d, dt.U32) for d in dt.INTS_32 + dt.FLOATS]),
+    profile_dtypes={p: tuples(("dst", "src", "offsets"), [(d, d, dt.U32) for d in _GATHERB_NPU])
+                    for p in ("a2", "a3", "a5")},
+    numerics=EXACT, domain=Domain.DST, pipe=Pipe.V,
+    doc="Each row of dst is a sequence of 32-byte blocks: block b of row i (dst columns "
+        "[b * 32 / sizeof, (b + 1) * 32 / sizeof)) receives the 32 bytes of src's storage starting at "
+        "byte offsets[i, b]. src's storage is its static tile in its physical order: row-major for ND, "
+        "column-major for DN; dst is row-major (ND). Offsets need no alignment. The domain is dst's valid "
+        "region; offsets must cover dst.valid_rows x ceil(dst.valid_cols * sizeof / 32). When "
+        "dst.valid_cols * sizeof is not a multiple of 32 (the hardware requires it), the last block is "
+        "fetched whole and only its valid elements are written. Bytes are copied verbatim.",
+    special_values="A block that does not lie inside src's storage (offset + 32 > src bytes) raises "
+                   "RUNTIME_OOB; the public CPU simulator leaves that dst block untouched. Bit patterns "
+                   "(NaN payloads, -0) are preserved.",
+    example=Example({"dst": "!pto.tile<2x64xf32>", "src": "!pto.tile<16x64xf32>",
+                     "offsets": "!pto.tile<2x8xu32>"}),
+    constraints=(K.custom("offsets cover one entry per 32-byte block of dst's valid region", _gatherb_offsets,
+                          "STRUCT_VALID_REGION"),
+                 K.layout_in("dst", Layout.ND), K.layout_in("src", Layout.ND, Layout.DN))))
+
+
+def _last_writers(keys: np.ndarray) -> np.ndarray:
+    """Positions of the last occurrence of each distinct key: the last writer wins."""
+    _, first_from_end = np.unique(keys[::-1], return_index=True)
+    return keys.size - 1 - first_from_end
+
+
+def _tscatter(dst: Tile, src: Tile, idx: Tile) -> None:
+    rows, cols = src.valid
+    if rows and cols > dst.valid[1]:
+        raise RuntimeFault("RUNTIME_OOB", "TSCATTER writes columns outside dst's valid region",
+                           expected=f"src valid cols <= {dst.valid[1]}", actual=cols)
+    target = idx.read(rows, cols, "idx").astype(np.int64)
+    _check_range(target, dst.valid[0], "idx (destination row)")
+    column = np.broadcast_to(np.arange(cols), (rows, cols)).reshape(-1)
+    target = target.reshape(-1)
+    keep = _last_writers(target * cols + column)
+    dst.data[target[keep], column[keep]] = src.read(rows, cols, "src").reshape(-1)[keep]
+
+
+_SCATTER_TYPES = ([(d, d, i) for d in (dt.F32, dt.I32, dt.U32) for i in (dt.I32, dt.U32)]
+                  + [(d, d, i) for d in (dt.F16, dt.BF16, dt.I16, dt.U16, dt.I8, dt.U8)
+                     for i in (dt.I16, dt.U16)])
+declare(Instruction(
+    mnemonic="TSCATTER", family=Family.COMPLEX, summary="scatter elements to destination rows",
+    operands=(tile_out(), tile_in("src", "scattered values"),
+              tile_in("idx", "destination row of each src element")),
+    semantics=_tscatter,
+    dtypes=tuples(("dst", "src", "idx"), _SCATTER_TYPES),
+    numerics=EXACT, domain=Domain.SRC, pipe=Pipe.V,
+    doc="For every (i, j) in src's valid region, in row-major order: dst[idx[i, j], j] = src[i, j] (the "
+        "index selects the destination row; the column is kept). When several elements target the same "
+        "dst element the last one in row-major order wins. dst elements that no element targets are "
+        "unspecified (some implementations zero the whole dst buffer first; the reference leaves them "
+        "untouched). idx must cover src's valid region; index width follows the data: 4-byte data take "
+        "i32/u32, 2- and 1-byte data take i16/u16 indices (A2/A3 and A5 tables are identical). The A2/A3 "
+        "test goldens use flat element offsets instead; openpto follows the documented row form. Values "
+        "are copied bit for bit.",
+    special_values="A target row outside [0, dst.valid_rows) (negative signed indices included) or a "
+                   "column outside dst's valid columns raises RUNTIME_OOB; the hardware does not check.",
+    example=Example({"dst": "!pto.tile<16x16xf32>", "src": "!pto.tile<16x16xf32>",
+                     "idx": "!pto.tile<16x16xi32>"}),
+    constraints=(K.same_shape("src", "idx"), K.covers(("idx",), "src"),
+                 K.at_least("dst", "valid_cols", "src", "valid_cols", "STRUCT_VALID_REGION"))))
+
+
+# ----------------------------------------------------------------------------- TCI / TTRI
+
+def _tci(dst: Tile, start: int, descending: bool = False) -> None:
+    rows, cols = dst.valid
+    if not rows:
+        return
+    step = -1 if descending else 1
+    base = int(start) % (1 << dst.dtype.bits)
+    values = base + step * np.arange(cols, dtype=np.int64)
+    dst.write(C.wrap(values[None, :], dst.dtype))
+
+
+_CI_TYPES = (dt.I32, dt.U32, dt.I16, dt.U16)
+declare(Instruction(
+    mnemonic="TCI", family=Family.COMPLEX, summary="contiguous integer sequence",
+    operands=(tile_out("dst", "first row receives the sequence"),
+              scalar_in("start", "first value, converted to dst's dtype (wraps)")),
+    attrs=(Attr("descending", bool, False, "count down instead of up"),),
+    semantics=_tci,
+    dtypes=same(("dst",), _CI_TYPES),
+    numerics=EXACT, domain=Domain.ROW0, pipe=Pipe.S,
+    doc="dst[0, k] = start + k (start - k with descending = true) for k < dst.valid_cols, in dst's dtype. "
+        "Only the first row is written (nothing when dst.valid_rows = 0). The public CPU simulator "
+        "requires a 1-row tile and A5 a tile with more than one column; openpto accepts any shape. The "
+        "scalar's type should equal dst's dtype (the public template requires it).",
+    special_values="Integers wrap (two's complement): e.g. u16 start 65535 ascending gives 65535, 0, 1, ...",
+    example=Example({"dst": "!pto.tile<1x16xi32>", "start": "i32"}, {"descending": False}, {"start": 5})))
+
+
+_TRIANGLE = {False: np.less_equal, True: np.greater_equal}   # upper -> test of j against i + diagonal
+
+
+def _ttri(dst: Tile, diagonal: int, upper: bool = False) -> None:
+    rows, cols = dst.valid
+    d = max(-(rows + cols), min(int(diagonal), rows + cols))   # same result, no int64 overflow
+    i, j = np.indices((rows, cols))
+    dst.write(_TRIANGLE[upper](j, i + d).astype(dst.dtype.np_dtype), rows, cols)
+
+
+declare(Instruction(
+    mnemonic="TTRI", family=Family.COMPLEX, summary="triangular 0/1 mask",
+    operands=(tile_out(), index_in("diagonal", "diagonal offset d (signed)")),
+    attrs=(Attr("upper", bool, False, "upper instead of lower triangle"),),
+    semantics=_ttri,
+    dtypes=same(("dst",), (dt.I32, dt.I16, dt.U32, dt.U16, dt.F16, dt.F32)),
+    numerics=EXACT, domain=Domain.DST, pipe=Pipe.V,
+    doc="Over dst's valid region: lower (upper = false): dst[i, j] = 1 if j <= i + d else 0; upper: "
+        "dst[i, j] = 0 if j < i + d else 1 (1 on and above the d-th diagonal). d = 0 is the main "
+        "diagonal, d > 0 above it, d < 0 below it. Values are 1 and 0 in dst's dtype (+0.0 for floats).",
+    special_values="Any diagonal is legal: |d| >= rows + cols gives an all-0 or all-1 region.",
+    example=Example({"dst": "!pto.tile<16x16xf32>", "diagonal": "index"}, {"upper": False}, {"diagonal": 0})))
+
+
+# ----------------------------------------------------------------------------- TPARTADD / MUL / MAX / MIN
+
+def _tpart(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Callable[..., None]:
+    def semantics(dst: Tile, src0: Tile, src1: Tile) -> None:
+        rows, cols = dst.valid
+        (r0, c0), (r1, c1) = [(min(rows, s.valid[0]), min(cols, s.valid[1])) for s in (src0, src1)]
+        rb, cb = min(r0, r1), min(c0, c1)
+        with np.errstate(all="ignore"):
+            both = fn(C.widen(src0.data[:rb, :cb], src0.dtype), C.widen(src1.data[:rb, :cb], src1.dtype))
+            both = C.narrow(both, dst.dtype)
+        only0, only1 = src0.data[:r0, :c0].copy(), src1.data[:r1, :c1].copy()   # before dst may alias
+        dst.write(only0)
+        dst.write(only1)
+        dst.write(both)
+    return semantics
+
+
+def _part_inside_dst(types: Types, attrs: Attrs) -> str | None:
+    d = _tile(types, "dst")
+    for name in ("src0", "src1"):
+        s = _tile(types, name)
+        if d is None or s is None:
+            continue
+        if any(_known(sv, dv) and sv > dv for sv, dv in zip(s.valid, d.valid)):
+            return (f"{name} valid region {s.valid_rows}x{s.valid_cols} exceeds dst's "
+                    f"{d.valid_rows}x{d.valid_cols}")
+    return None
+
+
+_PART_A2 = (dt.I32, dt.I16, dt.F16, dt.F32)
+_PART_A5 = _PART_A2 + (dt.U8, dt.U16, dt.U32, dt.BF16)
+_PART_DOC = ("Over dst's valid region: where (i, j) lies in the valid regions of both sources, dst[i, j] = "
+             "{op}; where it lies in only one, that source's element is copied bit for bit; where it lies in "
+             "neither, dst[i, j] is unspecified (the reference leaves it untouched; the public CPU "
+             "simulator writes 0). The sources' valid regions must lie within dst's. A2/A3 additionally "
+             "require one source's region to equal dst's; A5 only the containment.")
+
+
+def _part(mnemonic: str, summary: str, fn: Callable[[np.ndarray, np.ndarray], np.ndarray], op: str,
+          numerics: Numerics, special: str) -> None:
+    names = ("dst", "src0", "src1")
+    declare(Instruction(
+        mnemonic=mnemonic, family=Family.COMPLEX, summary=summary,
+        operands=(tile_out(), tile_in("src0", "source 0 (its own valid region)"),
+                  tile_in("src1", "source 1 (its own valid region)")),
+        semantics=_tpart(fn), dtypes=same(names, dt.NUMERIC),
+        profile_dtypes={"a2": same(names, _PART_A2), "a3": same(names, _PART_A2), "a5": same(names, _PART_A5)},
+        numerics=numerics, domain=Domain.DST, pipe=Pipe.V, doc=_PART_DOC.format(op=op),
+        special_values=special,
+        example=Example({"dst": "!pto.tile<16x16xf32>", "src0": "!pto.tile<16x16xf32>",
+                         "src1": "!pto.tile<16x16xf32, valid=8x16>"}),
+        constraints=(K.custom("src0's and src1's valid regions lie within dst's", _part_inside_dst,
+                              "STRUCT_VALID_REGION"),)))
+
+
+_part("TPARTADD", "add over the union of two valid regions", np.add, "src0[i, j] + src1[i, j]", ROUNDED,
+      "As TADD where both are valid: inf + -inf = NaN; integers wrap. Copies preserve bit patterns.")
+_part("TPARTMUL", "multiply over the union of two valid regions", np.multiply, "src0[i, j] * src1[i, j]",
+      ROUNDED, "As TMUL where both are valid: 0 * inf = NaN; integers keep the low bits. Copies preserve "
+               "bit patterns.")
+_part("TPARTMAX", "maximum over the union of two valid regions", C.ieee_max, "max(src0[i, j], src1[i, j])",
+      EXACT, "As TMAX where both are valid: NaN propagates, max(-0, +0) = +0.")
+_part("TPARTMIN", "minimum over the union of two valid regions", C.ieee_min, "min(src0[i, j], src1[i, j])",
+      EXACT, "As TMIN where both are valid: NaN propagates, min(-0, +0) = -0.")
+
+
+# ----------------------------------------------------------------------------- TQUANT
+
+_QUANT_DST = {QuantType.INT8_SYM: dt.I8, QuantType.INT8_ASYM: dt.U8}
+_QUANT_RANGE = {QuantType.INT8_SYM: (-128, 127), QuantType.INT8_ASYM: (0, 255)}
+
+
+def _tquant(dst: Tile, src: Tile, scale: Tile, quantType: QuantType,  # noqa: N803
+            offset: Tile | None = None) -> None:
+    if (offset is not None) != (quantType is QuantType.INT8_ASYM):
+        raise _spec_fault("TQUANT", "an offset tile is given exactly with INT8_ASYM")
+    rows, cols = dst.valid
+    x = src.read(rows, cols, "src").astype(np.float32)
+    s = scale.read(rows, 1, "scale").astype(np.float32)
+    o = offset.read(rows, 1, "offset").astype(np.float32) if offset is not None else np.float32(0)
+    lo, hi = _QUANT_RANGE[quantType]
+    with np.errstate(all="ignore"):
+        q = np.clip(np.rint(x * s + o), lo, hi)   # two f32 roundings, as the hardware's mul then add
+    dst.write(np.where(np.isnan(q), 0, q).astype(dst.dtype.np_dtype), rows, cols)
+
+
+def _quant(types: Types, attrs: Attrs) -> tuple[QuantType | None, TileType | None]:
+    q = attrs.get("quantType")
+    return (q if isinstance(q, QuantType) else None), _tile(types, "dst")
+
+
+def _quant_dst_dtype(types: Types, attrs: Attrs) -> str | None:
+    q, d = _quant(types, attrs)
+    if q is None or d is None or d.dtype == _QUANT_DST[q]:
+        return None
+    return f"{q.name} writes {_QUANT_DST[q]}, dst is {d.dtype}"
+
+
+def _quant_needs_offset(types: Types, attrs: Attrs) -> str | None:
+    q, _ = _quant(types, attrs)
+    return "INT8_ASYM needs an offset tile" if q is QuantType.INT8_ASYM and "offset" not in types else None
+
+
+def _quant_no_offset(types: Types, attrs: Attrs) -> str | None:
+    q, _ = _quant(types, attrs)
+    return "INT8_SYM takes no offset tile" if q is QuantType.INT8_SYM and "offset" in types else None
+
+
+def _quant_offset_dtype(types: Types, attrs: Attrs) -> str | None:
+    o = _tile(types, "offset")
+    return None if o is None or o.dtype == dt.F32 else f"offset is {o.dtype}, must be f32"
+
+
+def _quant_params(types: Types, attrs: Attrs) -> str | None:
+    d = _tile(types, "dst")
+    for name in ("scale", "offset"):
+        p = _tile(types, name)
+        if d is None or p is None:
+            continue
+        if _known(p.valid_rows, d.valid_rows) and p.valid_rows < d.valid_rows:
+            return f"{name} valid rows {p.valid_rows} < dst valid rows {d.valid_rows}"
+        if p.valid_cols == 0:
+            return f"{name} has no valid column"
+    return None
+
+
+_QUANT_TYPES = [(dt.I8, dt.F32, dt.F32), (dt.U8, dt.F32, dt.F32)]
+declare(Instruction(
+    mnemonic="TQUANT", family=Family.COMPLEX, summary="quantise f32 rows to 8-bit integers",
+    operands=(tile_out("dst", "i8 (INT8_SYM) or u8 (INT8_ASYM)"), tile_in("src", "f32 values"),
+              tile_in("scale", "per-row f32 scale in column 0 (an Rx1 tile, DN recommended)"),
+              tile_in("offset", "per-row f32 zero point in column 0; INT8_ASYM only", optional=True)),
+    attrs=(Attr("quantType", QuantType, None, "INT8_SYM (i8 result) or INT8_ASYM (u8 result, offset)"),),
+    semantics=_tquant,
+    dtypes=tuples(("dst", "src", "scale"), _QUANT_TYPES),
+    numerics=EXACT, domain=Domain.DST, pipe=Pipe.V,
+    doc="Over dst's valid region: t = f32(src[i, j] * scale[i, 0]) for INT8_SYM, t = "
+        "f32(f32(src[i, j] * scale[i, 0]) + offset[i, 0]) for INT8_ASYM (each step rounded to f32, RNE); "
+        "dst[i, j] = t rounded to the nearest integer, ties to even, then saturated to [-128, 127] (i8) "
+        "or [0, 255] (u8). scale and offset are read in column 0 of rows 0 .. dst.valid_rows - 1. src is "
+        "not modified: the A2/A3 implementation computes in place in src's buffer, so a backend for it "
+        "copies src first when src is still live. The A5-only MXFP8 mode is not part of this instruction.",
+    special_values="NaN (in src, scale or offset, or 0 * inf) gives 0; +inf and overflow saturate to the "
+                   "maximum (127 / 255), -inf to the minimum (-128 / 0); ties round to even (2.5 -> 2, "
+                   "-2.5 -> -2).",
+    example=Example({"dst": "!pto.tile<16x32xi8>", "src": "!pto.tile<16x32xf32>",
+                     "scale": "!pto.tile<16x1xf32, layout=DN>"}, {"quantType": QuantType.INT8_SYM}),
+    constraints=(K.covers(("src",)),
+                 K.custom("scale and offset have a valid column for every valid row of dst", _quant_params,
+                          "STRUCT_VALID_REGION"),
+                 K.custom("INT8_ASYM takes an offset tile", _quant_needs_offset, "STRUCT_MISSING_OPERAND"),
+                 K.custom("INT8_SYM takes no offset tile", _quant_no_offset, "STRUCT_ATTR_VALUE"),
+                 K.custom("dst is i8 for INT8_SYM and u8 for INT8_ASYM", _quant_dst_dtype, "LEGAL_DTYPE"),
+                 K.custom("offset is f32", _quant_offset_dtype, "LEGAL_DTYPE"))))
+
+
+# ----------------------------------------------------------------------------- TPRINT
+
+Sink = Callable[[str], Any] | list | None
+
+
+def _render(tile: Tile) -> str:
+    """One header line, then one line per valid row; floats in numpy's shortest round-trip form."""
+    rows, cols = tile.valid
+    cell = str if tile.dtype.is_float else (lambda v: str(int(v)))
+    cells = [[cell(v) for v in row] for row in tile.region()]
+    width = max((len(c) for row in cells for c in row), default=0)
+    head = f"tprint {tile.type.rows}x{tile.type.cols}x{tile.dtype.name} valid={rows}x{cols}"
+    return "\n".join([head] + ["  " + " ".join(c.rjust(width) for c in row) for row in cells]) + "\n"
+
+
+def _tprint(src: Tile, sink: Sink = None) -> None:
+    text = _render(src)
+    if sink is None:
+        sys.stdout.write(text)
+    elif isinstance(sink, list):
+        sink.append(text)
+    else:
+        sink(text)
+
+
+declare(Instruction(
+    mnemonic="TPRINT", family=Family.COMPLEX, summary="print a tile's valid region (debug)",
+    operands=(tile_in("src", "tile to print"),),
+    semantics=_tprint,
+    dtypes=same(("src",), dt.STORABLE),
+    profile_dtypes={p: same(("src",), (dt.F32, dt.F16, dt.I8, dt.I16, dt.I32, dt.U8, dt.U16, dt.U32))
+                    for p in ("a2", "a3", "a5")},
+    numerics=Numerics("exact", note="writes no tile; the printed text is diagnostic output that conformance "
+                                    "does not compare"),
+    domain=Domain.SRC, pipe=Pipe.S,
+    doc="Writes a text rendering of src's valid region and changes nothing: a header line "
+        "'tprint RxCxT valid=VRxVC', then one line per valid row with the values right-aligned in "
+        "columns; floats print in the shortest form that round-trips in their own dtype (nan, inf, -0.0 "
+        "spelled so), integers in decimal, i1 as 0/1. The reference semantics take a keyword `sink`: a "
+        "list (the text is appended), a callable (called with the text) or None (sys.stdout); backends "
+        "route the text to their own debug stream. The public NPU form prints with %6.2f / %6d, marks "
+        "the invalid part with '|' and brackets the print with pipe_barrier(PIPE_ALL); it can also "
+        "print a global tensor, which openpto's TPRINT does not.",
+    special_values="Values are read, never modified; elements outside the valid region are not printed.",
+    example=Example({"src": "!pto.tile<16x16xf32>"})))
