@@ -100,9 +100,11 @@ DECISIONS: tuple[Decision, ...] = (
     Decision("Indexed memory access out of range",
              "MGATHER/MSCATTER OOB policy Undefined/Clamp/Wrap/Zero (A5); TGATHER CPU returns 0; "
              "TSCATTER row index vs flat offset differs between CPU and A2/A3 goldens.",
-             "An oobMode attribute (ERROR default, CLAMP, WRAP, ZERO/skip); ERROR raises RUNTIME_OOB. "
-             "TSCATTER indexes destination rows. Duplicate scatter targets: the last writer in row-major "
-             "order wins (or combine with the atomic mode).",
+             "MGATHER/MSCATTER take an oobMode attribute: ERROR (default, RUNTIME_OOB before anything is "
+             "written), CLAMP, WRAP, ZERO (gather reads 0, scatter skips); the public 'Undefined' mode is "
+             "not offered. Tile-indexed TGATHER, TGATHERB and TSCATTER always raise RUNTIME_OOB. TSCATTER "
+             "indexes destination rows. Duplicate scatter targets apply one at a time in row-major order: "
+             "the last writer wins, or each contribution combines under the atomic mode.",
              "Silent out-of-range accesses are the bugs a reference must catch; explicit modes keep the "
              "hardware's cheaper behaviours available."),
     Decision("Sort record format and order",
@@ -159,6 +161,34 @@ DECISIONS: tuple[Decision, ...] = (
              "Kernels read their task coordinates through scalar extension ops (get_block_idx, "
              "get_block_num); the runtime defines dispatch.",
              "The runtime contract is ours to define; the ISA only exposes ids."),
+    Decision("TDIVS operand order",
+             "Two overloads told apart by operand order: tile / scalar and scalar / tile.",
+             "One declaration with a `reverse` attribute (default false); the scalar-first spelling means "
+             "reverse = true.",
+             "One declaration, one printed form, no ambiguity for the verifier."),
+    Decision("Scalar operands",
+             "The scalar has the tile's element type.",
+             "A scalar literal is converted to the tile dtype once before the operation (floats round to "
+             "nearest even and may overflow to ±inf; integers wrap, so -1 on u8 is 255).",
+             "One conversion rule for every tile-scalar instruction."),
+    Decision("Matrix multiply numerics and forms",
+             "The CPU simulator accumulates sequentially in the acc dtype; NPU order and precision are "
+             "target-defined; TGEMV's K is B's valid rows; MX scale semantics target-defined.",
+             "C = sum_k A[i,k] * B[k,j] (+ acc_in, + bias) with the 'sum' contract; the reference forms "
+             "exact products and sums in f64 and rounds once. i8 x i8 accumulates in i32 and wraps. TGEMV "
+             "uses K = A.valid_cols like TMATMUL and requires B to cover K rows. MX scales are u8 E8M0 "
+             "exponents (2^(e-127), 255 = NaN), one per 32 elements of K.",
+             "The same contract for every matrix form; exact references make tolerance checks meaningful."),
+    Decision("Reductions over empty lines",
+             "A2/A3 assert non-empty input; A5 returns early.",
+             "An empty valid region reduces to the identity: sum 0, product 1, max -inf (integer minimum), "
+             "min +inf (integer maximum).",
+             "Total semantics; the identity is what any tree or loop reduction naturally yields."),
+    Decision("Sources of TQUANT and scratch operands",
+             "A2/A3 TQUANT overwrites its f32 source; several ops take a tmp tile some targets use.",
+             "Sources are never modified (a backend copies when it needs scratch); optional tmp operands are "
+             "accepted for compatibility and never read or written.",
+             "Programs stay portable across targets with and without scratch needs."),
     Decision("int8 PadValue::Min",
              "0xff (-1) on NPUs (looks like a bug), -128 on the CPU simulator.",
              "pad=min is the dtype's minimum (-128 for i8, -inf for floats); pad=max the maximum (+inf).",
