@@ -9,6 +9,8 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
+import numpy as np
+
 from . import dtypes as dt
 from .types import Layout, Location, Pipe, Type
 
@@ -227,7 +229,11 @@ class Instruction:
         return out
 
     def execute(self, **kwargs: Any) -> Any:
-        """Run the reference semantics: operands and attributes by name; defaults filled in."""
+        """Run the reference semantics: operands and attributes by name; defaults filled in.
+
+        IEEE floating-point exceptions are flags, not traps: overflow, underflow, invalid and
+        signalling-NaN conversions produce their IEEE results without numpy warnings."""
         args = self.with_defaults({a.name: kwargs.pop(a.name) for a in self.attrs if a.name in kwargs})
         args.update(kwargs)
-        return self.semantics(**args)
+        with np.errstate(all="ignore"):
+            return self.semantics(**args)
