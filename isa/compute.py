@@ -12,6 +12,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from . import dtypes as dt
+from .diagnostics import RuntimeFault
 from .values import Tile
 
 
@@ -51,11 +52,36 @@ def scalar_as(value: object, d: dt.DType) -> np.ndarray:
     """A scalar operand converted to the tile dtype (floats round RNE, integers wrap),
     then widened to the compute type, as a 0-d array."""
     if d.is_float:
+        try:
+            f = np.float64(value)
+        except (TypeError, ValueError, OverflowError):
+            raise _bad_scalar(value, d) from None
         with np.errstate(over="ignore", invalid="ignore"):
-            s = np.asarray(np.float64(value)).astype(d.np_dtype)
+            s = np.asarray(f).astype(d.np_dtype)
     else:
-        s = wrap(np.asarray(int(value), dtype=np.int64 if int(value) < 2**63 else np.uint64), d)
+        s = np.asarray(_int_bits(value, d)).astype(d.np_dtype)
     return widen(s, d)
+
+
+def _int_bits(value: object, d: dt.DType) -> int:
+    """An integral scalar wrapped (two's complement) into ``d``'s range, as a Python int."""
+    try:
+        f = float(value) if not isinstance(value, (int, np.integer)) else None
+    except (TypeError, ValueError, OverflowError):
+        raise _bad_scalar(value, d) from None
+    if f is not None and not (np.isfinite(f) and f == int(f)):
+        raise _bad_scalar(value, d)
+    bits = d.itemsize * 8
+    v = int(value if f is None else f) % (1 << bits)
+    if d.kind == "int" and v >= 1 << (bits - 1):
+        v -= 1 << bits
+    return v
+
+
+def _bad_scalar(value: object, d: dt.DType) -> RuntimeFault:
+    what = "an integer" if not d.is_float else "a number"
+    return RuntimeFault("RUNTIME_SCALAR_VALUE", f"scalar operand {value!r} cannot be converted to {d}",
+                        expected=f"{what} (the scalar has the tile dtype {d})", actual=repr(value))
 
 
 def apply_elementwise(dst: Tile, srcs: Sequence[Tile], fn: Callable[..., np.ndarray],
@@ -94,16 +120,19 @@ def ieee_max(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def int_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Integer division truncating toward zero; x / 0 = -1 (all ones); MIN / -1 = MIN (wraps)."""
-    a64, b64 = a.astype(np.int64) if a.dtype.kind == "i" else a.astype(np.uint64), b
     zero = b == 0
-    safe_b = np.where(zero, 1, b).astype(a64.dtype)
+    safe_b = np.where(zero, 1, b).astype(a.dtype)
     if a.dtype.kind == "i":
-        q = np.abs(a64) // np.abs(safe_b)
-        q = np.where((a64 < 0) != (safe_b < 0), -q, q)
+        minus_one = safe_b == -1
+        safe_b = np.where(minus_one, 1, safe_b)        # MIN // -1 overflows: negate instead
+        q = a // safe_b                                 # floor division ...
+        inexact = (q * safe_b) != a
+        q = np.where(inexact & ((a < 0) != (safe_b < 0)), q + 1, q)  # ... moved toward zero
+        q = np.where(minus_one, np.negative(a), q)
+        q = np.where(zero, -1, q)
     else:
-        q = a64 // safe_b
-    q = np.where(zero, -1 if a.dtype.kind == "i" else np.iinfo(a.dtype).max, q)
-    return wrap(q, dt.of_numpy(a.dtype))
+        q = np.where(zero, np.iinfo(a.dtype).max, a // safe_b)
+    return q.astype(a.dtype)
 
 
 def int_rem(a: np.ndarray, b: np.ndarray, floor: bool) -> np.ndarray:

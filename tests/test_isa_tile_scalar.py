@@ -201,6 +201,29 @@ def test_int_scalar_literal_wraps_to_tile_dtype() -> None:
     assert out.tolist() == [[255]]
 
 
+def test_int_scalar_literal_wraps_beyond_64_bits() -> None:
+    # 2**64 + 3 wraps to 3 in every integer width; -(2**64) - 1 wraps to -1 (all ones).
+    out = run("TADDS", np.int32, src=np.array([[1, 2]], np.int32), scalar=2 ** 64 + 3)
+    assert out.tolist() == [[4, 5]]
+    out = run("TADDS", np.uint16, src=np.array([[1]], np.uint16), scalar=-(2 ** 64) - 1)
+    assert out.tolist() == [[0]]
+    out = run("TXORS", np.int8, src=np.array([[0x0F]], np.int8), scalar=2 ** 70 - 1)
+    assert out.tolist() == [[~0x0F]]
+
+
+@pytest.mark.parametrize("scalar", [2.5, float("nan"), float("inf"), "abc", None])
+def test_unconvertible_int_scalar_is_a_runtime_fault(scalar: object) -> None:
+    with pytest.raises(RuntimeFault) as e:
+        run("TADDS", np.int32, src=np.array([[1]], np.int32), scalar=scalar)
+    assert e.value.code == "RUNTIME_SCALAR_VALUE" and e.value.expected and e.value.actual
+
+
+def test_unconvertible_float_scalar_is_a_runtime_fault() -> None:
+    with pytest.raises(RuntimeFault) as e:
+        run("TMULS", np.float32, src=np.array([[1.0]], np.float32), scalar="abc")
+    assert e.value.code == "RUNTIME_SCALAR_VALUE"
+
+
 # ----------------------------------------------------------------------------- TDIVS
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])

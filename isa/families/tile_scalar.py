@@ -37,13 +37,6 @@ _SCALAR_RULE = (" The scalar has the tile dtype; a literal is converted to it on
 _SRC_SCALAR = ("dst", "src", "scalar")
 
 
-def _apply(dst: Tile, srcs: list[Tile], fn: Callable[..., np.ndarray], scalar: object) -> None:
-    """compute.apply_elementwise with overflow on the final narrowing (e.g. f32 -> f16 = inf)
-    kept silent: compute.narrow and compute.scalar_as cast outside any errstate."""
-    with np.errstate(over="ignore"):
-        C.apply_elementwise(dst, srcs, fn, [scalar])
-
-
 def _narrowed(names: tuple[str, ...], a2: tuple[dt.DType, ...] | None,
               a5: tuple[dt.DType, ...] | None) -> dict[str, DTypeRule]:
     """Per-profile dtype rules; A3 is the same silicon as A2 for legality."""
@@ -70,7 +63,7 @@ def _tile_scalar(mnemonic: str, summary: str, fn: Callable[..., np.ndarray],
                  a5: tuple[dt.DType, ...] | None = None, special: str = "") -> Instruction:
     """Declare dst[i, j] = fn(src[i, j], scalar) over dst's valid region."""
     def semantics(dst: Tile, src: Tile, scalar: object) -> None:
-        _apply(dst, [src], fn, scalar)
+        C.apply_elementwise(dst, [src], fn, [scalar])
 
     return declare(Instruction(
         mnemonic=mnemonic, family=Family.TILE_SCALAR, summary=summary,
@@ -137,7 +130,7 @@ def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def _tdivs(dst: Tile, src: Tile, scalar: object, reverse: bool) -> None:
     fn = (lambda a, s: _div(np.broadcast_to(s, a.shape), a)) if reverse else _div
-    _apply(dst, [src], fn, scalar)
+    C.apply_elementwise(dst, [src], fn, [scalar])
 
 
 declare(Instruction(
@@ -196,7 +189,7 @@ _tile_scalar("TSHRS", "shift right by a scalar", C.shift_right, dt.INTS_32,
 
 def _fused(fn: Callable[..., np.ndarray]) -> Callable[..., None]:
     def semantics(dst: Tile, src0: Tile, scalar: object, src1: Tile) -> None:
-        _apply(dst, [src0, src1], fn, scalar)
+        C.apply_elementwise(dst, [src0, src1], fn, [scalar])
     return semantics
 
 
@@ -256,7 +249,7 @@ declare(Instruction(
 
 
 def _tcmps(dst: Tile, src: Tile, scalar: object, cmpMode: CmpMode) -> None:  # noqa: N803
-    _apply(dst, [src], _CMP[cmpMode], scalar)
+    C.apply_elementwise(dst, [src], _CMP[cmpMode], [scalar])
 
 
 def _cmps_rule(types: tuple[dt.DType, ...]) -> DTypeRule:
