@@ -81,8 +81,6 @@ BY_NAME: dict[str, DType] = {d.name: d for d in ALL}
 # Groups used by declarations (architecture-wide legality; profiles narrow them).
 FP8 = (F8E4M3, F8E5M2)
 FLOATS = (F32, F16, BF16)                  # arithmetic floats
-SIGNED_INTS = (I8, I16, I32, I64)
-UNSIGNED_INTS = (U8, U16, U32, U64)
 INTS = (I8, U8, I16, U16, I32, U32, I64, U64)
 INTS_32 = (I8, U8, I16, U16, I32, U32)     # integers the vector unit handles natively
 NUMERIC = FLOATS + INTS_32                 # default set for arithmetic tile ops

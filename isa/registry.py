@@ -1,8 +1,6 @@
 """The instruction table: every declaration registers here exactly once."""
 from __future__ import annotations
 
-from typing import Iterator
-
 from .diagnostics import SpecError
 from .spec import Family, Instruction
 
@@ -48,7 +46,3 @@ def by_family() -> dict[Family, list[Instruction]]:
     for ins in _TABLE.values():
         out[ins.family].append(ins)
     return out
-
-
-def __iter__() -> Iterator[Instruction]:  # pragma: no cover - module-level convenience
-    return iter(_TABLE.values())

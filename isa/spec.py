@@ -135,9 +135,6 @@ class DTypeRule:
     def allows(self, combo: DTypeTuple) -> bool:
         return combo in self.tuples
 
-    def narrowed(self, allowed: Sequence[DTypeTuple]) -> "DTypeRule":
-        return DTypeRule(self.operands, frozenset(allowed))
-
     def sorted_tuples(self) -> list[DTypeTuple]:
         order = {d: i for i, d in enumerate(dt.ALL)}
         return sorted(self.tuples, key=lambda t: [order[d] for d in t])

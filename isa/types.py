@@ -17,9 +17,6 @@ from dataclasses import dataclass, field
 from . import dtypes as dt
 from .diagnostics import ParseError
 
-DYN = None  # a dynamic (run-time) extent
-
-
 class Location(enum.Enum):
     """On-chip buffer a tile lives in (Ascend names: UB, L1, L0A, L0B, L0C, BT, FB)."""
 
