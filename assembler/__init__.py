@@ -1,1 +1,10 @@
-"""assembler: lands with its own issue; see DESIGN.md."""
+"""PTO-AS assembler: text -> ``Module`` (``parse``), checks (``verify``), canonical text
+(``print_module`` / ``Module.to_text``). Grammar and codes: ``docs/assembly.md``."""
+from .ir import (Const, For, If, Kernel, Lit, MemRef, Module, PipeLit, ScalarOp, TileDecl, TileOp, Value,
+                 Yield)
+from .parser import parse
+from .printer import print_module
+from .verifier import diagnose, verify
+
+__all__ = ["Const", "For", "If", "Kernel", "Lit", "MemRef", "Module", "PipeLit", "ScalarOp", "TileDecl",
+           "TileOp", "Value", "Yield", "diagnose", "parse", "print_module", "verify"]

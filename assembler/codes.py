@@ -1,0 +1,33 @@
+"""The diagnostic codes the assembler raises, with what each means (for docs and tests).
+
+Codes from ``isa.checks`` (STRUCT_MISSING_OPERAND, STRUCT_SHAPE, LEGAL_DTYPE, ...) are
+raised by the verifier too; they are documented with the ISA.
+"""
+from __future__ import annotations
+
+CODES: dict[str, str] = {
+    "PARSE_CHAR": "a character that starts no token",
+    "PARSE_TOKEN": "a token where the grammar expects another (unterminated brackets included)",
+    "PARSE_TYPE": "a malformed type spelling",
+    "PARSE_UNKNOWN_MNEMONIC": "a mnemonic that is neither an instruction, a scalar op nor control flow",
+    "PARSE_ARITY": "the wrong number of results or operands for the instruction",
+    "PARSE_SIGNATURE": "a type signature whose length does not match the operands or results",
+    "PARSE_ATTR": "a malformed, duplicated or unknown attribute value",
+    "PARSE_LITERAL": "a literal that does not fit its type",
+    "PARSE_MISSING_TYPE": "a new value whose type is neither written nor inferable",
+    "PARSE_KERNEL": "kernel structure: bare statements mixed with kernels, duplicate kernel names",
+    "PARSE_DIRECTIVE": "an unknown directive, or .arg inside a region",
+    "PARSE_NESTING": "regions nested deeper than the parser allows",
+    "STRUCT_UNDEFINED": "use of a value that is not defined (or not visible) here",
+    "STRUCT_REDEFINED": "a value defined twice, or a tile redeclared with another type",
+    "STRUCT_TYPE_MISMATCH": "a value used with a type other than its definition's",
+    "STRUCT_OPERAND_KIND": "an operand written in a form its kind does not take",
+    "STRUCT_UNKNOWN_OPERAND": "an argument for an operand the instruction does not declare",
+    "STRUCT_UNKNOWN_ATTR": "an attribute the instruction does not declare",
+    "STRUCT_INDEX": "an index, bound or dynamic extent that is not an index/integer value",
+    "STRUCT_SCALAR_TYPE": "a scalar op applied to operand types it does not take",
+    "STRUCT_YIELD": "a yield in the wrong place, or with the wrong number or types of values",
+    "STRUCT_REGION": "a region-carrying op with inconsistent results, iter_args or condition",
+    "STRUCT_CHECK_FAILED": "an instruction's own check raised unexpectedly (a declaration bug)",
+    "LEGAL_CAPACITY": "the tiles of a kernel (or one tile) exceed a location's capacity",
+}

@@ -1,0 +1,300 @@
+"""The program model: what the parser builds, the verifier checks, the printer and backends read.
+
+A ``Module`` holds kernels; a kernel has parameters and a body of statements. Tiles are
+buffers: a ``TileOp`` is destination-passing (its output operands name the buffers it writes),
+so a loop that updates a tile just writes the same buffer again. Scalars are SSA values scoped
+by region; ``For``/``If`` carry them across iterations and branches with ``Yield``.
+
+Every value reference is a ``Value`` carrying its type, so a statement is self-describing
+and a backend needs no symbol table. Equality ignores source locations, so
+``parse(print(m)) == m`` is a meaningful test.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Mapping, Union
+
+from ..isa.diagnostics import Location
+from ..isa.spec import Instruction, Kind, Role
+from ..isa.types import INDEX, Pipe, ScalarType, TileType, Type
+
+MAIN = "main"  # the kernel a bare list of statements becomes
+
+
+def _loc() -> Any:
+    """A source location: kept for diagnostics, ignored by ==."""
+    return field(default=None, compare=False, repr=False)
+
+
+# --------------------------------------------------------------------------- operands
+
+@dataclass(frozen=True)
+class Value:
+    """A named value (``%name``) of a type; the same object form is used to define and to use it."""
+
+    name: str
+    type: Type
+
+    def __str__(self) -> str:
+        return "%" + self.name
+
+
+Number = Union[bool, int, float]
+
+
+def _number_key(v: Number) -> tuple[str, str]:
+    """Equality key for literals: 1 != 1.0 != True, -0.0 != 0.0, nan == nan."""
+    return (type(v).__name__, repr(v))
+
+
+@dataclass(frozen=True)
+class Lit:
+    """A literal scalar operand with the type it is converted to."""
+
+    value: Number = field(compare=False)
+    type: ScalarType
+    key: tuple[str, str] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "key", _number_key(self.value))
+
+
+@dataclass(frozen=True)
+class MemRef:
+    """A global tensor at an element index: ``%g[%i, 0]``."""
+
+    base: Value
+    indices: tuple["Value | int", ...]
+
+
+@dataclass(frozen=True)
+class PipeLit:
+    """A pipe named in an operand position: ``#pto.pipe<V>``."""
+
+    pipe: Pipe
+
+
+Arg = Union[Value, MemRef, PipeLit, Lit]
+Bound = Union[Value, int]
+
+
+def arg_type(arg: Arg) -> Type | None:
+    """The type an argument contributes to a signature (pipes have none)."""
+    if isinstance(arg, Value):
+        return arg.type
+    if isinstance(arg, MemRef):
+        return arg.base.type
+    if isinstance(arg, Lit):
+        return arg.type
+    return None
+
+
+# --------------------------------------------------------------------------- literal typing
+
+def _int_range(t: ScalarType) -> tuple[int, int]:
+    d = t.dtype
+    return int(d.min), int(d.max)
+
+
+def make_lit(value: Number, t: ScalarType) -> Lit:
+    """A literal converted to ``t``'s kind; ValueError (with the reason) when it does not fit."""
+    if t.name == "i1":
+        if isinstance(value, bool) or (isinstance(value, int) and value in (0, 1)):
+            return Lit(bool(value), t)
+        raise ValueError(f"{value!r} is not a boolean (true, false, 0 or 1)")
+    if isinstance(value, bool):
+        raise ValueError(f"boolean literal for type {t.name}")
+    if t.is_float:
+        return Lit(float(value), t)
+    if isinstance(value, float):
+        raise ValueError(f"float literal {value!r} for integer type {t.name}")
+    lo, hi = _int_range(t)
+    if not lo <= value <= hi:
+        raise ValueError(f"{value} is out of range for {t.name} [{lo}, {hi}]")
+    return Lit(int(value), t)
+
+
+def default_literal_type(value: Number) -> ScalarType:
+    """The type of an untyped ``.const``: ints are index, floats f32, booleans i1."""
+    if isinstance(value, bool):
+        return ScalarType("i1")
+    return ScalarType("f32") if isinstance(value, float) else INDEX
+
+
+def spell_number(v: Number) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float) and not math.isfinite(v):
+        return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+    return repr(v) if isinstance(v, float) else str(v)
+
+
+# --------------------------------------------------------------------------- statements
+
+@dataclass(frozen=True)
+class TileDecl:
+    """``.tile %t : T`` (or ``pto.alloc_tile``): declares a tile buffer; dynamic valid
+    extents (``?`` in T) may be given as run-time index values."""
+
+    value: Value
+    valid_rows: Value | None = None
+    valid_cols: Value | None = None
+    loc: Location | None = _loc()
+
+
+@dataclass(frozen=True)
+class Const:
+    """``.const %c = 0 : index`` (also ``arith.constant``)."""
+
+    result: Value
+    value: Number = field(compare=False)
+    key: tuple[str, str] = field(init=False, repr=False)
+    loc: Location | None = _loc()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "key", _number_key(self.value))
+
+
+@dataclass(frozen=True)
+class TileOp:
+    """One ISA instruction in destination-passing form: every operand by its declared name."""
+
+    instr: Instruction
+    args: Mapping[str, Arg]
+    attrs: Mapping[str, Any] = field(default_factory=dict)
+    loc: Location | None = _loc()
+
+    @property
+    def results(self) -> tuple[Value, ...]:
+        """The tile buffers the synchronous text form writes as results (``%d = ...``)."""
+        return tuple(self.args[o.name] for o in self.instr.operands  # type: ignore[misc]
+                     if o.role is Role.OUT and o.kind is Kind.TILE and o.name in self.args)
+
+    def types(self) -> dict[str, Type]:
+        """Operand types by name, as the isa checks expect them."""
+        out = {}
+        for name, a in self.args.items():
+            t = arg_type(a)
+            if t is not None:
+                out[name] = t
+        return out
+
+
+@dataclass(frozen=True)
+class ScalarOp:
+    """An ``arith``-style scalar op (or a block-id query): ``%r = arith.addi %a, %b : index``."""
+
+    op: str
+    result: Value
+    operands: tuple[Value, ...] = ()
+    predicate: str | None = None   # cmpi / cmpf
+    loc: Location | None = _loc()
+
+
+@dataclass(frozen=True)
+class Yield:
+    """Ends a region, handing values to the enclosing ``For`` (next iteration) or ``If``."""
+
+    values: tuple[Value, ...] = ()
+    loc: Location | None = _loc()
+
+
+@dataclass(frozen=True)
+class For:
+    """``scf.for %iv = lb to ub step s iter_args(%a = init) -> (T) { ... scf.yield ... }``."""
+
+    iv: Value
+    lb: Bound
+    ub: Bound
+    step: Bound
+    body: tuple["Stmt", ...]
+    iter_args: tuple[Value, ...] = ()
+    inits: tuple[Value | Lit, ...] = ()
+    results: tuple[Value, ...] = ()
+    loc: Location | None = _loc()
+
+
+@dataclass(frozen=True)
+class If:
+    """``scf.if %c -> (T) { ... } else { ... }``; results come from the branches' yields."""
+
+    cond: Value
+    then_body: tuple["Stmt", ...]
+    else_body: tuple["Stmt", ...] = ()
+    results: tuple[Value, ...] = ()
+    loc: Location | None = _loc()
+
+
+Stmt = Union[TileDecl, Const, TileOp, ScalarOp, Yield, For, If]
+
+
+def regions(stmt: Stmt) -> tuple[tuple[Stmt, ...], ...]:
+    if isinstance(stmt, For):
+        return (stmt.body,)
+    if isinstance(stmt, If):
+        return (stmt.then_body, stmt.else_body)
+    return ()
+
+
+def walk(body: tuple[Stmt, ...]) -> Iterator[Stmt]:
+    """Every statement, pre-order (a region's statements after the op that owns it)."""
+    for s in body:
+        yield s
+        for r in regions(s):
+            yield from walk(r)
+
+
+# --------------------------------------------------------------------------- containers
+
+@dataclass(frozen=True)
+class Kernel:
+    name: str
+    params: tuple[Value, ...]
+    body: tuple[Stmt, ...]
+    loc: Location | None = _loc()
+
+    def param(self, name: str) -> Value:
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+    def walk(self) -> Iterator[Stmt]:
+        return walk(self.body)
+
+    def tiles(self) -> dict[str, TileType]:
+        """Every tile buffer of the kernel: tile parameters, declarations and written results."""
+        out = {p.name: p.type for p in self.params if isinstance(p.type, TileType)}
+        for s in self.walk():
+            if isinstance(s, TileDecl) and isinstance(s.value.type, TileType):
+                out.setdefault(s.value.name, s.value.type)
+            elif isinstance(s, TileOp):
+                for o in s.instr.operands:
+                    a = s.args.get(o.name)
+                    if o.role is not Role.IN and isinstance(a, Value) and isinstance(a.type, TileType):
+                        out.setdefault(a.name, a.type)
+        return out
+
+
+@dataclass(frozen=True)
+class Module:
+    kernels: tuple[Kernel, ...]
+
+    def kernel(self, name: str | None = None) -> Kernel:
+        """The kernel called ``name``; without a name, the module's only kernel."""
+        if name is None:
+            if len(self.kernels) != 1:
+                raise KeyError(f"module has {len(self.kernels)} kernels; name one")
+            return self.kernels[0]
+        for k in self.kernels:
+            if k.name == name:
+                return k
+        raise KeyError(name)
+
+    def to_text(self) -> str:
+        from .printer import print_module
+        return print_module(self)
+
+    def __str__(self) -> str:
+        return self.to_text()

@@ -1,0 +1,54 @@
+"""Name visibility, shared by parser and verifier.
+
+Scalars, events and globals are SSA values scoped by region: visible from their definition
+to the end of the region, redefinition while visible is an error, sibling regions may reuse
+a name. Tiles are buffers of the whole kernel: once declared they stay visible, and naming
+one again as an output writes the same buffer (same type required).
+"""
+from __future__ import annotations
+
+from ..isa.types import TileType
+from .ir import Value
+
+POISON = object()   # a name whose definition failed to parse: uses stay silent
+MISSING = object()
+
+
+class Scope:
+    def __init__(self, parent: "Scope | None" = None) -> None:
+        self.parent = parent
+        self.root: Scope = parent.root if parent is not None else self
+        self.names: dict[str, object] = {}
+
+    def child(self) -> "Scope":
+        return Scope(self)
+
+    def lookup(self, name: str) -> object:
+        """The visible ``Value``, ``POISON``, or ``MISSING``."""
+        s: Scope | None = self
+        while s is not None:
+            if name in s.names:
+                return s.names[name]
+            s = s.parent
+        return MISSING
+
+    def define(self, value: Value) -> str | None:
+        """Make ``value`` visible; returns why it cannot be (a redefinition), or None."""
+        prev = self.lookup(value.name)
+        if isinstance(prev, Value):
+            if isinstance(value.type, TileType) and prev.type == value.type:
+                return None
+            if isinstance(value.type, TileType) and isinstance(prev.type, TileType):
+                return f"tile %{value.name} was declared as {prev.type}, not {value.type}"
+            return f"%{value.name} is already defined (as {prev.type})"
+        target = self.root if isinstance(value.type, TileType) else self
+        target.names[value.name] = value
+        return None
+
+    def poison(self, name: str) -> None:
+        if self.lookup(name) is MISSING:
+            self.names[name] = POISON
+
+    def tiles(self) -> list[Value]:
+        """Every tile buffer declared in the kernel so far."""
+        return [v for v in self.root.names.values() if isinstance(v, Value) and isinstance(v.type, TileType)]

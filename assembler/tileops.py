@@ -1,0 +1,220 @@
+"""Tile instruction statements: the synchronous form and the IR Level-2 DPS form, bound
+onto an instruction's declared operands (see ``operands.py`` for the mapping).
+
+Binding resolves every value to its definition, checks written types against it, declares
+outputs that name new buffers (their type from the signature), and types literals (the
+signature's type, else index for index operands, else the dtype of the first tile operand:
+a scalar has the tile's dtype).
+"""
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+from ..isa.spec import Instruction, Kind, Operand
+from ..isa.types import INDEX, SCALAR_NAMES, ScalarType, TileType, Type
+from .cursor import Cursor, Item, Silent
+from .ir import Lit, MemRef, PipeLit, TileOp, Value, make_lit
+from .lexer import ATTR, FLOAT, IDENT, INT, PUNCT, Token
+from .operands import assign, defines, dps_layout, kind_error, required_count, sync_layout
+from .scope import MISSING, POISON, Scope
+
+Slot = tuple[Token, Type]
+
+
+class TileOpParser(Cursor):
+    def tile_op(self, instr: Instruction, mt: Token, results: list[Token], scope: Scope) -> TileOp:
+        if (self.at(IDENT, "ins") or self.at(IDENT, "outs")) and self.peek(1).is_(PUNCT, "("):
+            return self._dps(instr, mt, results, scope)
+        items = self.operand_list(stop=("{", ":"))
+        attrs = self.attr_dict(instr) if self.at(PUNCT, "{") else {}
+        ins_sig: list[Slot] | None = None
+        outs_sig: list[Slot] | None = None
+        colon = self.accept(PUNCT, ":")
+        if colon:
+            paren = self.at(PUNCT, "(")
+            ins_sig = self.type_list()
+            if self.accept(PUNCT, "->"):
+                outs_sig = self.type_list()
+            elif results and not paren:
+                ins_sig, outs_sig = None, ins_sig      # a bare ': T' names the result type
+        res_ops, pos_ops = sync_layout(instr)
+        res_items = [Item(t, Value, name=t.text[1:]) for t in results]
+        pairs = (self._assign(instr, "result", res_ops, res_items, results[0] if results else mt)
+                 + self._assign(instr, "operand", pos_ops, items, mt))
+        slots: dict[int, Slot] = {}
+        if outs_sig is not None:
+            self._slots(res_items, outs_sig, slots, colon or mt, "results")
+        if ins_sig is not None:
+            self._slots([i for i in items if i.form is not PipeLit], ins_sig, slots, colon or mt, "operands")
+        return self._bind(instr, mt, pairs, slots, attrs, scope)
+
+    # ------------------------------------------------------------------ DPS form
+    def _dps(self, instr: Instruction, mt: Token, results: list[Token], scope: Scope) -> TileOp:
+        if results:
+            self.fail("PARSE_ARITY", f"the DPS form of {instr.asm_name} has no results; name the "
+                      "destination in outs(...)", results[0], expected="no results", actual=len(results))
+        lists: dict[str, tuple[Token, list[Item], list[Slot] | None]] = {}
+        attrs: dict[str, Any] = {}
+        while not self.at_end():
+            if self.at(PUNCT, "{") and not attrs:
+                attrs = self.attr_dict(instr)
+                continue
+            kw = self.expect(IDENT, what="ins(...), outs(...) or an attribute dict")
+            if kw.text not in ("ins", "outs") or kw.text in lists:
+                self.unexpected(kw, "ins(...) or outs(...), once each")
+            self.expect(PUNCT, "(")
+            items = self.operand_list(stop=(":", ")"))
+            types = None
+            if self.accept(PUNCT, ":"):
+                types = [self.type_()]
+                while self.accept(PUNCT, ","):
+                    types.append(self.type_())
+            self.expect(PUNCT, ")", "')'")
+            lists[kw.text] = (kw, items, types)
+        ins_ops, outs_ops = dps_layout(instr)
+        pairs: list[tuple[Operand, Item]] = []
+        slots: dict[int, Slot] = {}
+        for key, ops in (("ins", ins_ops), ("outs", outs_ops)):
+            kw, items, types = lists.get(key, (mt, [], None))
+            pairs += self._assign(instr, f"{key} operand", ops, items, kw)
+            if types is not None:
+                self._slots([i for i in items if i.form is not PipeLit], types, slots, kw, key)
+        return self._bind(instr, mt, pairs, slots, attrs, scope)
+
+    # ------------------------------------------------------------------ shape checks
+    def _assign(self, instr: Instruction, what: str, ops: tuple[Operand, ...], items: list[Item],
+                tok: Token) -> list[tuple[Operand, Item]]:
+        got, surplus, missing = assign(ops, [i.form for i in items])
+        if surplus is None and not missing:
+            for op, it in zip(got, items):
+                why = kind_error(op, it.form)
+                if why:
+                    self.fail("STRUCT_OPERAND_KIND", f"{instr.asm_name}: {why}", it.tok,
+                              expected=op.kind.value, actual=it.tok.text)
+            return list(zip(got, items))
+        lo, hi = required_count(ops), len(ops)
+        names = ", ".join(o.name + ("?" if o.optional else "") for o in ops) or "none"
+        want = str(hi) if lo == hi else f"{lo} to {hi}"
+        where = items[surplus].tok if surplus is not None else tok
+        self.fail("PARSE_ARITY", f"{instr.asm_name} takes {want} {what}(s) ({names}), got {len(items)}",
+                  where, expected=f"{want} {what}(s): {names}", actual=len(items))
+
+    def _slots(self, items: list[Item], types: list[Slot], slots: dict[int, Slot], tok: Token,
+               what: str) -> None:
+        if len(types) != len(items):
+            where = types[len(items)][0] if len(types) > len(items) else tok
+            self.fail("PARSE_SIGNATURE", f"the signature lists {len(types)} type(s) for {len(items)} {what}",
+                      where, expected=len(items), actual=len(types))
+        for it, slot in zip(items, types):
+            slots[id(it)] = slot
+
+    # ------------------------------------------------------------------ binding
+    def _bind(self, instr: Instruction, mt: Token, pairs: list[tuple[Operand, Item]],
+              slots: dict[int, Slot], attrs: dict[str, Any], scope: Scope) -> TileOp:
+        args: dict[str, Any] = {}
+        new: list[tuple[Value, Token]] = []
+        pairs = sorted(pairs, key=lambda p: defines(p[0]))   # uses before new definitions
+        for op, it in pairs:
+            slot = slots.get(id(it))
+            if it.form is Value:
+                args[op.name] = self._value(op, it, slot, scope, new)
+            elif it.form is MemRef:
+                base = self.use(it.tok, scope)
+                self._check_type(base, slot, "STRUCT_TYPE_MISMATCH")
+                idx = tuple(self.use(t, scope) if isinstance(v, str) else v for t, v in it.indices)
+                args[op.name] = MemRef(base, idx)
+            elif it.form is PipeLit:
+                args[op.name] = PipeLit(it.pipe)  # type: ignore[arg-type]
+        for op, it in pairs:
+            if it.form is Lit:
+                args[op.name] = self._literal(instr, op, it, slots.get(id(it)), args)
+        for v, tok in new:
+            self.define(v, tok, scope)
+        ordered = {o.name: args[o.name] for o in instr.operands if o.name in args}
+        return TileOp(instr, ordered, attrs, loc=self.loc(mt))
+
+    def _check_type(self, v: Value, slot: Slot | None, code: str) -> None:
+        if slot is not None and slot[1] != v.type:
+            what = "redefinition of" if code == "STRUCT_REDEFINED" else "type of"
+            self.fail(code, f"{what} %{v.name}: written {slot[1]}, defined as {v.type}", slot[0],
+                      expected=str(v.type), actual=str(slot[1]))
+
+    def _value(self, op: Operand, it: Item, slot: Slot | None, scope: Scope,
+               new: list[tuple[Value, Token]]) -> Value:
+        v = scope.lookup(it.name)
+        if v is POISON:
+            raise Silent
+        if v is MISSING:
+            earlier = [n for n, _ in new if n.name == it.name]
+            if earlier:
+                return earlier[0]
+            if not defines(op):
+                self.use(it.tok, scope)   # reports STRUCT_UNDEFINED
+            if slot is None:
+                self.fail("PARSE_MISSING_TYPE", f"new value {it.tok.text} needs a type: write a "
+                          "signature (: (...) -> T) or declare it with .tile", it.tok,
+                          expected="a type signature", actual="none")
+            nv = Value(it.name, slot[1])
+            new.append((nv, it.tok))
+            return nv
+        assert isinstance(v, Value)
+        self._check_type(v, slot, "STRUCT_REDEFINED" if defines(op) else "STRUCT_TYPE_MISMATCH")
+        return v
+
+    def _literal(self, instr: Instruction, op: Operand, it: Item, slot: Slot | None,
+                 args: dict[str, Any]) -> Lit:
+        t: Type | None = slot[1] if slot else None
+        if t is None and op.kind is Kind.INDEX:
+            t = INDEX
+        if t is None:
+            tiles = [args[o.name].type for o in instr.operands
+                     if o.kind is Kind.TILE and isinstance(args.get(o.name), Value)]
+            if tiles and isinstance(tiles[0], TileType) and tiles[0].dtype.name in SCALAR_NAMES:
+                t = ScalarType(tiles[0].dtype.name)
+        if t is None:
+            self.fail("PARSE_MISSING_TYPE", f"cannot tell the type of literal {it.tok.text}; "
+                      "write a signature", it.tok, expected="a type signature", actual="none")
+        if not isinstance(t, ScalarType):
+            self.fail("PARSE_LITERAL", f"a literal cannot have type {t}", slot[0] if slot else it.tok,
+                      expected="a scalar type", actual=str(t))
+        try:
+            return make_lit(it.number, t)  # type: ignore[arg-type]
+        except ValueError as e:
+            self.fail("PARSE_LITERAL", str(e), it.tok, expected=t.name, actual=it.tok.text)
+
+    # ------------------------------------------------------------------ attributes
+    def attr_dict(self, instr: Instruction) -> dict[str, Any]:
+        """``{name = value, ...}``; values by the declared attribute's type."""
+        self.expect(PUNCT, "{")
+        out: dict[str, Any] = {}
+        self.skip_nl()
+        while not self.accept(PUNCT, "}"):
+            if out:
+                self.expect(PUNCT, ",", "',' or '}'")
+                self.skip_nl()
+            nt = self.expect(IDENT, what="an attribute name")
+            try:
+                decl = instr.attr(nt.text)
+            except KeyError:
+                self.fail("STRUCT_UNKNOWN_ATTR", f"{instr.asm_name} has no attribute '{nt.text}'", nt,
+                          expected=", ".join(a.name for a in instr.attrs) or "no attributes",
+                          actual=nt.text)
+            if nt.text in out:
+                self.fail("PARSE_ATTR", f"attribute '{nt.text}' given twice", nt)
+            self.expect(PUNCT, "=")
+            out[nt.text] = self._attr_value(decl.type)
+            self.skip_nl()
+        return out
+
+    def _attr_value(self, kind: type) -> Any:
+        t = self.peek()
+        if t.kind == ATTR:
+            self.next()
+            return self.opaque(t)[1]
+        if t.kind in (INT, FLOAT) or t.is_(IDENT, "true") or t.is_(IDENT, "false"):
+            return self.number()[1]  # type: ignore[index]
+        if t.kind == IDENT and isinstance(kind, type) and issubclass(kind, enum.Enum):
+            self.next()
+            return self.member(kind, t.text, t)
+        self.unexpected(t, "an attribute value (#pto.KIND<VALUE>, a name, a number, true or false)")

@@ -1,0 +1,321 @@
+"""Check a Module: structure (names, kinds, types, regions) and legality for a profile.
+
+Per-instruction rules come from the declarations through ``isa.checks``; this module only
+adds what is about the program: def-before-use, region scoping, yields, scalar-op typing,
+and the capacity of all tiles a kernel declares. Every diagnostic is collected.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable
+
+from ..isa import profiles
+from ..isa.checks import check_legality, check_structure
+from ..isa.diagnostics import LegalityError, Location, PTOError, PTOErrorGroup, StructError
+from ..isa.profiles import Profile
+from ..isa.types import INDEX, GlobalType, ScalarType, TileType, Type
+from . import scalar_ops as S
+from .ir import (Const, For, If, Kernel, Lit, MemRef, Module, ScalarOp, Stmt, TileDecl, TileOp, Value,
+                 Yield, make_lit)
+from .operands import defines, gap_error, kind_error
+from .scope import MISSING, Scope
+
+I1 = ScalarType("i1")
+
+
+def diagnose(module: Module, profile: str | None = None) -> list[PTOError]:
+    """Every structural diagnostic, plus legality for ``profile`` when one is named."""
+    prof = profiles.get(profile) if profile is not None else None
+    errs: list[PTOError] = []
+    seen: set[str] = set()
+    for k in module.kernels:
+        if k.name in seen:
+            errs.append(StructError("STRUCT_REDEFINED", f"kernel @{k.name} is defined twice",
+                                    location=k.loc or Location(kernel=k.name)))
+        seen.add(k.name)
+        errs += _KernelCheck(k, prof).run()
+    return errs
+
+
+def verify(module: Module, profile: str | None = "cpu") -> Module:
+    """Raise the diagnostic (``PTOErrorGroup`` for several) if any; return the module."""
+    errs = diagnose(module, profile)
+    if errs:
+        raise errs[0] if len(errs) == 1 else PTOErrorGroup(errs)
+    return module
+
+
+class _KernelCheck:
+    def __init__(self, kernel: Kernel, profile: Profile | None) -> None:
+        self.k = kernel
+        self.profile = profile
+        self.errors: list[PTOError] = []
+        self.index = -1
+        self.where = Location(kernel=kernel.name)
+
+    def run(self) -> list[PTOError]:
+        root = Scope()
+        self.where = self._loc(self.k.loc)
+        for p in self.k.params:
+            self._define(p, root)
+        self._block(self.k.body, root, None, top=True)
+        if self.profile is not None:
+            self._capacity(root)
+        return self.errors
+
+    # ------------------------------------------------------------------ helpers
+    def _loc(self, loc: Location | None) -> Location:
+        base = loc or Location()
+        return dataclasses.replace(base, kernel=self.k.name, index=max(self.index, 0))
+
+    def _err(self, code: str, msg: str, expected: object = None, actual: object = None) -> None:
+        cls = LegalityError if code.startswith("LEGAL") else StructError
+        self.errors.append(cls(code, msg, location=self.where, expected=expected, actual=actual))
+
+    def _use(self, v: Value, scope: Scope) -> bool:
+        prev = scope.lookup(v.name)
+        if prev is MISSING or not isinstance(prev, Value):
+            self._err("STRUCT_UNDEFINED", f"use of undefined value %{v.name}", actual=f"%{v.name}")
+            return False
+        if prev.type != v.type:
+            self._err("STRUCT_TYPE_MISMATCH", f"%{v.name} is used as {v.type} but defined as {prev.type}",
+                      expected=str(prev.type), actual=str(v.type))
+            return False
+        return True
+
+    def _define(self, v: Value, scope: Scope) -> None:
+        why = scope.define(v)
+        if why:
+            self._err("STRUCT_REDEFINED", why, actual=f"%{v.name} : {v.type}")
+
+    def _index(self, v: Value | int, scope: Scope, what: str, want: Type | None = None) -> None:
+        if isinstance(v, int):
+            return
+        if self._use(v, scope) and not S.is_int(v.type):
+            self._err("STRUCT_INDEX", f"{what} %{v.name} must be index or an integer", actual=str(v.type))
+        elif want is not None and v.type != want:
+            self._err("STRUCT_INDEX", f"{what} %{v.name} has type {v.type}, the loop counter {want}",
+                      expected=str(want), actual=str(v.type))
+
+    def _guarded(self, fn: Callable[[], list[PTOError]], what: str) -> list[PTOError]:
+        """Run an isa check; a check that raises is a declaration bug, reported, not thrown."""
+        try:
+            return fn()
+        except Exception as e:  # noqa: BLE001 - never let bad input surface as a traceback
+            return [StructError("STRUCT_CHECK_FAILED", f"{what} raised {type(e).__name__}: {e}",
+                                location=self.where)]
+
+    # ------------------------------------------------------------------ regions
+    def _block(self, body: tuple[Stmt, ...], scope: Scope, yields: tuple[Type, ...] | None,
+               top: bool = False, owner: Location | None = None) -> None:
+        for n, s in enumerate(body):
+            self.index += 1
+            self.where = self._loc(getattr(s, "loc", None))
+            if isinstance(s, Yield):
+                self._yield(s, scope, yields, top, last=n == len(body) - 1)
+            else:
+                self._stmt(s, scope)
+        if yields and not (body and isinstance(body[-1], Yield)):
+            self.where = owner or self.where
+            self._err("STRUCT_YIELD", "the region must end with scf.yield of "
+                      + ", ".join(str(t) for t in yields), expected=len(yields), actual="no yield")
+
+    def _yield(self, s: Yield, scope: Scope, yields: tuple[Type, ...] | None, top: bool, last: bool) -> None:
+        for v in s.values:
+            self._use(v, scope)
+        if top:
+            self._err("STRUCT_YIELD", "scf.yield outside any region")
+        elif not last:
+            self._err("STRUCT_YIELD", "scf.yield must be the last statement of its region")
+        want = yields or ()
+        got = tuple(v.type for v in s.values)
+        if not top and got != want:
+            self._err("STRUCT_YIELD", f"the region yields {len(want)} value(s), this yield gives {len(got)}"
+                      if len(got) != len(want) else "yielded types differ from the region's results",
+                      expected=", ".join(map(str, want)) or "nothing", actual=", ".join(map(str, got)) or "nothing")
+
+    def _stmt(self, s: Stmt, scope: Scope) -> None:
+        handler = {TileOp: self._tile_op, ScalarOp: self._scalar, Const: self._const,
+                   TileDecl: self._tile_decl, For: self._for, If: self._if}.get(type(s))
+        if handler is None:
+            self._err("STRUCT_OPERAND_KIND", f"not a statement: {type(s).__name__}")
+            return
+        handler(s, scope)  # type: ignore[operator]
+
+    # ------------------------------------------------------------------ statements
+    def _tile_decl(self, s: TileDecl, scope: Scope) -> None:
+        t = s.value.type
+        if not isinstance(t, TileType):
+            self._err("STRUCT_OPERAND_KIND", f".tile %{s.value.name} needs a tile type", actual=str(t))
+            return
+        for v, static, axis in ((s.valid_rows, t.valid_rows, "rows"), (s.valid_cols, t.valid_cols, "cols")):
+            if v is None:
+                continue
+            self._index(v, scope, f"valid {axis}")
+            if static is not None:
+                self._err("STRUCT_INDEX", f"run-time valid {axis} given but the type's valid {axis} are static",
+                          expected="'?' in valid=RxC", actual=str(t))
+        self._define(s.value, scope)
+
+    def _const(self, s: Const, scope: Scope) -> None:
+        t = s.result.type
+        if not isinstance(t, ScalarType):
+            self._err("STRUCT_TYPE_MISMATCH", "a constant has a scalar type", actual=str(t))
+        else:
+            try:
+                make_lit(s.value, t)
+            except ValueError as e:
+                self._err("STRUCT_TYPE_MISMATCH", str(e), expected=str(t), actual=repr(s.value))
+        self._define(s.result, scope)
+
+    def _tile_op(self, s: TileOp, scope: Scope) -> None:
+        instr, before = s.instr, len(self.errors)
+        declared = {o.name for o in instr.operands}
+        for name in s.args:
+            if name not in declared:
+                self._err("STRUCT_UNKNOWN_OPERAND", f"{instr.asm_name} has no operand '{name}'",
+                          expected=", ".join(sorted(declared)), actual=name)
+        gap = gap_error(instr, s.args)
+        if gap:
+            self._err("STRUCT_MISSING_OPERAND", f"{instr.asm_name}: {gap}")
+        new: list[Value] = []
+        for o in instr.operands:
+            a = s.args.get(o.name)
+            if a is None:
+                continue
+            why = kind_error(o, a)
+            if why:
+                self._err("STRUCT_OPERAND_KIND", f"{instr.asm_name}: {why}", expected=o.kind.value)
+            elif isinstance(a, Value) and defines(o) and scope.lookup(a.name) is MISSING:
+                new.append(a)
+            elif isinstance(a, Value):
+                self._use(a, scope)
+            elif isinstance(a, MemRef):
+                self._memref(a, scope)
+            elif isinstance(a, Lit):
+                self._lit(a)
+        if len(self.errors) == before:
+            self.errors += self._guarded(lambda: check_structure(instr, s.types(), s.attrs, self.where),
+                                         f"{instr.mnemonic} structure check")
+        if len(self.errors) == before and self.profile is not None:
+            prof = self.profile
+            self.errors += self._guarded(lambda: check_legality(instr, s.types(), s.attrs, prof, self.where),
+                                         f"{instr.mnemonic} legality check")
+        for v in new:
+            self._define(v, scope)
+
+    def _memref(self, a: MemRef, scope: Scope) -> None:
+        if not self._use(a.base, scope):
+            return
+        for i in a.indices:
+            self._index(i, scope, "index")
+        t = a.base.type
+        if isinstance(t, GlobalType) and len(a.indices) != t.rank:
+            self._err("STRUCT_INDEX", f"%{a.base.name} has rank {t.rank} but {len(a.indices)} indices are given",
+                      expected=t.rank, actual=len(a.indices))
+
+    def _lit(self, a: Lit) -> None:
+        try:
+            make_lit(a.value, a.type)
+        except ValueError as e:
+            self._err("STRUCT_TYPE_MISMATCH", str(e), expected=str(a.type), actual=repr(a.value))
+
+    def _scalar(self, s: ScalarOp, scope: Scope) -> None:
+        spec = S.SCALAR_OPS.get(s.op)
+        if spec is None:
+            self._err("STRUCT_SCALAR_TYPE", f"unknown scalar op '{s.op}'", expected=" ".join(S.SCALAR_OPS))
+        elif len(s.operands) != spec.arity:
+            self._err("STRUCT_SCALAR_TYPE", f"{s.op} takes {spec.arity} operand(s)", expected=spec.arity,
+                      actual=len(s.operands))
+        elif all([self._use(v, scope) for v in s.operands]):
+            why = _scalar_rule(spec, s)
+            if why:
+                self._err("STRUCT_SCALAR_TYPE", f"{s.op}: {why}",
+                          actual=", ".join(str(v.type) for v in s.operands) + f" -> {s.result.type}")
+        self._define(s.result, scope)
+
+    def _for(self, s: For, scope: Scope) -> None:
+        if not S.is_int(s.iv.type):
+            self._err("STRUCT_INDEX", "a loop counter is index or an integer", actual=str(s.iv.type))
+        for b, what in ((s.lb, "lower bound"), (s.ub, "upper bound"), (s.step, "step")):
+            self._index(b, scope, what, s.iv.type)
+        for v in s.inits:
+            self._use(v, scope) if isinstance(v, Value) else self._lit(v)
+        itypes = tuple(a.type for a in s.iter_args)
+        if len(s.inits) != len(s.iter_args) or tuple(i.type for i in s.inits) != itypes:
+            self._err("STRUCT_REGION", "iter_args and their initial values differ in number or type",
+                      expected=", ".join(map(str, itypes)), actual=", ".join(str(i.type) for i in s.inits))
+        if any(isinstance(t, TileType) for t in itypes):
+            self._err("STRUCT_REGION", "tiles are buffers: carry a tile across iterations by writing "
+                      "the same buffer, not through iter_args")
+        if s.results and tuple(r.type for r in s.results) != itypes:
+            self._err("STRUCT_REGION", "the loop's results must match its iter_args",
+                      expected=", ".join(map(str, itypes)), actual=", ".join(str(r.type) for r in s.results))
+        owner, body = self.where, scope.child()
+        self._define(s.iv, body)
+        for a in s.iter_args:
+            self._define(a, body)
+        self._block(s.body, body, itypes or None, owner=owner)
+        self.where = owner
+        for r in s.results:
+            self._define(r, scope)
+
+    def _if(self, s: If, scope: Scope) -> None:
+        if self._use(s.cond, scope) and s.cond.type != I1:
+            self._err("STRUCT_REGION", f"the condition %{s.cond.name} must be i1", actual=str(s.cond.type))
+        rtypes = tuple(r.type for r in s.results)
+        if any(isinstance(t, TileType) for t in rtypes):
+            self._err("STRUCT_REGION", "tiles are buffers: write the same buffer in both branches instead "
+                      "of yielding a tile")
+        owner = self.where
+        if s.results and not s.else_body:
+            self._err("STRUCT_REGION", "scf.if with results needs an else region")
+        self._block(s.then_body, scope.child(), rtypes or None, owner=owner)
+        if s.else_body:
+            self._block(s.else_body, scope.child(), rtypes or None, owner=owner)
+        self.where = owner
+        for r in s.results:
+            self._define(r, scope)
+
+    # ------------------------------------------------------------------ capacity
+    def _capacity(self, root: Scope) -> None:
+        assert self.profile is not None
+        used: dict[object, tuple[int, int]] = {}
+        for v in root.tiles():
+            t = v.type
+            assert isinstance(t, TileType)
+            total, count = used.get(t.loc, (0, 0))
+            used[t.loc] = (total + t.nbytes, count + 1)
+        self.where = self._loc(self.k.loc)
+        for loc, (total, count) in used.items():
+            cap = self.profile.capacity.get(loc)  # type: ignore[call-overload]
+            if cap is not None and total > cap:
+                self._err("LEGAL_CAPACITY", f"the {count} {loc.value} tile(s) of kernel @{self.k.name} take "  # type: ignore[attr-defined]
+                          f"{total} bytes, more than {self.profile.name}'s {cap}",
+                          expected=f"<= {cap} bytes", actual=f"{total} bytes")
+
+
+def _scalar_rule(spec: S.ScalarOpSpec, s: ScalarOp) -> str | None:
+    """Why the operand/result types do not fit the op's class, or None."""
+    ts = [v.type for v in s.operands]
+    r = s.result.type
+    cls = spec.cls
+    if cls == "block":
+        return None if r == INDEX else "the result is index"
+    if cls == "cast":
+        if not (isinstance(ts[0], ScalarType) and isinstance(r, ScalarType)):
+            return "casts convert scalars"
+        return S.cast_error(spec, ts[0], r)
+    if cls == "select":
+        if ts[0] != I1:
+            return "the condition must be i1"
+        return None if ts[1] == ts[2] == r else "both choices and the result have one type"
+    want = S.is_float if cls in ("float_binary", "float_unary", "cmpf") else S.is_int
+    if not all(want(t) for t in ts) or len(set(ts)) != 1:
+        return f"operands must share one {'float' if want is S.is_float else 'integer'} type"
+    if cls in ("cmpi", "cmpf"):
+        if s.predicate not in spec.predicates:
+            return f"predicate {s.predicate!r} is not one of {' '.join(spec.predicates)}"
+        return None if r == I1 else "a comparison produces i1"
+    return None if r == ts[0] else "the result has the operands' type"
+

@@ -1,0 +1,70 @@
+"""Bad input never escapes as anything but a PTOError, never hangs, and whatever the parser
+accepts prints and parses back to the same module."""
+from __future__ import annotations
+
+import time
+
+from hypothesis import given, strategies as st
+
+import openpto.assembler as asm
+from openpto.isa import PTOError, all_instructions
+from test_assembler_parse import PUBLIC, dps_statement, program
+from test_assembler_roundtrip import SOFTMAX_LIKE
+
+SEEDS = [SOFTMAX_LIKE, PUBLIC] + [program(i) for i in all_instructions()[::7]] \
+    + [program(i, dps_statement(i)) for i in all_instructions()[3::11]]
+FRAGMENTS = ["%a", "%x", ",", "{", "}", "(", ")", "[", "]", ":", "=", "->", ";", "\n", "#", "//", "@k",
+             "scf.for", "scf.if", "else", "scf.yield", "kernel", ".arg", ".const", ".tile", "iter_args",
+             "!pto.tile<16x16xf32>", "!pto.tile<", "#pto.cmp<GT>", "#pto.pipe<V>", "0", "-1", "1.5",
+             "1e99", "nan", "true", "index", "i1", "f32", "tadd", "ins(", "outs(", "to", "step", "ü", "\t"]
+
+
+@st.composite
+def mutated(draw) -> str:  # noqa: ANN001
+    text = draw(st.sampled_from(SEEDS))
+    for _ in range(draw(st.integers(1, 4))):
+        i = draw(st.integers(0, len(text)))
+        op = draw(st.sampled_from(["delete", "insert", "insert_text", "dup_line"]))
+        if op == "delete":
+            text = text[:i] + text[i + draw(st.integers(1, 12)):]
+        elif op == "insert":
+            text = text[:i] + draw(st.sampled_from(FRAGMENTS)) + text[i:]
+        elif op == "insert_text":
+            text = text[:i] + draw(st.text(max_size=6)) + text[i:]
+        else:
+            lines = text.split("\n")
+            k = draw(st.integers(0, len(lines) - 1))
+            text = "\n".join(lines[:k] + [lines[k]] + lines[k:])
+    return text
+
+
+def check(text: str) -> None:
+    start = time.perf_counter()
+    try:
+        m = asm.parse(text, filename="fuzz.pto")
+    except PTOError as e:
+        assert e.code.split("_")[0] in ("PARSE", "STRUCT", "PTO"), e.code
+        str(e)                                    # renders without raising
+    else:
+        for profile in (None, "cpu", "a2"):
+            asm.diagnose(m, profile)
+        printed = m.to_text()
+        assert asm.parse(printed) == m, printed
+    assert time.perf_counter() - start < 2.0
+
+
+@given(mutated())
+def test_mutated_programs_raise_only_pto_errors(text: str) -> None:
+    check(text)
+
+
+@given(st.text(max_size=80))
+def test_arbitrary_text_raises_only_pto_errors(text: str) -> None:
+    check(text)
+
+
+def test_pathological_inputs() -> None:
+    for text in ["{" * 5000, "scf.for %i = 0 to 1 step 1 {\n" * 200, "%a = " * 2000, "(" * 3000,
+                 "!pto.tile<" + "<" * 3000, "\x00\x01", "%d = tadd " + ", ".join(["%a"] * 5000),
+                 ".arg %a : !pto.tile<99999999999999999999x1xf32>\n"]:
+        check(text)
