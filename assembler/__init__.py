@@ -1,5 +1,5 @@
 """PTO-AS assembler: text -> ``Module`` (``parse``), checks (``verify``), canonical text
-(``print_module`` / ``Module.to_text``). Grammar and codes: ``docs/assembly.md``."""
+(``print_module`` / ``Module.to_text``)."""
 from .ir import (Const, For, If, Kernel, Lit, MemRef, Module, PipeLit, ScalarOp, TileDecl, TileOp, Value,
                  Yield)
 from .parser import parse

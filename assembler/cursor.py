@@ -132,6 +132,7 @@ class Cursor:
         if v is POISON:
             raise Silent
         if v is MISSING:
+            scope.poison(tok.text[1:])      # report each undefined name once
             self.fail("STRUCT_UNDEFINED", f"use of undefined value {tok.text}", tok,
                       expected="a value defined earlier in a visible scope", actual=tok.text)
         assert isinstance(v, Value)
@@ -148,6 +149,9 @@ class Cursor:
         if t.kind == INT:
             self.next()
             neg, body = t.text.startswith("-"), t.text.lstrip("-")
+            if len(body) > 64:
+                self.fail("PARSE_LITERAL", "integer literal too long", t, expected="at most 64 digits",
+                          actual=f"{len(body)} digits")
             v = int(body, 16) if body.lower().startswith("0x") else int(body, 10)
             return t, -v if neg else v
         if t.kind == FLOAT:

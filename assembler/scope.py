@@ -19,6 +19,7 @@ class Scope:
         self.parent = parent
         self.root: Scope = parent.root if parent is not None else self
         self.names: dict[str, object] = {}
+        self.ever: set[str] = set()   # root only: every name defined anywhere so far
 
     def child(self) -> "Scope":
         return Scope(self)
@@ -43,7 +44,15 @@ class Scope:
             return f"%{value.name} is already defined (as {prev.type})"
         target = self.root if isinstance(value.type, TileType) else self
         target.names[value.name] = value
+        self.root.ever.add(value.name)
         return None
+
+    def define_param(self, value: Value) -> str | None:
+        """Parameters are visible in the whole kernel, so their names may not have been
+        used by any definition, even one whose region has ended."""
+        if value.name in self.root.ever:
+            return f"parameter %{value.name} reuses a name already defined in the kernel"
+        return self.root.define(value)
 
     def poison(self, name: str) -> None:
         if self.lookup(name) is MISSING:
