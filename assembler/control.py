@@ -130,5 +130,3 @@ class ControlParser(StatementParser):
             for slot, v in zip(types, vals):
                 self._agree(slot, v.type)
         return Yield(vals, loc=self.loc(mt))
-
-

@@ -3,6 +3,7 @@ sub-grammars every statement shares (types, value names, literals, opaque attrib
 from __future__ import annotations
 
 import enum
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
@@ -20,6 +21,9 @@ ENUM_KEYS: dict[str, type[enum.Enum]] = {k: cls for cls, k in A.ENUM_SPELLING.it
 ENUM_KEYS["pipe"] = Pipe
 _DOTTED = re.compile(r"^#pto\.([A-Za-z_][A-Za-z0-9_]*)<\s*([A-Za-z0-9_]+)\s*>$")
 _GENERIC = re.compile(r"^#pto<\s*([A-Za-z_][A-Za-z0-9_]*)\s+([A-Za-z0-9_]+)\s*>$")
+
+
+_parse_type = functools.lru_cache(maxsize=4096)(parse_type)   # types are immutable values
 
 
 class Silent(Exception):
@@ -78,6 +82,7 @@ class Cursor:
     # ----------------------------------------------------------------- errors
     def loc(self, tok: Token) -> Location:
         line = self.lines[tok.line - 1].rstrip("\r") if 0 < tok.line <= len(self.lines) else ""
+        line = line.replace("\t", " ")     # one column per character keeps the caret aligned
         return Location(file=self.file, line=tok.line, col=tok.col, source_line=line)
 
     def error(self, code: str, message: str, tok: Token, expected: object = None,
@@ -99,7 +104,7 @@ class Cursor:
     def type_at(self, tok: Token) -> Type:
         """Parse a type token with ``isa.types.parse_type``; errors point at the token."""
         try:
-            return parse_type(tok.text)
+            return _parse_type(tok.text)
         except PTOError as e:
             self.fail("PARSE_TYPE", e.message, tok, expected=e.expected, actual=tok.text)
         except Exception as e:  # noqa: BLE001 - malformed text must never escape as a traceback

@@ -3,22 +3,20 @@
 Statements end at a newline, ``;``, or a closing ``}``. A failing statement is recorded and
 parsing resumes on the next line (skipping any region the statement opened), so one pass
 reports several errors; names the failed statement would have defined are silenced so one
-mistake gives one diagnostic. Tile instructions are in ``tileops.py``.
+mistake gives one diagnostic. The statement kinds live in ``tileops.py`` (instructions),
+``statements.py`` (directives, constants, scalar ops) and ``control.py`` (for, if, yield).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from ..isa.diagnostics import PTOError, PTOErrorGroup, StructError
 from ..isa.registry import lookup as lookup_instruction
-from ..isa.types import INDEX, ScalarType, TileType, Type
 from . import scalar_ops as S
+from .control import ControlParser
 from .cursor import Silent
-from .ir import (MAIN, Bound, Const, For, If, Kernel, Lit, Module, ScalarOp, Stmt, TileDecl, Value, Yield,
-                 default_literal_type, make_lit)
-from .lexer import DIRECTIVE, EOF, IDENT, INT, NEWLINE, PUNCT, SYMBOL, VALUE, Token
+from .ir import MAIN, Kernel, Module, Stmt, Yield
+from .lexer import DIRECTIVE, EOF, IDENT, NEWLINE, PUNCT, SYMBOL, VALUE, Token
 from .scope import Scope
-from .tileops import TileOpParser
+from .statements import KernelBuild
 
 MAX_DEPTH = 64      # nesting of regions
 MAX_ERRORS = 100
@@ -83,9 +81,10 @@ class Parser(ControlParser):
                     if not self.at(IDENT, "kernel"):
                         self.fail("PARSE_KERNEL", "a statement outside any kernel", self.peek(),
                                   expected="kernel @name(...) { ... }")
+                    kt = self.peek()
                     k = self.kernel()
                     if any(x.name == k.name for x in kernels):
-                        self.fail("PARSE_KERNEL", f"kernel @{k.name} is defined twice", k_tok(self, k))
+                        self.fail("PARSE_KERNEL", f"kernel @{k.name} is defined twice", kt)
                     kernels.append(k)
                 except PTOError as e:
                     self.record(e)
@@ -183,13 +182,6 @@ class Parser(ControlParser):
                   expected="an instruction listed by 'pto isa', an arith scalar op, for, if or yield",
                   actual=mt.text)
 
-def arg_type(x: Value | Lit) -> Type:
-    return x.type
-
-
-def k_tok(p: Parser, k: Kernel) -> Token:
-    loc = k.loc
-    return Token(IDENT, "kernel", loc.line or 1, loc.col or 1) if loc else p.peek()
 
 
 def parse(text: str, filename: str | None = None) -> Module:

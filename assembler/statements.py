@@ -36,7 +36,6 @@ class StatementParser(TileOpParser):
             self.fail("STRUCT_REDEFINED", why, vt, actual=f"{vt.text} : {t}")
         kb.params.append(v)
 
-    # ------------------------------------------------------------------ blocks and statements
     def _one_result(self, mt: Token, results: list[Token]) -> Token:
         if len(results) != 1:
             self.fail("PARSE_ARITY", f"{mt.text} defines exactly one result, got {len(results)}",
@@ -149,3 +148,7 @@ class StatementParser(TileOpParser):
     def _type_after_colon(self) -> tuple[Token, Type] | None:
         return self.type_() if self.accept(PUNCT, ":") else None
 
+    def _agree(self, written: tuple[Token, Type], actual: Type) -> None:
+        if written[1] != actual:
+            self.fail("STRUCT_TYPE_MISMATCH", f"written type {written[1]} differs from the operand's {actual}",
+                      written[0], expected=str(actual), actual=str(written[1]))

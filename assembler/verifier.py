@@ -186,8 +186,13 @@ class _KernelCheck:
             why = kind_error(o, a)
             if why:
                 self._err("STRUCT_OPERAND_KIND", f"{instr.asm_name}: {why}", expected=o.kind.value)
-            elif isinstance(a, Value) and defines(o) and scope.lookup(a.name) is MISSING:
-                new.append(a)
+            elif isinstance(a, Value) and defines(o):
+                prev = scope.lookup(a.name)
+                if prev is MISSING:
+                    new.append(a)
+                elif isinstance(prev, Value) and prev.type != a.type:
+                    self._err("STRUCT_REDEFINED", f"%{a.name} is written as {a.type} but was declared as "
+                              f"{prev.type}", expected=str(prev.type), actual=str(a.type))
             elif isinstance(a, Value):
                 self._use(a, scope)
             elif isinstance(a, MemRef):

@@ -173,3 +173,22 @@ def test_verify_raises_one_error_or_a_group() -> None:
         asm.verify(two)
     assert len(g.value.errors) == 2
     assert asm.verify(kernel()) == kernel()
+
+
+def test_name_rules() -> None:
+    e = first_error("scf.for %i = 0 to 1 step 1 {\n}\n.arg %i : index\n")
+    assert (e.code, e.location.line, e.location.col) == ("STRUCT_REDEFINED", 3, 6)   # params are kernel-wide
+    e = first_error("scf.for %i = 0 to 1 step 1 {\n  .arg %x : index\n}\n")
+    assert (e.code, e.location.line) == ("PARSE_DIRECTIVE", 2)
+    e = first_error(".const %c = 0 : index\n.const %c = 1 : index\n")
+    assert (e.code, e.location.line, e.location.col) == ("STRUCT_REDEFINED", 2, 8)
+    with pytest.raises(PTOError) as g:           # an undefined name is reported once
+        asm.parse(HEAD + "\n".join([f"%d{k} = tadd %a, %zz" + SIG2 for k in range(3)]) + "\n")
+    assert not isinstance(g.value, PTOErrorGroup) and g.value.code == "STRUCT_UNDEFINED"
+
+
+def test_yield_must_end_its_region() -> None:
+    text = "%r = scf.for %i = 0 to 2 step 1 iter_args(%x = 0) -> (index) {\n  scf.yield %x : index\n" \
+           "  %y = arith.addi %x, %x : index\n}\n"
+    e = first_error(text)
+    assert (e.code, e.location.line, e.location.col) == ("STRUCT_YIELD", 2, 3)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import time
 
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 import openpto.assembler as asm
+from openpto.assembler.lexer import EOF, tokenize
 from openpto.isa import PTOError, all_instructions
 from test_assembler_parse import PUBLIC, dps_statement, program
 from test_assembler_roundtrip import SOFTMAX_LIKE
@@ -38,6 +39,30 @@ def mutated(draw) -> str:  # noqa: ANN001
     return text
 
 
+SEED_TOKENS = [[t.text for t in tokenize(s) if t.kind != EOF] for s in SEEDS]
+VOCAB = sorted({t for toks in SEED_TOKENS for t in toks} | set(FRAGMENTS))
+
+
+@st.composite
+def token_mutated(draw) -> str:  # noqa: ANN001
+    """Seeds re-spelled token by token with some tokens deleted, replaced, inserted or swapped:
+    reaches deeper into the grammar than character edits."""
+    toks = list(draw(st.sampled_from(SEED_TOKENS)))
+    for _ in range(draw(st.integers(1, 3))):
+        i = draw(st.integers(0, len(toks) - 1))
+        op = draw(st.sampled_from(["delete", "replace", "insert", "swap"]))
+        if op == "delete":
+            del toks[i]
+        elif op == "replace":
+            toks[i] = draw(st.sampled_from(VOCAB))
+        elif op == "insert":
+            toks.insert(i, draw(st.sampled_from(VOCAB)))
+        else:
+            j = draw(st.integers(0, len(toks) - 1))
+            toks[i], toks[j] = toks[j], toks[i]
+    return "".join(t if t == "\n" else t + " " for t in toks)
+
+
 def check(text: str) -> None:
     start = time.perf_counter()
     try:
@@ -53,11 +78,19 @@ def check(text: str) -> None:
     assert time.perf_counter() - start < 2.0
 
 
+@settings(max_examples=400)
 @given(mutated())
 def test_mutated_programs_raise_only_pto_errors(text: str) -> None:
     check(text)
 
 
+@settings(max_examples=400)
+@given(token_mutated())
+def test_token_mutated_programs_raise_only_pto_errors(text: str) -> None:
+    check(text)
+
+
+@settings(max_examples=200)
 @given(st.text(max_size=80))
 def test_arbitrary_text_raises_only_pto_errors(text: str) -> None:
     check(text)

@@ -197,3 +197,47 @@ def test_generated_programs_round_trip(body: str) -> None:
         return str(last[0])
     body = re.sub(r"[$^]", fill, body)
     round_trip(HEADER + "\n" + body + "\n")
+
+
+# ----------------------------------------------------------------------------- canonical text
+
+CANONICAL = """\
+kernel @main(%a : !pto.tile<32x32xf32>, %b : !pto.tile<32x32xf32>) {
+  .const %c0 = 0 : index
+  %d = tadd %a, %b : (!pto.tile<32x32xf32>, !pto.tile<32x32xf32>) -> !pto.tile<32x32xf32>
+  %m = tcmp %a, %b {cmpMode = #pto.cmp<GT>} : (!pto.tile<32x32xf32>, !pto.tile<32x32xf32>) -> !pto.tile<32x32xi1>
+  %e = tcmp %a, %b {cmpMode = #pto.cmp<LT>} : (!pto.tile<32x32xf32>, !pto.tile<32x32xf32>) -> !pto.tile<32x32xi1>
+}
+"""
+
+
+def test_canonical_text_of_the_public_form() -> None:
+    from test_assembler_parse import PUBLIC
+    assert asm.parse(PUBLIC).to_text() == CANONICAL
+    assert asm.print_module(asm.parse(CANONICAL)) == CANONICAL
+
+
+def test_canonical_spellings() -> None:
+    text = """
+    .arg %g : !pto.memref<64x64xf32>
+    .arg %vr : index
+    %t = pto.alloc_tile valid_row = %vr : !pto.tile_buf<vec, f32, 16, 16, ?, 16>
+    .const %c = 1e-5 : f32
+    .const %k = 1 : i1
+    %n = pto.get_block_num : index
+    %x = constant 7 : i32
+    scf.for %i = %n to 64 step %n : index { }
+    """
+    printed = asm.parse(text).to_text()
+    assert printed == """\
+kernel @main(%g : !pto.memref<64x64xf32>, %vr : index) {
+  .tile %t valid_row = %vr : !pto.tile<16x16xf32, valid=?x16>
+  .const %c = 1e-05 : f32
+  .const %k = true : i1
+  %n = pto.get_block_num
+  .const %x = 7 : i32
+  scf.for %i = %n to 64 step %n {
+  }
+}
+"""
+    round_trip(printed)
