@@ -123,24 +123,33 @@ def _prod(x: np.ndarray, axis: int) -> np.ndarray:
     return np.prod(x, axis=axis, dtype=x.dtype, keepdims=True)
 
 
-def _fold(step: BinaryFn, float_identity: float, int_identity: Callable[[np.iinfo], int]) -> Reducer:
-    """A left fold along ``axis`` starting from the identity (so an empty axis gives it)."""
+def _extreme(np_reduce: Callable[..., np.ndarray], float_identity: float, int_identity: Callable[[np.iinfo], int],
+             zero_wins: Callable[[np.ndarray], np.ndarray]) -> Reducer:
+    """IEEE 754-2019 maximum/minimum along ``axis``: numpy's reduction already propagates NaN;
+    a zero result takes the sign ``zero_wins`` picks from the zeros of its line, and an empty
+    line gives the identity."""
     def reduce(x: np.ndarray, axis: int) -> np.ndarray:
         shape = list(x.shape)
         shape[axis] = 1
-        start = float_identity if x.dtype.kind == "f" else int_identity(np.iinfo(x.dtype))
-        acc = np.full(shape, start, dtype=x.dtype)
-        for k in range(x.shape[axis]):
-            acc = step(acc, np.take(x, [k], axis=axis))
-        return acc
+        if x.shape[axis] == 0:
+            start = float_identity if x.dtype.kind == "f" else int_identity(np.iinfo(x.dtype))
+            return np.full(shape, start, dtype=x.dtype)
+        out = np_reduce(x, axis=axis, keepdims=True)
+        if x.dtype.kind == "f":
+            zero = out == 0
+            if zero.any():
+                positive = np.any((x == 0) & ~np.signbit(x), axis=axis, keepdims=True)
+                negative = np.any((x == 0) & np.signbit(x), axis=axis, keepdims=True)
+                out = np.where(zero, np.where(zero_wins(positive, negative), 0.0, -0.0), out).astype(x.dtype)
+        return out
     return reduce
 
 
 _REDUCERS: dict[str, Reducer] = {
     "SUM": _sum,
     "PROD": _prod,
-    "MAX": _fold(C.ieee_max, -np.inf, lambda info: info.min),
-    "MIN": _fold(C.ieee_min, np.inf, lambda info: info.max),
+    "MAX": _extreme(np.max, -np.inf, lambda info: info.min, lambda pos, neg: pos),      # +0 > -0
+    "MIN": _extreme(np.min, np.inf, lambda info: info.max, lambda pos, neg: ~neg),     # -0 < +0
 }
 
 
