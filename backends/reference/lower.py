@@ -1,0 +1,254 @@
+"""Kernels -> Python closures over a register file.
+
+Every value name of a kernel gets a slot; each statement becomes one closure
+``step(regs, ctx)`` that reads and writes slots, so running a program costs one Python call
+per statement plus the instruction's numpy work. Tile instructions call the ``isa/``
+semantics directly: this backend has no semantics of its own.
+"""
+from __future__ import annotations
+
+import inspect
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ...assembler import scalar_ops as S
+from ...assembler.ir import (Const, For, If, Kernel, Lit, MemRef, PipeLit, ScalarOp, Stmt, TileDecl, TileOp,
+                             Value, Yield)
+from ...isa.diagnostics import Location, PTOError, RuntimeFault
+from ...isa.spec import Kind, Role
+from ...isa.types import ScalarType, TileType
+from ...isa.values import GlobalRef
+from . import scalars as X
+
+Step = Callable[[list, "Context"], None]
+
+
+@dataclass
+class Context:
+    """Per-run state the statements share."""
+
+    strict: bool
+    block_idx: int = 0
+    block_num: int = 1
+    counts: dict[str, int] = field(default_factory=dict)
+    state: dict[str, Any] = field(default_factory=dict)     # control registers (TSETFMATRIX ...)
+    trace: list[dict[str, Any]] | None = None
+    t0: int = 0
+
+
+class Slots(dict):
+    """Value name -> register index, allocated on first sight."""
+
+    def __missing__(self, name: str) -> int:
+        self[name] = i = len(self)
+        return i
+
+
+def _located(e: PTOError, loc: Location | None, kernel: str, mnemonic: str) -> PTOError:
+    if e.location.line is not None or loc is None and e.location.kernel is not None:
+        return e
+    where = loc or Location(kernel=kernel)
+    if where.kernel is None:
+        where = Location(where.file, where.line, where.col, kernel, where.index, where.source_line)
+    return type(e)(e.code, f"{mnemonic}: {e.message}", location=where, expected=e.expected,
+                   actual=e.actual, notes=e.notes)
+
+
+class KernelLowering:
+    def __init__(self, kernel: Kernel) -> None:
+        self.k = kernel
+        self.slots = Slots()
+        for p in kernel.params:
+            self.slots[p.name]
+        self.tiles: dict[int, TileType] = {self.slots[n]: t for n, t in kernel.tiles().items()
+                                           if n not in {p.name for p in kernel.params}}
+        self.body = self.block(kernel.body, ())
+
+    # ------------------------------------------------------------------ helpers
+    def read(self, v: Value | Lit | int) -> Callable[[list], Any]:
+        if isinstance(v, Value):
+            i = self.slots[v.name]
+            return lambda regs: regs[i]
+        value = v.value if isinstance(v, Lit) else v
+        return lambda regs: value
+
+    def block(self, body: tuple[Stmt, ...], targets: tuple[int, ...]) -> list[Step]:
+        return [self.stmt(s, targets) for s in body]
+
+    def stmt(self, s: Stmt, targets: tuple[int, ...]) -> Step:
+        return getattr(self, "_" + type(s).__name__.lower())(s, targets)
+
+    # ------------------------------------------------------------------ statements
+    def _const(self, s: Const, targets: tuple[int, ...]) -> Step:
+        i, value = self.slots[s.result.name], X.convert(s.value, s.result.type)  # type: ignore[arg-type]
+
+        def step(regs: list, ctx: Context) -> None:
+            regs[i] = value
+        return step
+
+    def _tiledecl(self, s: TileDecl, targets: tuple[int, ...]) -> Step:
+        i = self.slots[s.value.name]
+        t: TileType = s.value.type  # type: ignore[assignment]
+        rows = self.read(s.valid_rows) if s.valid_rows is not None else (lambda regs: t.valid_rows)
+        cols = self.read(s.valid_cols) if s.valid_cols is not None else (lambda regs: t.valid_cols)
+        loc, name = s.loc, s.value.name
+
+        def step(regs: list, ctx: Context) -> None:
+            r, c = rows(regs), cols(regs)
+            r, c = t.rows if r is None else r, t.cols if c is None else c
+            if not (0 <= r <= t.rows and 0 <= c <= t.cols):
+                raise RuntimeFault("RUNTIME_VALID_REGION", f"valid region of %{name} exceeds the tile",
+                                   location=loc, expected=f"<= {t.rows}x{t.cols}", actual=f"{r}x{c}")
+            regs[i].reset((r, c))
+        return step
+
+    def _scalarop(self, s: ScalarOp, targets: tuple[int, ...]) -> Step:
+        spec = S.SCALAR_OPS[s.op]
+        out = self.slots[s.result.name]
+        ins = [self.slots[v.name] for v in s.operands]
+        rt: ScalarType = s.result.type  # type: ignore[assignment]
+        if spec.cls == "block":
+            attr = {"get_block_idx": "block_idx", "get_block_num": "block_num"}.get(s.op)
+
+            def block(regs: list, ctx: Context) -> None:
+                regs[out] = getattr(ctx, attr) if attr else (0 if s.op == "get_subblock_idx" else 1)
+            return block
+        if spec.cls == "select":
+            c, a, b = ins
+
+            def select(regs: list, ctx: Context) -> None:
+                regs[out] = regs[a] if regs[c] else regs[b]
+            return select
+        ot: ScalarType = s.operands[0].type  # type: ignore[assignment]
+        fn: Callable[..., Any] = {
+            "int_binary": lambda: X.int_binary(s.op, rt),
+            "float_binary": lambda: X.float_binary(s.op, rt),
+            "float_unary": lambda: (lambda v: X.convert(-v, rt)),
+            "cmpi": lambda: X.cmpi(s.predicate or "", ot),
+            "cmpf": lambda: X.cmpf(s.predicate or ""),
+            "cast": lambda: X.cast(s.op, ot, rt),
+        }[spec.cls]()
+        if len(ins) == 1:
+            (a,) = ins
+
+            def unary(regs: list, ctx: Context) -> None:
+                regs[out] = fn(regs[a])
+            return unary
+        a, b = ins
+
+        def binary(regs: list, ctx: Context) -> None:
+            regs[out] = fn(regs[a], regs[b])
+        return binary
+
+    def _yield(self, s: Yield, targets: tuple[int, ...]) -> Step:
+        srcs = [self.read(v) for v in s.values]
+        pairs = list(zip(targets, srcs))
+
+        def step(regs: list, ctx: Context) -> None:
+            values = [f(regs) for _, f in pairs]
+            for (t, _), v in zip(pairs, values):
+                regs[t] = v
+        return step
+
+    def _for(self, s: For, targets: tuple[int, ...]) -> Step:
+        lb, ub, st = self.read(s.lb), self.read(s.ub), self.read(s.step)
+        iv = self.slots[s.iv.name]
+        carried = tuple(self.slots[a.name] for a in s.iter_args)
+        inits = [self.read(v) for v in s.inits]
+        results = [self.slots[r.name] for r in s.results]
+        body = self.block(s.body, carried)
+        loc = s.loc
+
+        def step(regs: list, ctx: Context) -> None:
+            lo, hi, by = lb(regs), ub(regs), st(regs)
+            if by <= 0:
+                raise RuntimeFault("RUNTIME_LOOP_STEP", "loop step must be positive", location=loc,
+                                   expected="step > 0", actual=by)
+            values = [f(regs) for f in inits]
+            for k, v in zip(carried, values):
+                regs[k] = v
+            for i in range(lo, hi, by):
+                regs[iv] = i
+                for f in body:
+                    f(regs, ctx)
+            for r, k in zip(results, carried):
+                regs[r] = regs[k]
+        return step
+
+    def _if(self, s: If, targets: tuple[int, ...]) -> Step:
+        cond = self.slots[s.cond.name]
+        results = tuple(self.slots[r.name] for r in s.results)
+        then, other = self.block(s.then_body, results), self.block(s.else_body, results)
+
+        def step(regs: list, ctx: Context) -> None:
+            for f in then if regs[cond] else other:
+                f(regs, ctx)
+        return step
+
+    def _tileop(self, s: TileOp, targets: tuple[int, ...]) -> Step:
+        instr = s.instr
+        semantics = instr.semantics
+        fixed: dict[str, Any] = instr.with_defaults(s.attrs)
+        direct: list[tuple[str, int]] = []
+        memrefs: list[tuple[str, int, list[Callable[[list], Any]]]] = []
+        reads: list[tuple[int, str]] = []
+        writes: list[int] = []
+        for o in instr.operands:
+            a = s.args.get(o.name)
+            if a is None:
+                continue
+            if isinstance(a, Value):
+                direct.append((o.name, self.slots[a.name]))
+                if o.kind is Kind.TILE:
+                    if o.role is not Role.OUT:
+                        reads.append((self.slots[a.name], a.name))
+                    if o.role is not Role.IN:
+                        writes.append(self.slots[a.name])
+            elif isinstance(a, MemRef):
+                memrefs.append((o.name, self.slots[a.base.name], [self.read(i) for i in a.indices]))
+            elif isinstance(a, PipeLit):
+                fixed[o.name] = a.pipe
+            else:
+                fixed[o.name] = a.value
+        takes_state = "state" in inspect.signature(semantics).parameters
+        domain, mnemonic, loc, kname = instr.domain, instr.mnemonic, s.loc, self.k.name
+        pipe = instr.pipe_for(s.types()).value
+
+        def step(regs: list, ctx: Context) -> None:
+            kw = dict(fixed)
+            for name, i in direct:
+                kw[name] = regs[i]
+            for name, base, idx in memrefs:
+                kw[name] = GlobalRef(regs[base], tuple(f(regs) for f in idx))
+            if takes_state:
+                kw["state"] = ctx.state
+            if ctx.strict:
+                for i, name in reads:
+                    t = regs[i]
+                    if t.written is not None:
+                        at = t.unwritten()
+                        if at is not None:
+                            raise RuntimeFault("RUNTIME_UNINIT_READ",
+                                               f"{mnemonic} reads %{name}, whose valid region was never "
+                                               f"(fully) written", location=loc or Location(kernel=kname),
+                                               expected="every element of the valid region written before",
+                                               actual=f"element {at} never written")
+            start = time.perf_counter_ns() if ctx.trace is not None else 0
+            try:
+                semantics(**kw)
+            except PTOError as e:
+                raise _located(e, loc, kname, mnemonic) from None
+            except (ArithmeticError, ValueError, TypeError, IndexError) as e:   # a semantics bug
+                raise RuntimeFault("RUNTIME_INTERNAL", f"{mnemonic} failed inside the reference semantics: "
+                                   f"{type(e).__name__}: {e}", location=loc or Location(kernel=kname)) from None
+            if ctx.strict:
+                for i in writes:
+                    regs[i].mark_written(domain)
+            ctx.counts[mnemonic] = ctx.counts.get(mnemonic, 0) + 1
+            if ctx.trace is not None:
+                end = time.perf_counter_ns()
+                ctx.trace.append({"name": mnemonic, "pipe": pipe, "block": ctx.block_idx,
+                                  "ts_ns": start - ctx.t0, "dur_ns": end - start,
+                                  "line": loc.line if loc else None})
+        return step
