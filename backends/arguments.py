@@ -10,7 +10,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ..assembler.ir import Kernel, TileOp, Value
+from ..assembler.ir import Kernel, MemRef, TileOp, Value
 from ..isa.diagnostics import Location, RuntimeFault
 from ..isa.spec import Kind, Role
 from ..isa.types import EventType, GlobalType, ScalarType, TileType
@@ -34,16 +34,20 @@ def as_array(obj: Any) -> np.ndarray | None:
     return None
 
 
-def written_globals(kernel: Kernel) -> set[str]:
-    """Global parameters some instruction writes (TSTORE destinations, scatters ...)."""
+def written_params(kernel: Kernel) -> set[str]:
+    """Parameters some instruction writes: global tensors (TSTORE destinations, scatters ...)
+    and tile parameters used as destinations. These are the run's outputs."""
+    params = {p.name for p in kernel.params}
     out: set[str] = set()
     for s in kernel.walk():
         if isinstance(s, TileOp):
             for o in s.instr.operands:
-                if o.kind is Kind.GLOBAL and o.role is not Role.IN and o.name in s.args:
-                    base = getattr(s.args[o.name], "base", None)
-                    if base is not None:
-                        out.add(base.name)
+                a = s.args.get(o.name)
+                if o.role is Role.IN or a is None:
+                    continue
+                name = a.base.name if isinstance(a, MemRef) else getattr(a, "name", None)
+                if name in params and o.kind in (Kind.GLOBAL, Kind.TILE):
+                    out.add(name)
     return out
 
 
@@ -94,12 +98,15 @@ def _scalar(p: Value, t: ScalarType, obj: Any, kernel: str) -> Any:
     return obj
 
 
-def _tile(p: Value, t: TileType, obj: Any, kernel: str) -> np.ndarray:
+def _tile(p: Value, t: TileType, obj: Any, kernel: str, writes: bool) -> np.ndarray:
     a = as_array(obj)
     if a is None or a.shape != t.shape or a.dtype != t.dtype.np_dtype:
         raise _fault("RUNTIME_ARG_TYPE", f"argument %{p.name} must be a {t.shape} {t.dtype} array", kernel,
                      expected=str(t), actual=f"{type(obj).__name__} {getattr(a, 'shape', '')} "
                                              f"{getattr(a, 'dtype', '')}".strip())
+    if writes and not a.flags.writeable:
+        raise _fault("RUNTIME_ARG_READONLY", f"argument %{p.name} is written by the kernel but is read-only",
+                     kernel, expected="a writeable array", actual="read-only")
     return a
 
 
@@ -118,7 +125,7 @@ def bind(kernel: Kernel, args: Sequence[Any], kwargs: Mapping[str, Any]) -> dict
             raise _fault("RUNTIME_ARG_DUPLICATE", f"argument %{name} given by position and by name",
                          kernel.name)
         given[name] = v
-    writes = written_globals(kernel)
+    writes = written_params(kernel)
     out: dict[str, Any] = {}
     for p in params:
         if p.name not in given:
@@ -128,7 +135,7 @@ def bind(kernel: Kernel, args: Sequence[Any], kwargs: Mapping[str, Any]) -> dict
         if isinstance(t, GlobalType):
             out[p.name] = _global(p, t, v, kernel.name, p.name in writes)
         elif isinstance(t, TileType):
-            out[p.name] = _tile(p, t, v, kernel.name)
+            out[p.name] = _tile(p, t, v, kernel.name, p.name in writes)
         elif isinstance(t, ScalarType):
             out[p.name] = _scalar(p, t, v, kernel.name)
         elif isinstance(t, EventType):

@@ -16,7 +16,7 @@ from ...assembler.ir import Module
 from ...isa.diagnostics import PTOError
 from ...isa.registry import all_instructions
 from ...isa.types import TileType
-from ..arguments import bind, written_globals
+from ..arguments import bind, written_params
 from ..base import Backend, Executable, Result
 from .lower import Context, KernelLowering
 from .tiles import RefTile
@@ -26,7 +26,7 @@ class ReferenceExecutable(Executable):
     def __init__(self, module: Module, profile: str, strict: bool = True) -> None:
         super().__init__(module, profile)
         self.strict = strict
-        self._kernels = {k.name: (k, KernelLowering(k), sorted(written_globals(k))) for k in module.kernels}
+        self._kernels = {k.name: (k, KernelLowering(k), sorted(written_params(k))) for k in module.kernels}
 
     def run(self, kernel: str, *args: Any, block_num: int = 1, trace: bool = False,
             **kwargs: Any) -> Result:
