@@ -30,4 +30,14 @@ CODES: dict[str, str] = {
     "STRUCT_REGION": "a region-carrying op with inconsistent results, iter_args or condition",
     "STRUCT_CHECK_FAILED": "an instruction's own check raised unexpectedly (a declaration bug)",
     "LEGAL_CAPACITY": "the tiles of a kernel (or one tile) exceed a location's capacity",
+    "BCODE_MAGIC": "the data does not start with the bytecode magic b'PTOBC\\0'",
+    "BCODE_VERSION": "a bytecode format version this openpto does not read (expected vs actual)",
+    "BCODE_FLAGS": "header flags this format version does not define",
+    "BCODE_TRUNCATED": "the file ends inside the header or before the length the header states",
+    "BCODE_CHECKSUM": "the payload's CRC-32 differs from the header's (a damaged file)",
+    "BCODE_CORRUPT": "a malformed payload: bad tag or index, bad UTF-8, impossible count, "
+                     "misplaced or unread section bytes, nesting too deep",
+    "BCODE_INSTRUCTION": "a mnemonic the instruction registry does not know",
+    "BCODE_TYPE": "a type table entry that is not a canonical type spelling",
+    "BCODE_ENCODE": "a module holding something bytecode cannot represent (dump, not load)",
 }

@@ -296,5 +296,10 @@ class Module:
         from .printer import print_module
         return print_module(self)
 
+    def to_bytes(self) -> bytes:
+        """The module as PTO bytecode (see ``bytecode.py``)."""
+        from .bytecode import dump
+        return dump(self)
+
     def __str__(self) -> str:
         return self.to_text()

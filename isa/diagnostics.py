@@ -27,7 +27,7 @@ class Location:
             return ":".join(parts)
         if self.kernel is not None or self.index is not None:
             return f"{self.kernel or '<kernel>'}#{self.index if self.index is not None else '?'}"
-        return "<unknown>"
+        return self.file or "<unknown>"
 
     def snippet(self) -> str:
         if self.source_line is None or self.col is None:

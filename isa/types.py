@@ -241,8 +241,8 @@ def _extent(text: str, tok: str) -> int | None:
     tok = tok.strip()
     if tok == "?":
         return None
-    if not tok.isdigit():
-        raise _fail(text, f"bad extent '{tok}'", expected="a non-negative integer or '?'")
+    if not (tok.isascii() and tok.isdigit()) or len(tok) > 18:
+        raise _fail(text, f"bad extent '{tok}'", expected="a non-negative integer below 10**18 or '?'")
     return int(tok)
 
 
