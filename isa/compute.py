@@ -26,7 +26,7 @@ def narrow(values: np.ndarray, d: dt.DType) -> np.ndarray:
     values = np.asarray(values)
     if d.is_float or d.kind == "bool":
         with np.errstate(over="ignore", invalid="ignore"):  # overflow to ±inf is the IEEE result
-            return values.astype(d.np_dtype)
+            return values.astype(d.np_dtype, copy=False)
     if values.dtype.kind == "f":
         raise TypeError("integer results must be computed in integer arithmetic")
     return wrap(values, d)

@@ -151,19 +151,21 @@ _REDUCERS: dict[str, Reducer] = {
     "MAX": _extreme(np.max, -np.inf, lambda info: info.min, lambda pos, neg: pos),      # +0 > -0
     "MIN": _extreme(np.min, np.inf, lambda info: info.max, lambda pos, neg: ~neg),     # -0 < +0
 }
+_EXACT_REDUCERS = (_REDUCERS["MAX"], _REDUCERS["MIN"])
 
 
-def _accumulator(values: np.ndarray, d: dt.DType) -> np.ndarray:
-    """Floats reduce in f64 and round once at the end (decisions: accumulation); integers in
-    their own width, which wraps exactly as the modular result requires."""
-    return values.astype(np.float64) if d.is_float else values
+def _accumulator(values: np.ndarray, d: dt.DType, exact: bool) -> np.ndarray:
+    """Sums and products of floats reduce in f64 and round once at the end (decisions:
+    accumulation); max/min are exact in any width; integers use their own width, which
+    wraps exactly as the modular result requires."""
+    return values.astype(np.float64) if d.is_float and not exact else values
 
 
 def _reduction_semantics(axis: str, reducer: Reducer) -> Callable[..., None]:
     def semantics(dst: Tile, src: Tile, **_unread: Any) -> None:
         """``tmp`` and ``isBinary`` arrive in ``_unread``: accepted, never read."""
         r, c = src.valid
-        x = _accumulator(src.read(r, c, "src"), src.dtype)
+        x = _accumulator(src.read(r, c, "src"), src.dtype, reducer in _EXACT_REDUCERS)
         with np.errstate(all="ignore"):
             out = C.narrow(reducer(x, _AXES[axis].numpy_axis), dst.dtype)
         if dst.valid != out.shape:
