@@ -1,4 +1,36 @@
-"""openpto: a portable implementation of the PTO (Parallel Tile Operation) virtual ISA."""
-from .isa import PTOError  # noqa: F401
+"""openpto: a portable implementation of the PTO (Parallel Tile Operation) virtual ISA.
+
+The stable Python API: ``parse``/``load`` a program, ``check`` it for a profile, print it
+(``Module.to_text``) or serialise it (``Module.to_bytes``), and ``compile`` it for a backend.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .assembler import Module, parse
+from .assembler.loading import load
+from .assembler.verifier import verify as _verify
+from .isa import PTOError, PTOErrorGroup
+
+if TYPE_CHECKING:
+    from .backends import Backend, Executable
 
 __version__ = "0.1.0"
+
+
+def check(module: Module, profile: str | None = "cpu") -> Module:
+    """Verify structure and, for ``profile``, legality; raise every diagnostic found
+    (one ``PTOError``, or a ``PTOErrorGroup`` for several). Returns the module."""
+    return _verify(module, profile)
+
+
+def compile(module: Module, backend: "str | Backend" = "reference", profile: str | None = None,
+            **options: Any) -> "Executable":
+    """Verify ``module`` for ``profile`` (the backend's default when None) and lower it with
+    ``backend`` (a name, ``package.module:attr``, or a Backend). Unsupported instructions fail
+    here with a LEGAL_* diagnostic, never at run time."""
+    from .backends import get
+    return get(backend).compile(module, profile, **options)
+
+
+__all__ = ["Module", "PTOError", "PTOErrorGroup", "__version__", "check", "compile", "load", "parse"]

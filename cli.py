@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Callable, Sequence
 
+from . import check, load
+from .assembler.loading import parse_bytes, read_bytes
 from .isa import PTOError
 from .isa import docgen, registry
+from .isa.profiles import PROFILES
 from .isa.render import instruction_json, spec_json
 
 
@@ -40,6 +44,120 @@ def _cmd_isa(args: argparse.Namespace) -> int:
     return 0
 
 
+def _write(path: str, data: bytes | str) -> None:
+    mode = "wb" if isinstance(data, bytes) else "w"
+    try:
+        with open(path, mode) as f:
+            f.write(data)
+    except OSError as e:
+        raise PTOError("PTO_FILE", f"cannot write {path}: {e.strerror or e}") from None
+
+
+def _cmd_asm(args: argparse.Namespace) -> int:
+    m = check(load(args.file), args.profile)
+    out = args.output or os.path.splitext(args.file)[0] + ".ptobc"
+    _write(out, m.to_bytes())
+    print(f"wrote {out} ({len(m.kernels)} kernel(s))")
+    return 0
+
+
+def _cmd_dis(args: argparse.Namespace) -> int:
+    text = load(args.file).to_text()
+    if args.output:
+        _write(args.output, text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _cmd_fmt(args: argparse.Namespace) -> int:
+    original = read_bytes(args.file)
+    text = parse_bytes(original, args.file).to_text()
+    if args.check:
+        if original != text.encode():
+            print(f"{args.file}: not in canonical form", file=sys.stderr)
+            return 1
+        return 0
+    if args.in_place:
+        _write(args.file, text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    m = check(load(args.file), args.profile)
+    n = sum(1 for k in m.kernels for _ in k.walk())
+    print(f"{args.file}: ok for profile {args.profile} ({len(m.kernels)} kernel(s), {n} statement(s))")
+    return 0
+
+
+def _cmd_backends(args: argparse.Namespace) -> int:
+    from .backends import registry
+    rows = []
+    for name in registry.names():
+        try:
+            b = registry.get(name)
+        except PTOError as e:
+            rows.append((name, "no", e.message, "-", "-"))
+            continue
+        ok, why = b.is_available()
+        have, total = b.coverage()
+        rows.append((name, "yes" if ok else "no", why or "-", " ".join(b.profiles), f"{have}/{total}"))
+    head = ("backend", "available", "reason", "profiles", "instructions")
+    w = [max(len(r[i]) for r in rows + [head]) for i in range(5)]
+    for r in [head] + rows:
+        print("  ".join(f"{c:<{w[i]}}" for i, c in enumerate(r)).rstrip())
+    return 0
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    import copy
+    import time
+
+    import numpy as np
+
+    from . import compile as compile_module
+    from .backends.compare import compare, error_budget
+    from .backends.inputs import fill, literal, parse_assignment, parse_shape, save
+
+    m = load(args.file)
+    exe = compile_module(m, args.backend, args.profile, **({"strict": False} if args.relaxed else {}))
+    kernel = m.kernel(args.kernel) if args.kernel or len(m.kernels) != 1 else m.kernels[0]
+    given = {n: literal(v) for n, v in map(parse_assignment, args.arg)}
+    shapes = {n: parse_shape(v) for n, v in map(parse_assignment, args.shape)}
+    values = fill(kernel, given, shapes, args.random)
+    pristine = copy.deepcopy(values) if args.compare_with else None
+    start = time.perf_counter()
+    res = exe.run(kernel.name, block_num=args.block_num, trace=bool(args.trace), **values)
+    took = time.perf_counter() - start
+    print(f"@{kernel.name} on {args.backend} (profile {exe.profile}): {res.counters.get('instructions', 0)} "
+          f"instruction(s) in {took * 1e3:.2f} ms")
+    for name, arr in res.outputs.items():
+        a = np.asarray(arr)
+        print(f"  {name}: {a.shape} {a.dtype}")
+    for name, path in map(parse_assignment, args.out):
+        if name not in values:
+            raise PTOError("PTO_ARG", f"--out names no parameter %{name}", expected=", ".join(values),
+                           actual=name)
+        save(path, values[name])
+    if args.trace:
+        from .backends.trace import write_chrome_trace
+        write_chrome_trace(args.trace, res.trace or [], args.backend)
+        print(f"  trace: {args.trace}")
+    if args.compare_with:
+        other = compile_module(m, args.compare_with, exe.profile).run(kernel.name, block_num=args.block_num,
+                                                                       **pristine)
+        budget = error_budget(kernel)
+        print(f"compared with {args.compare_with} (error budget {budget:g} eps, norm-wise):")
+        diffs = [compare(n, np.asarray(res.outputs[n]), np.asarray(other.outputs[n]), budget)
+                 for n in res.outputs]
+        for d in diffs:
+            print("  " + d.row())
+        return 0 if all(d.ok for d in diffs) else 1
+    return 0
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="pto", description="openpto: tools for the PTO virtual ISA")
     sub = p.add_subparsers(dest="command", required=True)
@@ -49,6 +167,54 @@ def _parser() -> argparse.ArgumentParser:
     isa.add_argument("--write-docs", metavar="DIR", help="generate the reference pages into DIR")
     isa.add_argument("--family", help="only list one family (e.g. elementwise)")
     isa.set_defaults(run=_cmd_isa)
+
+    profiles = sorted(PROFILES)
+    asm = sub.add_parser("asm", help="assemble PTO-AS text into bytecode (checks it first)")
+    asm.add_argument("file", help="a .pto file (or .ptobc)")
+    asm.add_argument("-o", "--output", help="output path (default: FILE with .ptobc)")
+    asm.add_argument("--profile", choices=profiles, default=None,
+                     help="also check legality for this profile (default: structure only)")
+    asm.set_defaults(run=_cmd_asm)
+
+    dis = sub.add_parser("dis", help="print a bytecode (or text) program as canonical PTO-AS")
+    dis.add_argument("file")
+    dis.add_argument("-o", "--output", help="write the text here instead of stdout")
+    dis.set_defaults(run=_cmd_dis)
+
+    fmt = sub.add_parser("fmt", help="print a program in canonical form")
+    fmt.add_argument("file")
+    mode = fmt.add_mutually_exclusive_group()
+    mode.add_argument("-i", "--in-place", action="store_true", help="rewrite the file")
+    mode.add_argument("--check", action="store_true", help="exit 1 when the file is not canonical")
+    fmt.set_defaults(run=_cmd_fmt)
+
+    chk = sub.add_parser("check", help="verify structure and legality for a profile")
+    chk.add_argument("file")
+    chk.add_argument("--profile", choices=profiles, default="cpu")
+    chk.set_defaults(run=_cmd_check)
+
+    bk = sub.add_parser("backends", help="list backends: availability, profiles, instruction coverage")
+    bk.set_defaults(run=_cmd_backends)
+
+    run = sub.add_parser("run", help="run a kernel on a backend")
+    run.add_argument("file")
+    run.add_argument("--backend", default="reference", help="name or package.module:attr")
+    run.add_argument("--profile", choices=profiles, default=None)
+    run.add_argument("--kernel", help="kernel to run (needed when the module has several)")
+    run.add_argument("--arg", action="append", default=[], metavar="NAME=VALUE",
+                     help="an argument: file.npy, true/false, an integer or a float")
+    run.add_argument("--shape", action="append", default=[], metavar="NAME=AxB",
+                     help="the shape of an array parameter not given (dynamic dims)")
+    run.add_argument("--out", action="append", default=[], metavar="NAME=FILE.npy",
+                     help="save an array parameter after the run")
+    run.add_argument("--random", type=int, nargs="?", const=0, default=None, metavar="SEED",
+                     help="fill array parameters not given with random values (default seed 0)")
+    run.add_argument("--block-num", type=int, default=1, help="run block indices 0..N-1")
+    run.add_argument("--relaxed", action="store_true", help="no uninitialised-read or poison checks")
+    run.add_argument("--compare-with", metavar="BACKEND",
+                     help="run a second backend on the same inputs and report the differences")
+    run.add_argument("--trace", metavar="FILE.json", help="write a Chrome/Perfetto trace of the run")
+    run.set_defaults(run=_cmd_run)
     return p
 
 
