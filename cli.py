@@ -9,7 +9,8 @@ import sys
 from typing import Callable, Sequence
 
 from . import check, load
-from .assembler.loading import parse_bytes, read_bytes
+from .assembler.ir import Kernel, Module
+from .assembler.loading import is_bytecode, parse_bytes, read_bytes
 from .isa import PTOError
 from .isa import docgen, registry
 from .isa.profiles import PROFILES
@@ -45,10 +46,10 @@ def _cmd_isa(args: argparse.Namespace) -> int:
 
 
 def _write(path: str, data: bytes | str) -> None:
-    mode = "wb" if isinstance(data, bytes) else "w"
+    raw = data if isinstance(data, bytes) else data.encode("utf-8")   # not the locale's encoding
     try:
-        with open(path, mode) as f:
-            f.write(data)
+        with open(path, "wb") as f:
+            f.write(raw)
     except OSError as e:
         raise PTOError("PTO_FILE", f"cannot write {path}: {e.strerror or e}") from None
 
@@ -72,6 +73,9 @@ def _cmd_dis(args: argparse.Namespace) -> int:
 
 def _cmd_fmt(args: argparse.Namespace) -> int:
     original = read_bytes(args.file)
+    if is_bytecode(original):   # -i would silently turn the bytecode file into text
+        raise PTOError("PTO_FILE", f"{args.file} is bytecode; fmt formats PTO-AS text (see pto dis)",
+                       expected="PTO-AS text", actual="PTO bytecode")
     text = parse_bytes(original, args.file).to_text()
     if args.check:
         if original != text.encode():
@@ -92,23 +96,43 @@ def _cmd_check(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_backends(args: argparse.Namespace) -> int:
-    from .backends import registry
-    rows = []
-    for name in registry.names():
-        try:
-            b = registry.get(name)
-        except PTOError as e:
-            rows.append((name, "no", e.message, "-", "-"))
-            continue
+def _backend_row(name: str) -> tuple[str, str, str, str, str]:
+    """One line of ``pto backends``; a plug-in that fails to load or to answer shows as
+    unavailable with the reason instead of stopping the listing."""
+    from .backends import get
+    try:
+        b = get(name)
         ok, why = b.is_available()
         have, total = b.coverage()
-        rows.append((name, "yes" if ok else "no", why or "-", " ".join(b.profiles), f"{have}/{total}"))
+        return name, "yes" if ok else "no", why or "-", " ".join(b.profiles), f"{have}/{total}"
+    except PTOError as e:
+        return name, "no", e.message, "-", "-"
+    except Exception as e:  # noqa: BLE001 - third-party code answering is_available/coverage
+        return name, "no", f"{type(e).__name__}: {e}", "-", "-"
+
+
+def _cmd_backends(args: argparse.Namespace) -> int:
+    from .backends import names
+    rows = [_backend_row(name) for name in names()]
     head = ("backend", "available", "reason", "profiles", "instructions")
     w = [max(len(r[i]) for r in rows + [head]) for i in range(5)]
     for r in [head] + rows:
         print("  ".join(f"{c:<{w[i]}}" for i, c in enumerate(r)).rstrip())
     return 0
+
+
+def _kernel(m: Module, name: str | None) -> Kernel:
+    """The kernel ``pto run`` runs: the named one, or the module's only one."""
+    if name is None and len(m.kernels) == 1:
+        return m.kernels[0]
+    for k in m.kernels:
+        if k.name == name:
+            return k
+    have = ", ".join(k.name for k in m.kernels) or "none"
+    if name is None:
+        raise PTOError("PTO_KERNEL", f"the module has {len(m.kernels)} kernels; choose one with --kernel",
+                       expected=have, actual="no --kernel")
+    raise PTOError("PTO_KERNEL", f"no kernel @{name} in the module", expected=have, actual=name)
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -122,11 +146,17 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from .backends.inputs import fill, literal, parse_assignment, parse_shape, save
 
     m = load(args.file)
-    exe = compile_module(m, args.backend, args.profile, **({"strict": False} if args.relaxed else {}))
-    kernel = m.kernel(args.kernel) if args.kernel or len(m.kernels) != 1 else m.kernels[0]
+    options = {"strict": False} if args.relaxed else {}
+    exe = compile_module(m, args.backend, args.profile, **options)
+    kernel = _kernel(m, args.kernel)
     given = {n: literal(v) for n, v in map(parse_assignment, args.arg)}
     shapes = {n: parse_shape(v) for n, v in map(parse_assignment, args.shape)}
-    values = fill(kernel, given, shapes, args.random)
+    outs = list(map(parse_assignment, args.out))
+    values = fill(kernel, given, shapes, args.seed if args.random else None)
+    for name, _ in outs:   # before the run, so a typo does not cost one
+        if name not in values:
+            raise PTOError("PTO_ARG", f"--out names no parameter %{name}", expected=", ".join(values),
+                           actual=name)
     pristine = copy.deepcopy(values) if args.compare_with else None
     start = time.perf_counter()
     res = exe.run(kernel.name, block_num=args.block_num, trace=bool(args.trace), **values)
@@ -136,21 +166,18 @@ def _cmd_run(args: argparse.Namespace) -> int:
     for name, arr in res.outputs.items():
         a = np.asarray(arr)
         print(f"  {name}: {a.shape} {a.dtype}")
-    for name, path in map(parse_assignment, args.out):
-        if name not in values:
-            raise PTOError("PTO_ARG", f"--out names no parameter %{name}", expected=", ".join(values),
-                           actual=name)
+    for name, path in outs:
         save(path, values[name])
     if args.trace:
         from .backends.trace import write_chrome_trace
         write_chrome_trace(args.trace, res.trace or [], args.backend)
         print(f"  trace: {args.trace}")
     if args.compare_with:
-        other = compile_module(m, args.compare_with, exe.profile).run(kernel.name, block_num=args.block_num,
-                                                                       **pristine)
+        other = compile_module(m, args.compare_with, exe.profile, **options)
+        theirs = other.run(kernel.name, block_num=args.block_num, **pristine)
         budget = error_budget(kernel)
         print(f"compared with {args.compare_with} (error budget {budget:g} eps, norm-wise):")
-        diffs = [compare(n, np.asarray(res.outputs[n]), np.asarray(other.outputs[n]), budget)
+        diffs = [compare(n, np.asarray(res.outputs[n]), np.asarray(theirs.outputs[n]), budget)
                  for n in res.outputs]
         for d in diffs:
             print("  " + d.row())
@@ -207,8 +234,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="the shape of an array parameter not given (dynamic dims)")
     run.add_argument("--out", action="append", default=[], metavar="NAME=FILE.npy",
                      help="save an array parameter after the run")
-    run.add_argument("--random", type=int, nargs="?", const=0, default=None, metavar="SEED",
-                     help="fill array parameters not given with random values (default seed 0)")
+    run.add_argument("--random", action="store_true",
+                     help="fill array parameters not given with random values (else zeros)")
+    run.add_argument("--seed", type=int, default=0, help="the seed --random draws from (default 0)")
     run.add_argument("--block-num", type=int, default=1, help="run block indices 0..N-1")
     run.add_argument("--relaxed", action="store_true", help="no uninitialised-read or poison checks")
     run.add_argument("--compare-with", metavar="BACKEND",

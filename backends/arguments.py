@@ -87,7 +87,7 @@ def _scalar(p: Value, t: ScalarType, obj: Any, kernel: str) -> Any:
         isinstance(obj, (int, float)) and not isinstance(obj, bool) if t.is_float else
         isinstance(obj, int) and not isinstance(obj, bool))
     if not ok:
-        raise _fault("RUNTIME_ARG_TYPE", f"argument %{p.name} must be a {t} scalar", kernel,
+        raise _fault("RUNTIME_ARG_TYPE", f"argument %{p.name} must be a scalar of type {t}", kernel,
                      expected=str(t), actual=repr(obj))
     if t.is_float or t.name == "i1":
         return obj

@@ -106,13 +106,15 @@ class Backend(abc.ABC):
     def _capability_errors(self, module: Module, profile: str) -> list[PTOError]:
         errors: list[PTOError] = []
         for k in module.kernels:
-            for s in k.walk():
+            for index, s in enumerate(k.walk()):   # numbered as the verifier numbers statements
                 if not isinstance(s, TileOp):
                     continue
                 why = self.unsupported(s.instr, s.types(), profile)
                 if why:
+                    at = s.loc or Location()
                     errors.append(LegalityError("LEGAL_BACKEND_UNSUPPORTED", why,
-                                                location=s.loc or Location(kernel=k.name),
+                                                location=Location(at.file, at.line, at.col, k.name, index,
+                                                                  at.source_line),
                                                 expected=f"an instruction {self.name!r} supports",
                                                 actual=s.instr.mnemonic))
         return errors

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import ml_dtypes
 import numpy as np
 
 from ..assembler.ir import Kernel, TileOp
@@ -53,8 +54,20 @@ class Difference:
                 f"tolerance {self.tolerance:.3g}  nan mismatches {self.mismatched_nans}  {verdict}")
 
 
+def _eps(dtype: np.dtype) -> float | None:
+    """Machine epsilon of a floating dtype, numpy's or ml_dtypes' (bf16, fp8, whose numpy
+    kind is "V"); None for integers and masks, which must match exactly."""
+    try:
+        return float(ml_dtypes.finfo(dtype).eps)
+    except ValueError:
+        return None
+
+
 def compare(name: str, got: np.ndarray, want: np.ndarray, budget: float) -> Difference:
-    if got.dtype.kind not in "fc" or want.dtype.kind not in "fc":
+    """How far ``got`` is from ``want`` (the same output of another run) and whether that is
+    within ``budget`` epsilons of ``want``'s dtype, norm-wise."""
+    eps = _eps(want.dtype)
+    if eps is None or _eps(got.dtype) is None:
         diff = got != want
         n = int(np.count_nonzero(diff))
         first = tuple(int(i) for i in np.argwhere(diff)[0]) if n else None
@@ -64,14 +77,13 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, budget: float) -> Diff
     nan_g, nan_w = np.isnan(g), np.isnan(w)
     mismatched = int(np.count_nonzero(nan_g != nan_w))
     both = ~(nan_g | nan_w)
-    same_inf = (g == w) & np.isinf(w)
-    d = np.where(both & ~same_inf, np.abs(g - w), 0.0)
-    d = np.where(np.isnan(d), np.inf, d)
+    with np.errstate(all="ignore"):      # inf - inf and x / tiny are expected here, and masked
+        d = np.where(both & ~((g == w) & np.isinf(w)), np.abs(g - w), 0.0)
+        d = np.where(np.isnan(d), np.inf, d)
+        rel = float(np.max(d / np.maximum(np.abs(w), np.finfo(np.float64).tiny), where=both, initial=0.0))
     finite_w = np.abs(w[both & np.isfinite(w)])
     scale = float(finite_w.max()) if finite_w.size else 0.0
-    eps = float(np.finfo(want.dtype).eps) if want.dtype.kind == "f" else float(np.finfo(np.float32).eps)
-    tol = budget * eps * scale if budget else 0.0
+    tol = math.inf if budget == math.inf else budget * eps * scale   # inf * 0 would be NaN
     big = float(d.max()) if d.size else 0.0
-    rel = float(np.max(d / np.maximum(np.abs(w), np.finfo(np.float64).tiny), where=both, initial=0.0))
     first = tuple(int(i) for i in np.unravel_index(int(np.argmax(d)), d.shape)) if big > 0 else None
     return Difference(name, big, rel, tol, mismatched, mismatched == 0 and big <= tol, first)

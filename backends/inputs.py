@@ -24,7 +24,7 @@ def literal(value: str) -> Any:
     if value.endswith(".npy"):
         try:
             return np.load(value, allow_pickle=False)
-        except (OSError, ValueError) as e:
+        except (OSError, ValueError, EOFError) as e:
             raise PTOError("PTO_FILE", f"cannot load {value}: {e}") from None
     if value in ("true", "false"):
         return value == "true"
@@ -51,6 +51,11 @@ def fill(kernel: Kernel, given: dict[str, Any], shapes: dict[str, tuple[int, ...
          seed: int | None) -> dict[str, Any]:
     """Arrays for the array parameters not in ``given``: random from ``seed``, or zeros
     when ``seed`` is None. Scalars must be given."""
+    params = [p.name for p in kernel.params]
+    unknown = sorted(shapes.keys() - set(params))
+    if unknown:
+        raise PTOError("PTO_ARG", f"--shape names no parameter of @{kernel.name}: %{unknown[0]}",
+                       expected=", ".join(params), actual=", ".join(unknown))
     rng = np.random.default_rng(seed)
     out = dict(given)
     for p in kernel.params:

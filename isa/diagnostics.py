@@ -25,8 +25,10 @@ class Location:
             if self.col is not None:
                 parts.append(str(self.col))
             return ":".join(parts)
-        if self.kernel is not None or self.index is not None:
-            return f"{self.kernel or '<kernel>'}#{self.index if self.index is not None else '?'}"
+        if self.index is not None:
+            return f"{self.kernel or '<kernel>'}#{self.index}"
+        if self.kernel is not None:
+            return f"@{self.kernel}"
         return self.file or "<unknown>"
 
     def snippet(self) -> str:

@@ -70,6 +70,12 @@ def check(text: str) -> None:
     except PTOError as e:
         assert e.code.split("_")[0] in ("PARSE", "STRUCT", "PTO"), e.code
         str(e)                                    # renders without raising
+        lines = text.split("\n")
+        for err in getattr(e, "errors", [e]):     # every diagnostic points into the input
+            loc = err.location
+            assert loc.file == "fuzz.pto" and loc.line is not None, err.render()
+            assert 1 <= loc.line <= len(lines), err.render()
+            assert loc.col is None or 1 <= loc.col <= len(lines[loc.line - 1]) + 1, err.render()
     else:
         for profile in (None, "cpu", "a2"):
             asm.diagnose(m, profile)
