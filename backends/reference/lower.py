@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from ...assembler import scalar_ops as S
 from ...assembler.ir import (Const, For, If, Kernel, Lit, MemRef, PipeLit, ScalarOp, Stmt, TileDecl, TileOp,
@@ -56,8 +56,9 @@ def _located(e: PTOError, loc: Location | None, kernel: str, mnemonic: str) -> P
 
 
 class KernelLowering:
-    def __init__(self, kernel: Kernel) -> None:
+    def __init__(self, kernel: Kernel, semantics: Mapping[str, Callable[..., Any]] | None = None) -> None:
         self.k = kernel
+        self.semantics = semantics or {}
         self.slots = Slots()
         for p in kernel.params:
             self.slots[p.name]
@@ -188,7 +189,7 @@ class KernelLowering:
 
     def _tileop(self, s: TileOp, targets: tuple[int, ...]) -> Step:
         instr = s.instr
-        semantics = instr.semantics
+        semantics = self.semantics.get(instr.mnemonic, instr.semantics)
         fixed: dict[str, Any] = instr.with_defaults(s.attrs)
         direct: list[tuple[str, int]] = []
         memrefs: list[tuple[str, int, list[Callable[[list], Any]]]] = []
