@@ -1,0 +1,293 @@
+"""Legal uses of an instruction on a profile, derived from its declaration alone.
+
+A ``Case`` is one concrete use: operand types, attribute values and scalar operands. The
+starting point is the declaration's example; for each legal dtype tuple of the profile the
+example is re-typed and, where the new dtype breaks a shape rule (row alignment, fractal
+boxes), re-shaped from a small table of scalings until ``isa.checks`` accepts it. Valid
+regions and attribute values are then varied by hypothesis, again keeping only what the
+checks accept. Nothing here names an instruction: a new declaration is covered by itself.
+"""
+from __future__ import annotations
+
+import dataclasses
+import enum
+import functools
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Mapping
+
+from hypothesis import strategies as st
+
+from ..assembler.ir import Const, Kernel, MemRef, Module, PipeLit, TileOp, Value, make_lit
+from ..isa import dtypes as dt
+from ..isa.checks import check_legality, check_structure
+from ..isa.profiles import PROFILES
+from ..isa.registry import all_instructions, get
+from ..isa.spec import Instruction, Kind
+from ..isa.types import INDEX, GlobalType, Location, ScalarType, TileType, Type, parse_type
+
+DTypeTuple = tuple[dt.DType, ...]
+
+#: (row factor, column factor) tried in order when a re-typed example breaks a shape rule
+SEARCH_LIMIT = 4000
+SCALINGS = ((1, 1), (1, 2), (1, 4), (2, 1), (2, 2), (1, 8), (2, 4), (1, 16), (4, 4), (1, 32))
+
+
+@dataclass(frozen=True)
+class Case:
+    """One use of ``instr`` on ``profile``: every operand's type, attributes, scalar operands."""
+
+    instr: Instruction
+    profile: str
+    types: Mapping[str, Type]
+    attrs: Mapping[str, Any] = field(default_factory=dict)
+    scalars: Mapping[str, Any] = field(default_factory=dict)   # scalar/index/pipe operand values
+
+    @property
+    def dtypes(self) -> DTypeTuple:
+        """The case's dtype tuple over the instruction's dtype-rule operands."""
+        rule = self.instr.dtype_rule(self.profile)
+        if rule is None:
+            return ()
+        return tuple(_dtype(self.types[n]) for n in rule.operands if n in self.types)  # type: ignore[misc]
+
+    @property
+    def dtype_key(self) -> str:
+        return dtype_key(self.dtypes)
+
+    def errors(self) -> list[Any]:
+        """The spec's verdict on this case (empty: legal)."""
+        errs = check_structure(self.instr, self.types, self.attrs)
+        return errs or check_legality(self.instr, self.types, self.attrs, PROFILES[self.profile])
+
+    def module(self) -> Module:
+        """A one-instruction kernel ``@case``: every typed operand is a parameter (output
+        tiles too, so a backend's results are observable); pipes and event ids are literal."""
+        params, args, body = [], {}, []
+        c0 = Value("c0", INDEX)
+        for op in self.instr.operands:
+            if op.kind is Kind.PIPE:
+                if op.name in self.scalars:
+                    args[op.name] = PipeLit(self.scalars[op.name])
+                continue
+            t = self.types.get(op.name)
+            if t is None:
+                continue
+            v = Value(op.name, t)
+            if isinstance(t, GlobalType):
+                params.append(v)
+                args[op.name] = MemRef(v, tuple([c0] * max(t.rank, 1)) if t.rank > 1 else (c0,))
+            elif isinstance(t, ScalarType) and op.name in self.scalars and op.kind is Kind.INDEX \
+                    and isinstance(self.scalars[op.name], int):
+                args[op.name] = make_lit(self.scalars[op.name], t)
+            else:
+                params.append(v)
+                args[op.name] = v
+        if any(isinstance(a, MemRef) for a in args.values()):
+            body.append(Const(c0, 0))
+        body.append(TileOp(self.instr, args, dict(self.attrs)))
+        return Module((Kernel("case", tuple(params), tuple(body)),))
+
+    def describe(self) -> str:
+        ts = ", ".join(f"{k}: {t}" for k, t in self.types.items())
+        at = ", ".join(f"{k}={getattr(v, 'name', v)}" for k, v in self.attrs.items())
+        return f"{self.instr.mnemonic}[{self.dtype_key}] {ts}" + (f" {{{at}}}" if at else "")
+
+
+def dtype_key(dtypes: DTypeTuple) -> str:
+    """``f32`` when every operand shares a dtype, else ``f16,f16,f32``."""
+    names = [d.name for d in dtypes]
+    return "-" if not names else names[0] if len(set(names)) == 1 else ",".join(names)
+
+
+def _dtype(t: Type) -> dt.DType | None:
+    if isinstance(t, ScalarType):
+        return None if t.name == "index" else t.dtype
+    return getattr(t, "dtype", None)
+
+
+def _retype(t: Type, d: dt.DType) -> Type:
+    if isinstance(t, (TileType, GlobalType)):
+        return dataclasses.replace(t, dtype=d)
+    if isinstance(t, ScalarType):
+        return ScalarType(d.name)
+    return t
+
+
+def _scale(t: Type, fr: int, fc: int) -> Type:
+    """Grow a tile's static shape (and a static valid region that was the full shape) and a
+    global's static extents, so windows still fit."""
+    if isinstance(t, TileType):
+        vr = None if t.valid_rows is None else t.valid_rows * fr
+        vc = None if t.valid_cols is None else t.valid_cols * fc
+        return dataclasses.replace(t, rows=t.rows * fr, cols=t.cols * fc, valid_rows=vr, valid_cols=vc)
+    if isinstance(t, GlobalType):
+        shape = list(t.shape)
+        if len(shape) >= 2:
+            shape[-2] = None if shape[-2] is None else shape[-2] * fr
+        if shape:
+            shape[-1] = None if shape[-1] is None else shape[-1] * fc
+        return dataclasses.replace(t, shape=tuple(shape))
+    return t
+
+
+def example_case(instr: Instruction, profile: str) -> Case:
+    ex = instr.example
+    types = {n: parse_type(s) for n, s in ex.types.items()}
+    scalars = dict(ex.scalars)
+    return Case(instr, profile, types, dict(ex.attrs), scalars)
+
+
+def base_cases(instr: Instruction, profile: str) -> dict[DTypeTuple, Case | None]:
+    """For each legal dtype tuple of the profile: a legal case (None when no scaling of the
+    example could make that tuple legal: the suite reports it instead of hiding it)."""
+    return _base_cases(instr.mnemonic, profile)
+
+
+@functools.lru_cache(maxsize=None)
+def _base_cases(mnemonic: str, profile: str) -> dict[DTypeTuple, Case | None]:
+    instr = get(mnemonic)
+    if not instr.supported_on(profile):
+        return {}
+    start = example_case(instr, profile)
+    rule = instr.dtype_rule(profile)
+    if rule is None:
+        return {(): start if not start.errors() else None}
+    out: dict[DTypeTuple, Case | None] = {}
+    for combo in rule.sorted_tuples():
+        retyped = dict(start.types)
+        new_of = {}
+        for name, d in zip(rule.operands, combo):
+            if name in retyped:
+                new_of.setdefault(_dtype(retyped[name]), d)
+                retyped[name] = _retype(retyped[name], d)
+        for name, t in start.types.items():       # operands outside the rule follow a sibling
+            if name not in rule.operands and _dtype(t) in new_of:
+                retyped[name] = _retype(t, new_of[_dtype(t)])
+        scalars = {k: _retype_scalar(v, retyped.get(k)) for k, v in start.scalars.items()}
+        out[combo] = next((c for c in _candidates(instr, profile, retyped, start.attrs, scalars)
+                           if not c.errors()), None)
+    return out
+
+
+def _candidates(instr: Instruction, profile: str, types: dict[str, Type], attrs: Mapping[str, Any],
+                scalars: Mapping[str, Any]) -> Iterator[Case]:
+    """Re-shaped, re-placed and re-attributed variants of a re-typed example, nearest first
+    (at most ``SEARCH_LIMIT``): whole-case scalings, then other attribute values, then other
+    locations for one tile operand, then one operand's columns scaled on its own."""
+    def case(t: dict[str, Type], a: Mapping[str, Any]) -> Case:
+        return Case(instr, profile, t, a, scalars)
+
+    def scaled(t: dict[str, Type]) -> Iterator[dict[str, Type]]:
+        for fr, fc in SCALINGS:
+            yield {k: _scale(v, fr, fc) for k, v in t.items()}
+
+    attr_sets = [dict(attrs)] + [dict(attrs, **{n: v}) for n, vs in _attr_values(instr).items() for v in vs
+                                  if attrs.get(n) is not v]
+    layouts = PROFILES[profile].layouts
+    placed = [types]
+    for op in instr.operands:
+        t = types.get(op.name)
+        if isinstance(t, TileType):
+            for loc in op.locations or tuple(Location):
+                for lay in layouts.get(loc, ()):
+                    if (loc, lay) != (t.loc, t.layout):
+                        placed.append(dict(types, **{op.name: dataclasses.replace(t, loc=loc, layout=lay)}))
+    count = 0
+    for a in attr_sets:
+        for p in placed:
+            for t in scaled(p):
+                count += 1
+                if count > SEARCH_LIMIT:
+                    return
+                yield case(t, a)
+    tiles = [n for n, t in types.items() if isinstance(t, TileType)]
+    for a in attr_sets:
+        for t in scaled(types):
+            for n in tiles:
+                for f in (2, 4, 8):
+                    count += 1
+                    if count > SEARCH_LIMIT:
+                        return
+                    yield case(dict(t, **{n: _scale(t[n], 1, f)}), a)
+                    yield case(dict(t, **{n: _scale(t[n], f, 1)}), a)
+
+
+def _retype_scalar(v: Any, t: Type | None) -> Any:
+    """An example scalar converted to the operand's (new) type (2.5 for a float, 2 for an
+    int), wrapped into the type's range so it still spells as a literal of that type."""
+    if isinstance(t, ScalarType) and isinstance(v, (int, float)) and not isinstance(v, bool):
+        if t.is_float:
+            return float(v)
+        if t.name != "i1":
+            if t.name == "index":
+                return int(v)
+            lo, hi = int(t.dtype.min), int(t.dtype.max)
+            return lo + (int(v) - lo) % (hi - lo + 1)
+    return v
+
+
+def supported_dtypes(instr: Instruction, profile: str) -> list[DTypeTuple]:
+    return list(base_cases(instr, profile))
+
+
+def instructions(profile: str) -> list[Instruction]:
+    return [i for i in all_instructions() if i.supported_on(profile)]
+
+
+# --------------------------------------------------------------------------- variation
+
+def _attr_values(instr: Instruction) -> dict[str, list[Any]]:
+    out: dict[str, list[Any]] = {}
+    for a in instr.attrs:
+        if isinstance(a.type, type) and issubclass(a.type, enum.Enum):
+            out[a.name] = list(a.type)
+        elif a.type is bool:
+            out[a.name] = [False, True]
+    return out
+
+
+def _with_valid(case: Case, vr: int, vc: int) -> Case:
+    """Every tile with the largest static shape of the case gets valid region (vr, vc)."""
+    tiles = {n: t for n, t in case.types.items() if isinstance(t, TileType)}
+    if not tiles:
+        return case
+    rows = max(t.rows for t in tiles.values())
+    cols = max(t.cols for t in tiles.values())
+    types = dict(case.types)
+    for n, t in tiles.items():
+        if t.shape == (rows, cols) and not t.dynamic:
+            types[n] = dataclasses.replace(t, valid_rows=min(vr, rows), valid_cols=min(vc, cols))
+    return dataclasses.replace(case, types=types)
+
+
+@st.composite
+def varied(draw: st.DrawFn, base: Case) -> Case:
+    """``base`` with other attribute values and a partial valid region where the spec allows."""
+    case = base
+    choices = _attr_values(base.instr)
+    if choices:
+        attrs = dict(base.attrs)
+        for name, values in choices.items():
+            if draw(st.booleans()):
+                attrs[name] = draw(st.sampled_from(values))
+        candidate = dataclasses.replace(case, attrs=attrs)
+        if not candidate.errors():
+            case = candidate
+    tiles = [t for t in case.types.values() if isinstance(t, TileType)]
+    if tiles and draw(st.booleans()):
+        rows = max(t.rows for t in tiles)
+        cols = max(t.cols for t in tiles)
+        vr = draw(st.sampled_from(sorted({1, max(rows // 2, 1), rows - 1 or 1, rows})))
+        vc = draw(st.sampled_from(sorted({1, max(cols // 2, 1), cols - 1 or 1, cols})))
+        candidate = _with_valid(case, vr, vc)
+        if not candidate.errors():
+            case = candidate
+    return case
+
+
+def cases(instr: Instruction, profile: str, dtypes: DTypeTuple) -> st.SearchStrategy[Case]:
+    """Legal cases of ``instr`` with that dtype tuple (the base case first, for shrinking)."""
+    base = base_cases(instr, profile).get(dtypes)
+    if base is None:
+        return st.nothing()
+    return st.one_of(st.just(base), varied(base))

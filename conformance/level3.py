@@ -1,0 +1,310 @@
+"""Level 3: whole programs. Random multi-kernel modules (``programs``) go text -> parse ->
+bytecode -> load -> backend and every kernel's arrays must equal the reference backend's
+within the kernel's error budget; and synchronisation scenarios (producer and consumer
+kernels through global memory, a store read back in the same kernel behind a flag, a
+ping-pong pipeline through tiles) must give what numpy computes independently.
+
+A program's error budget is the spec's (``backends.compare.error_budget``: each
+instruction's numerics contract in epsilons) times the row loop's trip count: the loop body
+runs once per block, and a loop-carried accumulator adds each block's error to the last.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from ..assembler import Kernel, Module, load_bytes, parse, verify
+from ..backends import get
+from ..backends.base import Backend
+from ..backends.compare import compare, error_budget
+from ..isa import dtypes as dt
+from ..isa.diagnostics import PTOError
+from ..isa.spec import Instruction
+from ..isa.types import Type
+from .level0 import explore
+from .outcome import Difference, Failure, Outcome
+from .programs import KernelArgs, Program, block_options, programs, random_values
+
+LEVEL = 3
+UNSUPPORTED = "LEGAL_BACKEND_UNSUPPORTED"
+SYNC_DTYPES = ("f32", "f16")
+
+
+# --------------------------------------------------------------------------- running one program
+
+def _run(exe: Any, kernel: str, args: dict[str, Any]) -> PTOError | None:
+    """Run a kernel on ``args`` (written in place); the PTOError it raised, if any. Any
+    other exception propagates to the caller, which reports it."""
+    try:
+        exe.run(kernel, **args)
+    except PTOError as e:
+        return e
+    return None
+
+
+def _element(a: np.ndarray, index: tuple[int, ...] | None) -> str:
+    return "" if index is None else repr(a[index].item())
+
+
+def first_difference(got: dict[str, Any], want: dict[str, Any], budget: float) -> Difference | None:
+    """The first array (in parameter order) where ``got`` is outside the budget of ``want``."""
+    for name, w in want.items():
+        if not isinstance(w, np.ndarray):
+            continue
+        g = got[name]
+        d = compare(name, g, w, budget)
+        if not d.ok:
+            where = d.first if d.first is not None else (
+                tuple(int(i) for i in np.argwhere(np.isnan(g.astype(np.float64)) != np.isnan(w.astype(np.float64)))[0])
+                if d.mismatched_nans else None)
+            return Difference(name, where or (), _element(w, where), _element(g, where))
+    return None
+
+
+def _errors_agree(got: PTOError | None, want: PTOError | None) -> str | None:
+    """Why two runs' errors disagree (None: both succeeded or both raised the same code)."""
+    if got is None and want is None:
+        return None
+    if got is not None and want is not None:
+        return None if got.code == want.code else f"raised {got.code}, the reference raised {want.code}"
+    if got is not None:
+        return f"raised {got.code} ({got.message}); the reference ran"
+    return f"ran; the reference raised {want.code} ({want.message})"  # type: ignore[union-attr]
+
+
+@dataclass
+class ProgramCheck:
+    """Checks generated programs on ``backend`` against the reference backend."""
+
+    backend: Backend
+    profile: str
+    reference: Backend
+
+    def allows(self, instr: Instruction, types: dict[str, Type]) -> bool:
+        return self.backend.unsupported(instr, types, self.profile) is None
+
+    def __call__(self, program: Program) -> Failure | None:
+        text = program.text
+        module = load_bytes(parse(text).to_bytes())
+        want_exe = self.reference.compile(module, self.profile)
+        try:
+            exe = self.backend.compile(module, self.profile)
+        except PTOError as e:
+            return Failure(f"compiling a legal program raised {e.code}: {e.message}", program=text)
+        except Exception as e:  # noqa: BLE001 - a broken backend is reported, not raised
+            return Failure(f"compile raised {type(e).__name__}: {e}", program=text)
+        for ka in program.kernels:
+            failure = self.kernel(exe, want_exe, module.kernel(ka.kernel), ka, text)
+            if failure is not None:
+                return self.alone(ka, module, failure)
+        return None
+
+    def alone(self, ka: KernelArgs, module: Module, failure: Failure) -> Failure:
+        """The failure again from a module of the failing kernel alone, when that still
+        fails (a smaller reproducer than hypothesis' shrinking reaches), else ``failure``."""
+        if len(module.kernels) == 1:
+            return failure
+        single = Program(Module((module.kernel(ka.kernel),)).to_text(), (ka,))
+        return self(single) or failure
+
+    def kernel(self, exe: Any, want_exe: Any, kernel: Kernel, ka: KernelArgs, text: str) -> Failure | None:
+        """Run one kernel on copies of the same arguments on both backends and compare."""
+        want, got = ka.make(), ka.make()
+        want_err = _run(want_exe, ka.kernel, want)
+
+        def failed(message: str, difference: Difference | None = None) -> Failure:
+            return Failure(message, program=text, inputs=ka.make(), difference=difference, kernel=ka.kernel)
+
+        try:
+            got_err = _run(exe, ka.kernel, got)
+        except Exception as e:  # noqa: BLE001
+            return failed(f"@{ka.kernel} raised {type(e).__name__}: {e}")
+        why = _errors_agree(got_err, want_err)
+        if why is not None:
+            return failed(f"@{ka.kernel} {why}")
+        if want_err is not None:
+            return None
+        budget = error_budget(kernel) * max(ka.trips, 1)
+        diff = first_difference(got, want, budget)
+        if diff is not None:
+            return failed(f"@{ka.kernel}: {diff.operand} differs from the reference backend beyond the "
+                          f"budget of {budget:g} eps", diff)
+        return None
+
+
+def programs_outcome(backend: Backend, profile: str, max_examples: int, seed: int | None) -> Outcome:
+    """The random-program scenario family as one outcome."""
+    check = ProgramCheck(backend, profile, get("reference"))
+    if not block_options(profile, check.allows):
+        return Outcome(LEVEL, "L3:programs", "mixed", "unsupported",
+                       reason=f"backend {backend.name!r} cannot load and store tiles of any dtype on {profile}")
+    n, failure = explore(programs(profile, check.allows), check, max_examples, seed)
+    return Outcome(LEVEL, "L3:programs", "mixed", "fail" if failure else "pass", n,
+                   reason=failure.message if failure else "", failure=failure)
+
+
+# --------------------------------------------------------------------------- sync scenarios
+
+@dataclass(frozen=True)
+class Scenario:
+    """A hand-written program family: ``text(dtype, cols)`` gives the module, ``calls``
+    the kernels to run in order, ``expect(inputs)`` numpy's result per output array."""
+
+    name: str
+    doc: str
+    text: Callable[[str, int], str]
+    calls: tuple[str, ...]
+    arrays: Callable[[int, int, str, np.random.Generator], dict[str, Any]]
+    expect: Callable[[dict[str, Any], str], dict[str, np.ndarray]]
+    sizes: tuple[tuple[int, int], ...]      # (rows, cols)
+
+
+BLOCK = 16
+SCALE, SHIFT = 1.5, -0.25
+
+
+def _loop(body: str) -> str:
+    """A row-block loop with a run-time valid row count ``%vr`` for the last block."""
+    return ("  scf.for %r = %c0 to %rows step %cB iter_args(%left = %rows) -> (index) {\n"
+            f"    %vr = arith.minsi %left, %cB : index\n{body}"
+            f"    %rest = arith.subi %left, %cB : index\n    scf.yield %rest : index\n  }}\n")
+
+
+def _head(name: str, params: str) -> str:
+    return (f"kernel @{name}({params}) {{\n  .const %c0 = 0 : index\n  .const %cB = {BLOCK} : index\n")
+
+
+def _tile(name: str, d: str, c: int) -> str:
+    return f"    .tile %{name} valid_row = %vr : !pto.tile<{BLOCK}x{c}x{d}, valid=?x{c}>\n"
+
+
+def _producer_consumer(d: str, c: int) -> str:
+    g = f"!pto.memref<?x{c}x{d}>"
+    produce = _head("produce", f"%x : {g}, %mid : {g}, %a : {d}, %rows : index") + _loop(
+        _tile("t", d, c) + "    %t = tload %x[%r, %c0]\n    %t = tmuls %t, %a\n"
+        "    tstore %mid[%r, %c0], %t\n") + "}\n"
+    consume = _head("consume", f"%mid : {g}, %y : {g}, %b : {d}, %rows : index") + _loop(
+        _tile("u", d, c) + "    %u = tload %mid[%r, %c0]\n    %u = tadds %u, %b\n"
+        "    tstore %y[%r, %c0], %u\n") + "}\n"
+    return produce + consume
+
+
+def _store_load(d: str, c: int) -> str:
+    g = f"!pto.memref<?x{c}x{d}>"
+    return _head("roundtrip", f"%x : {g}, %mid : {g}, %y : {g}, %a : {d}, %b : {d}, %rows : index") + _loop(
+        _tile("t", d, c) + _tile("u", d, c)
+        + "    %t = tload %x[%r, %c0]\n    %t = tmuls %t, %a\n    tstore %mid[%r, %c0], %t\n"
+        "    set_flag #pto.pipe<MTE3>, #pto.pipe<MTE2>, 0\n"
+        "    wait_flag #pto.pipe<MTE3>, #pto.pipe<MTE2>, 0\n"
+        "    %u = tload %mid[%r, %c0]\n    %u = tadds %u, %b\n    tstore %y[%r, %c0], %u\n") + "}\n"
+
+
+def _ping_pong(d: str, c: int) -> str:
+    """Two halves per iteration through ping/pong buffers; forward flags carry data from
+    load to compute to store, reverse flags hand buffers back (pre-set, drained after)."""
+    g, t = f"!pto.memref<?x{c}x{d}>", f"!pto.tile<{BLOCK}x{c}x{d}>"
+    flags = [("V", "MTE2"), ("MTE3", "V")]
+    pre = "".join(f"  set_flag #pto.pipe<{s}>, #pto.pipe<{e}>, {i}\n" for s, e in flags for i in (0, 1))
+    post = "".join(f"  wait_flag #pto.pipe<{s}>, #pto.pipe<{e}>, {i}\n" for s, e in flags for i in (0, 1))
+
+    def half(i: int, row: str) -> tuple[str, str, str]:
+        load = (f"    wait_flag #pto.pipe<V>, #pto.pipe<MTE2>, {i}\n    %in{i} = tload %x[{row}, %c0]\n"
+                f"    set_flag #pto.pipe<MTE2>, #pto.pipe<V>, {i}\n")
+        work = (f"    wait_flag #pto.pipe<MTE2>, #pto.pipe<V>, {i}\n    wait_flag #pto.pipe<MTE3>, #pto.pipe<V>, {i}\n"
+                f"    %out{i} = tmuls %in{i}, %a\n    %out{i} = tadds %out{i}, %b\n"
+                f"    set_flag #pto.pipe<V>, #pto.pipe<MTE2>, {i}\n    set_flag #pto.pipe<V>, #pto.pipe<MTE3>, {i}\n")
+        store = (f"    wait_flag #pto.pipe<V>, #pto.pipe<MTE3>, {i}\n    tstore %y[{row}, %c0], %out{i}\n"
+                 f"    set_flag #pto.pipe<MTE3>, #pto.pipe<V>, {i}\n")
+        return load, work, store
+
+    h0, h1 = half(0, "%r"), half(1, "%r1")
+    decls = "".join(f"  .tile %{n}{i} : {t}\n" for n in ("in", "out") for i in (0, 1))
+    body = "    %r1 = arith.addi %r, %cB : index\n" + "".join(h0[k] + h1[k] for k in range(3))
+    return (f"kernel @pingpong(%x : {g}, %y : {g}, %a : {d}, %b : {d}, %rows : index) {{\n"
+            f"  .const %c0 = 0 : index\n  .const %cB = {BLOCK} : index\n  .const %c2B = {2 * BLOCK} : index\n"
+            + decls + pre + f"  scf.for %r = %c0 to %rows step %c2B {{\n{body}  }}\n" + post + "}\n")
+
+
+def _in_out(names_in: tuple[str, ...], names_out: tuple[str, ...]) -> Callable[..., dict[str, Any]]:
+    def make(rows: int, cols: int, d: str, rng: np.random.Generator) -> dict[str, Any]:
+        dtype = dt.get(d)
+        args: dict[str, Any] = {n: random_values((rows, cols), dtype, rng) for n in names_in}
+        args.update({n: np.full((rows, cols), np.nan, dtype.np_dtype) for n in names_out})
+        return dict(args, a=SCALE, b=SHIFT, rows=rows)
+    return make
+
+
+def _affine(inputs: dict[str, Any], d: str) -> dict[str, np.ndarray]:
+    """mid = x * a, y = mid + b, each rounded once to the element type (f32 holds the
+    exact product and sum of two f16 values, so rounding the f32 result is rounding once)."""
+    t = dt.get(d).np_dtype
+    x = inputs["x"].astype(np.float32)
+    mid = (x * np.float32(SCALE)).astype(t)
+    y = (mid.astype(np.float32) + np.float32(SHIFT)).astype(t)
+    return {"mid": mid, "y": y}
+
+
+SCENARIOS = (
+    Scenario("L3:sync-producer-consumer", "one kernel stores, the next (run after it) loads",
+             _producer_consumer, ("produce", "consume"), _in_out(("x",), ("mid", "y")), _affine,
+             ((16, 16), (40, 32), (5, 64))),
+    Scenario("L3:sync-store-load", "a kernel stores a block and loads it back behind MTE3 -> MTE2",
+             _store_load, ("roundtrip",), _in_out(("x",), ("mid", "y")), _affine,
+             ((16, 16), (40, 32), (5, 64))),
+    Scenario("L3:sync-ping-pong", "double-buffered load / compute / store with flags",
+             _ping_pong, ("pingpong",), _in_out(("x",), ("y",)),
+             lambda i, d: {"y": _affine(i, d)["y"]}, ((32, 16), (64, 32), (96, 64))),
+)
+
+
+def scenario_outcome(backend: Backend, profile: str, sc: Scenario, d: str, seed: int) -> Outcome:
+    """Every size of one scenario on one dtype: run the kernels in order on shared arrays
+    (a failure's reproducer is the module and inputs; run ``sc.calls`` in that order)."""
+    rng = np.random.default_rng(seed)
+    n = 0
+    for rows, cols in sc.sizes:
+        text = sc.text(d, cols)
+        try:
+            module = verify(load_bytes(parse(text).to_bytes()), profile)
+        except PTOError as e:
+            return Outcome(LEVEL, sc.name, d, "unsupported", n, reason=f"not legal on {profile}: {e.code}")
+        args = sc.arrays(rows, cols, d, rng)
+        inputs = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in args.items()}
+
+        def failed(message: str, difference: Difference | None = None, kernel: str = sc.calls[0]) -> Outcome:
+            f = Failure(message, program=text, inputs=inputs, difference=difference, kernel=kernel)
+            return Outcome(LEVEL, sc.name, d, "fail", n, reason=message, failure=f)
+
+        try:
+            exe = backend.compile(module, profile)
+            for k in sc.calls:
+                params = {p.name for p in module.kernel(k).params}
+                exe.run(k, **{p: v for p, v in args.items() if p in params})
+        except PTOError as e:
+            if e.code == UNSUPPORTED:
+                return Outcome(LEVEL, sc.name, d, "unsupported", n, reason=e.message)
+            return failed(f"{sc.doc}: raised {e.code}: {e.message}")
+        except Exception as e:  # noqa: BLE001 - reported, not raised
+            return failed(f"{sc.doc}: raised {type(e).__name__}: {e}")
+        n += 1
+        want = sc.expect(inputs, d)
+        budget = sum(error_budget(k) for k in module.kernels)
+        diff = first_difference({k: args[k] for k in want}, want, budget)
+        if diff is not None:
+            return failed(f"{sc.doc} ({rows}x{cols}): {diff.operand} differs from numpy", diff, sc.calls[-1])
+    return Outcome(LEVEL, sc.name, d, "pass", n)
+
+
+def run_level3(backend: Backend, profile: str, max_examples: int = 25, seed: int | None = 0) -> list[Outcome]:
+    """L3 on ``profile``: the random-program family (``max_examples`` modules), then each
+    sync scenario per dtype, one Outcome each."""
+    out = [programs_outcome(backend, profile, max_examples, seed)]
+    base = 0 if seed is None else seed
+    out += [scenario_outcome(backend, profile, sc, d, base + i)
+            for i, sc in enumerate(SCENARIOS) for d in SYNC_DTYPES]
+    return out
+
+
+__all__ = ["ProgramCheck", "SCENARIOS", "first_difference", "run_level3"]
