@@ -1,0 +1,288 @@
+"""Judging one instruction's results against its declaration: the oracle run and the
+numerics contracts (``isa.spec.Numerics``).
+
+What is compared is the instruction's iteration domain (``isa.spec.Domain``): the output
+tile's valid region (DST, SRC, SPECIAL, MATMUL), the whole static tile (STATIC_DST), row 0
+of the valid columns (ROW0), nothing (NONE); a global output is compared whole, and the
+memory around a strided view must be left as it was. Inside an ``out`` tile's domain the
+elements the semantics leave untouched are unspecified too (TSCATTER rows no index hits,
+TMRGSORT slots after the last record, a GEMV's rows below row 0): they are found by running
+the semantics a second time on a bit-inverted destination and are not compared.
+
+Contracts (integer and mask results are always compared exactly):
+
+* ``exact``: bit-identical, NaN payloads included.
+* ``rounded``: bit-identical (so the sign of zero counts), except that any NaN matches any
+  NaN: decisions.md fixes NaN propagation but not payloads, and targets differ (x86 keeps
+  the first operand's payload, GPUs return a canonical NaN).
+* ``ulp``: NaN where the reference has NaN, ±inf exactly, the sign of a zero result
+  exactly; otherwise within ``ulp`` steps of the output dtype (counting through denormals,
+  inf one step past max) from the correctly rounded reference.
+* ``sum``: |got - want| <= n * (eps * S + d) with n the reduction length, S the semantics
+  run on the absolute values of the inputs (sum|terms| for sums, matmul and gemv alike,
+  |product| for products), d the dtype's smallest denormal (accumulating in f32 legitimately
+  loses up to one denormal step per addition, which eps * S alone does not allow for). n is
+  taken as the largest valid extent among the input tiles, an upper bound of every
+  reduction length in the spec. A NaN result is required where the reference has NaN
+  (a NaN or inf - inf among the terms gives NaN in any order). Where S overflows the dtype,
+  the bound is infinite and only that NaN rule applies: order-dependent intermediate
+  overflow makes any other verdict unfair.
+* ``unspecified``: not compared.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, Mapping
+
+import ml_dtypes
+import numpy as np
+
+from ..isa import dtypes as dt
+from ..isa.spec import Domain, Instruction, Kind, Role
+from ..isa.types import GlobalType, TileType
+from ..isa.values import GlobalRef, Tile
+from .cases import Case
+from .outcome import Difference
+from .values import UINT, GlobalArg, literal
+
+Outputs = dict[str, Any]          # operand name -> np.ndarray (tile storage) or GlobalArg
+
+
+# --------------------------------------------------------------------------- the oracle
+
+def oracle(case: Case, inputs: Mapping[str, Any],
+           prepare: Callable[[Role, np.ndarray], np.ndarray] | None = None) -> Outputs:
+    """The declaration's semantics on fresh copies of ``inputs``: the final contents of every
+    written tile and global. ``prepare(role, array)`` may replace an operand's array first.
+    PTOErrors (broken preconditions) propagate."""
+    kw: dict[str, Any] = {}
+    written: Outputs = {}
+    for op in case.instr.operands:
+        if op.kind is Kind.PIPE:
+            if op.name in case.scalars:
+                kw[op.name] = case.scalars[op.name]
+            continue
+        t = case.types.get(op.name)
+        if t is None:
+            continue
+        if isinstance(t, TileType):
+            data = inputs[op.name].copy()
+            if prepare is not None:
+                data = prepare(op.role, data)
+            kw[op.name] = Tile(t, data)
+            if op.role is not Role.IN:
+                written[op.name] = data
+        elif isinstance(t, GlobalType):
+            g: GlobalArg = inputs[op.name].fresh()
+            if prepare is not None:
+                g = dataclasses.replace(g, parent=prepare(op.role, g.parent))
+            kw[op.name] = GlobalRef(g.view)
+            if op.role is not Role.IN:
+                written[op.name] = g
+        elif literal(case, op.name):
+            kw[op.name] = case.scalars[op.name]
+        else:
+            kw[op.name] = inputs.get(op.name)
+    case.instr.execute(**kw, **case.attrs)
+    return written
+
+
+def _is_float(a: np.ndarray) -> bool:
+    return dt.of_numpy(a.dtype).is_float
+
+
+def _absolute(role: Role, a: np.ndarray) -> np.ndarray:
+    return np.abs(a) if role is not Role.OUT and _is_float(a) else a
+
+
+def _inverted(role: Role, a: np.ndarray) -> np.ndarray:
+    if role is not Role.OUT:
+        return a
+    return ~a if a.dtype == np.bool_ else (~a.view(UINT[a.itemsize])).view(a.dtype)
+
+
+# --------------------------------------------------------------------------- domains
+
+def domain(instr: Instruction, case: Case, name: str, shape: tuple[int, ...]) -> np.ndarray:
+    """Which elements of output ``name`` the instruction's iteration domain covers."""
+    mask = np.zeros(shape, dtype=bool)
+    t = case.types[name]
+    if isinstance(t, GlobalType):
+        mask[...] = True
+        return mask
+    assert isinstance(t, TileType)
+    vr, vc = t.valid_rows, t.valid_cols
+    vr = t.rows if vr is None else vr
+    vc = t.cols if vc is None else vc
+    if instr.domain is Domain.NONE:
+        return mask
+    if instr.domain is Domain.STATIC_DST:
+        mask[...] = True
+    elif instr.domain is Domain.ROW0:
+        mask[:min(vr, 1), :vc] = True
+    else:
+        mask[:vr, :vc] = True
+    return mask
+
+
+def _bits(a: np.ndarray) -> np.ndarray:
+    return a.view(np.uint8) if a.dtype == np.bool_ else a.view(UINT[a.itemsize])
+
+
+def untouched(case: Case, inputs: Mapping[str, Any], want: Outputs) -> dict[str, np.ndarray]:
+    """For each ``out`` tile: the elements whose final value depends on the tile's initial
+    contents, i.e. the ones the semantics never write (unspecified)."""
+    if not any(op.role is Role.OUT and isinstance(case.types.get(op.name), TileType)
+               for op in case.instr.operands):
+        return {}
+    try:
+        other = oracle(case, inputs, _inverted)
+    except Exception:  # noqa: BLE001 - it ran once already; without a second run nothing is excluded
+        return {}
+    return {n: _bits(want[n]) != _bits(other[n]) for n in other
+            if case.instr.operand(n).role is Role.OUT and isinstance(want[n], np.ndarray)}
+
+
+# --------------------------------------------------------------------------- contracts
+
+def _finfo(a: np.ndarray) -> Any:
+    return ml_dtypes.finfo(a.dtype)
+
+
+def _ordered(a: np.ndarray) -> np.ndarray:
+    """Float bit patterns as integers ordered like the values (-0 and +0 both 0), so the
+    difference of two is their distance in steps of the format."""
+    u = _bits(a).astype(np.int64)
+    sign = np.int64(1) << np.int64(a.itemsize * 8 - 1)
+    mag = u & (sign - 1)
+    return np.where(u & sign, -mag, mag)
+
+
+def reduction_length(case: Case) -> int:
+    """An upper bound of every reduction length: the largest valid extent of an input tile."""
+    n = 1
+    for op in case.instr.operands:
+        t = case.types.get(op.name)
+        if op.role is not Role.OUT and isinstance(t, TileType):
+            n = max(n, t.valid_rows if t.valid_rows is not None else t.rows,
+                    t.valid_cols if t.valid_cols is not None else t.cols)
+    return n
+
+
+def exact_bad(got: np.ndarray, want: np.ndarray) -> np.ndarray:
+    return _bits(got) != _bits(want)
+
+
+def rounded_bad(got: np.ndarray, want: np.ndarray) -> np.ndarray:
+    if not _is_float(want):
+        return exact_bad(got, want)
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    return exact_bad(got, want) & ~(np.isnan(g) & np.isnan(w))
+
+
+def ulp_bad(got: np.ndarray, want: np.ndarray, ulp: float) -> np.ndarray:
+    if not _is_float(want):
+        return exact_bad(got, want)
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    nan_g, nan_w = np.isnan(g), np.isnan(w)
+    special = nan_w | np.isinf(w)
+    zeros = (g == 0) & (w == 0)
+    far = np.abs(_ordered(got) - _ordered(want)) > ulp
+    return np.where(special, ~(nan_g & nan_w) & (nan_g | nan_w | (g != w)),
+                    nan_g | np.where(zeros, np.signbit(g) != np.signbit(w), far))
+
+
+def sum_tolerance(want: np.ndarray, magnitude: np.ndarray, n: int) -> np.ndarray:
+    """n * (eps * S + smallest denormal) elementwise, in f64; inf where S is not finite."""
+    f = _finfo(want)
+    s = np.abs(magnitude.astype(np.float64))
+    tol = n * (float(f.eps) * s + float(f.smallest_subnormal))
+    return np.where(np.isfinite(s), tol, np.inf)
+
+
+def sum_bad(got: np.ndarray, want: np.ndarray, tol: np.ndarray) -> np.ndarray:
+    if not _is_float(want):
+        return exact_bad(got, want)
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    nan_g, nan_w = np.isnan(g), np.isnan(w)
+    with np.errstate(invalid="ignore"):
+        diff = np.where(g == w, 0.0, np.abs(g - w))
+    bounded = np.isfinite(tol)
+    return np.where(nan_w, ~nan_g, bounded & (nan_g | ~(diff <= tol)))
+
+
+# --------------------------------------------------------------------------- rendering
+
+def show(a: np.ndarray, index: tuple[int, ...]) -> str:
+    """An element exactly: its value and, for floats, its bit pattern."""
+    v = a[index]
+    d = dt.of_numpy(a.dtype)
+    if d.is_float:
+        bits = int(np.asarray(v).reshape(1).view(UINT[a.itemsize])[0])
+        return f"{float(v)!r} (0x{bits:0{2 * a.itemsize}x} {d.name})"
+    if d.kind == "bool":
+        return str(bool(v)).lower()
+    return f"{int(v)} ({d.name})"
+
+
+def _first(bad: np.ndarray) -> tuple[int, ...] | None:
+    if not bad.any():
+        return None
+    return tuple(int(i) for i in np.argwhere(bad)[0])
+
+
+# --------------------------------------------------------------------------- compare
+
+def compare(instr: Instruction, case: Case, outputs_got: Mapping[str, Any], outputs_want: Mapping[str, Any],
+            inputs: Mapping[str, Any]) -> Difference | None:
+    """The first element (in operand order, then row-major) where the backend's outputs
+    break ``instr``'s numerics contract against the reference's, or None."""
+    kind = instr.numerics.kind
+    if kind == "unspecified" or instr.domain is Domain.NONE:
+        return None
+    with np.errstate(all="ignore"):      # NaN and inf casts and differences are expected here
+        return _compare(instr, case, outputs_got, outputs_want, inputs)
+
+
+def _compare(instr: Instruction, case: Case, outputs_got: Mapping[str, Any], outputs_want: Mapping[str, Any],
+             inputs: Mapping[str, Any]) -> Difference | None:
+    kind = instr.numerics.kind
+    skip = untouched(case, inputs, dict(outputs_want))
+    magnitude: Outputs | None = None
+    for op in instr.operands:
+        if op.role is Role.IN or op.name not in outputs_want:
+            continue
+        w_obj, g_obj = outputs_want[op.name], outputs_got[op.name]
+        want = w_obj.view if isinstance(w_obj, GlobalArg) else w_obj
+        got = g_obj.view if isinstance(g_obj, GlobalArg) else g_obj
+        region = domain(instr, case, op.name, want.shape)
+        if op.name in skip:
+            region &= ~skip[op.name]
+        note = ""
+        if kind == "exact":
+            bad = exact_bad(got, want)
+        elif kind == "rounded":
+            bad = rounded_bad(got, want)
+        elif kind == "ulp":
+            bad = ulp_bad(got, want, instr.numerics.ulp)
+            note = f" within {instr.numerics.ulp:g} ulp"
+        else:
+            tol = np.zeros(want.shape)
+            if _is_float(want):
+                if magnitude is None:
+                    magnitude = oracle(case, inputs, _absolute)
+                m = magnitude[op.name]
+                tol = sum_tolerance(want, m.view if isinstance(m, GlobalArg) else m, reduction_length(case))
+            bad = sum_bad(got, want, tol)
+        at = _first(bad & region)
+        if at is not None:
+            extra = f" ± {tol[at]:.3g}" if kind == "sum" and _is_float(want) else note
+            return Difference(op.name, at, show(want, at) + extra, show(got, at))
+        if isinstance(w_obj, GlobalArg):
+            around = np.ones(w_obj.parent.shape, dtype=bool)
+            w_obj.over(around)[...] = False                  # the view itself was compared above
+            at = _first(exact_bad(g_obj.parent, w_obj.parent) & around)
+            if at is not None:
+                return Difference(f"{op.name} (memory around the view)", at, show(w_obj.parent, at),
+                                  show(g_obj.parent, at))
+    return None
