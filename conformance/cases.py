@@ -130,8 +130,8 @@ def _scale(t: Type, fr: int, fc: int) -> Type:
     return t
 
 
-def example_case(instr: Instruction, profile: str) -> Case:
-    ex = instr.example
+def example_case(instr: Instruction, profile: str, ex: Any = None) -> Case:
+    ex = ex or instr.example
     types = {n: parse_type(s) for n, s in ex.types.items()}
     scalars = dict(ex.scalars)
     return Case(instr, profile, types, dict(ex.attrs), scalars)
@@ -148,25 +148,30 @@ def _base_cases(mnemonic: str, profile: str) -> dict[DTypeTuple, Case | None]:
     instr = get(mnemonic)
     if not instr.supported_on(profile):
         return {}
-    start = example_case(instr, profile)
+    starts = [example_case(instr, profile, ex) for ex in (instr.example,) + instr.more_examples]
     rule = instr.dtype_rule(profile)
     if rule is None:
-        return {(): start if not start.errors() else None}
+        return {(): next((c for c in starts if not c.errors()), None)}
     out: dict[DTypeTuple, Case | None] = {}
     for combo in rule.sorted_tuples():
-        retyped = dict(start.types)
-        new_of = {}
-        for name, d in zip(rule.operands, combo):
-            if name in retyped:
-                new_of.setdefault(_dtype(retyped[name]), d)
-                retyped[name] = _retype(retyped[name], d)
-        for name, t in start.types.items():       # operands outside the rule follow a sibling
-            if name not in rule.operands and _dtype(t) in new_of:
-                retyped[name] = _retype(t, new_of[_dtype(t)])
-        scalars = {k: _retype_scalar(v, retyped.get(k)) for k, v in start.scalars.items()}
-        out[combo] = next((c for c in _candidates(instr, profile, retyped, start.attrs, scalars)
-                           if not c.errors()), None)
+        out[combo] = next((c for start in starts for c in _from_example(start, rule, combo) if not c.errors()),
+                          None)
     return out
+
+
+def _from_example(start: Case, rule: Any, combo: DTypeTuple) -> Iterator[Case]:
+    """Candidates for ``combo`` from one declared example: re-typed, then re-shaped."""
+    retyped = dict(start.types)
+    new_of = {}
+    for name, d in zip(rule.operands, combo):
+        if name in retyped:
+            new_of.setdefault(_dtype(retyped[name]), d)
+            retyped[name] = _retype(retyped[name], d)
+    for name, t in start.types.items():       # operands outside the rule follow a sibling
+        if name not in rule.operands and _dtype(t) in new_of:
+            retyped[name] = _retype(t, new_of[_dtype(t)])
+    scalars = {k: _retype_scalar(v, retyped.get(k)) for k, v in start.scalars.items()}
+    return _candidates(start.instr, start.profile, retyped, start.attrs, scalars)
 
 
 def _candidates(instr: Instruction, profile: str, types: dict[str, Type], attrs: Mapping[str, Any],

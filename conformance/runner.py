@@ -18,7 +18,7 @@ from ..isa.diagnostics import PTOError
 from . import cases as C
 from .outcome import Outcome
 
-DEFAULT_EXAMPLES = {0: 5, 1: 5, 2: 12, 3: 25}
+DEFAULT_EXAMPLES = {0: 5, 1: 5, 2: 25, 3: 25}
 
 
 @dataclass

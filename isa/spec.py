@@ -176,6 +176,7 @@ class Instruction:
     profile_dtypes: Mapping[str, DTypeRule] = field(default_factory=dict)  # per-profile narrowing
     profiles: tuple[str, ...] | None = None   # profiles that support it at all; None = all
     aliases: tuple[str, ...] = ()             # other accepted mnemonics (e.g. tmatmul.acc)
+    more_examples: tuple[Example, ...] = ()   # legal uses of other forms (conversions, modes)
     extension: bool = False                   # not in the public PTO inventory
     special_values: str = ""                  # NaN / inf / -0 / overflow / div-by-zero behaviour
 

@@ -99,7 +99,11 @@ def _value_for(op, t, ex, rng):  # noqa: ANN001, ANN202
 
 @pytest.mark.parametrize("instr", ALL, ids=IDS)
 def test_example_is_legal_and_runs(instr: isa.Instruction) -> None:
-    ex = instr.example
+    for ex in (instr.example,) + instr.more_examples:
+        _example_is_legal_and_runs(instr, ex)
+
+
+def _example_is_legal_and_runs(instr: isa.Instruction, ex: isa.spec.Example) -> None:
     types = {n: parse_type(s) for n, s in ex.types.items()}
     errs = checks.check_structure(instr, types, ex.attrs)
     assert not errs, [e.render() for e in errs]

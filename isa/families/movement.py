@@ -237,6 +237,9 @@ declare(Instruction(
     example=Example({"dst": "!pto.tile<16x16xf16, loc=left, layout=NZ>",
                      "src": "!pto.tile<32x32xf16, loc=mat, layout=NZ>",
                      "r0": "index", "c0": "index"}, scalars={"r0": 16, "c0": 0}),
+    more_examples=(Example({"dst": "!pto.tile<16x16xf16, loc=mat, layout=NZ>",
+                            "src": "!pto.tile<16x16xf32, loc=acc, layout=NZ>",
+                            "r0": "index", "c0": "index"}, scalars={"r0": 0, "c0": 0}),),
     constraints=_WINDOW_SRC + (_loc_rule(EXTRACT_PATHS), CONVERT_RULE)))
 
 declare(Instruction(
