@@ -185,6 +185,33 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_conformance(args: argparse.Namespace) -> int:
+    from .conformance import report as R
+    from .conformance.runner import Patterns, run
+
+    def patterns(path: str | None) -> Patterns | None:
+        if path is None:
+            return None
+        try:
+            with open(path, encoding="utf-8") as f:
+                return Patterns.parse(f.read())
+        except OSError as e:
+            raise PTOError("PTO_FILE", f"cannot read {path}: {e.strerror or e}") from None
+
+    levels = range(0, args.level + 1)
+    result = run(args.backend, args.profile or ["cpu"], levels, Patterns.parse(args.only or ""),
+                 patterns(args.skips), patterns(args.xfails), args.max_examples, args.seed,
+                 None if args.quiet else sys.stderr)
+    R.write(result, args.report, args.markdown, args.reproducers)
+    for profile, outcomes in result.outcomes.items():
+        counts = R.to_json(result)["profiles"][profile]["summary"]
+        print(f"{result.backend} on {profile}: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
+    for profile, o in result.failures():
+        print(f"FAIL {profile} {o.instruction} [{o.dtypes}] L{o.level}: {o.reason or (o.failure and o.failure.message)}")
+    print(f"{len(result.failures())} failure(s) in {result.seconds:.0f} s")
+    return 0 if result.ok else 1
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="pto", description="openpto: tools for the PTO virtual ISA")
     sub = p.add_subparsers(dest="command", required=True)
@@ -243,6 +270,23 @@ def _parser() -> argparse.ArgumentParser:
                      help="run a second backend on the same inputs and report the differences")
     run.add_argument("--trace", metavar="FILE.json", help="write a Chrome/Perfetto trace of the run")
     run.set_defaults(run=_cmd_run)
+
+    conf = sub.add_parser("conformance", help="run the conformance suite against a backend")
+    conf.add_argument("--backend", default="reference", help="name or package.module:attr")
+    conf.add_argument("--profile", action="append", choices=profiles,
+                      help="profile to test (repeatable; default cpu)")
+    conf.add_argument("--level", type=int, choices=range(4), default=3, help="highest level to run (0-3)")
+    conf.add_argument("--only", help="comma-separated instruction patterns, e.g. TADD,TROW*")
+    conf.add_argument("--max-examples", type=int, help="hypothesis examples per check (default per level)")
+    conf.add_argument("--seed", type=int, default=0)
+    conf.add_argument("--skips", help="file of patterns to skip (MNEMONIC or MNEMONIC:dtypes)")
+    conf.add_argument("--xfails", help="file of patterns expected to fail")
+    conf.add_argument("--report", help="write the JSON report here")
+    conf.add_argument("--markdown", help="write the Markdown report here")
+    conf.add_argument("--reproducers", default="pto-conformance-failures",
+                      help="directory for failing programs and their inputs")
+    conf.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    conf.set_defaults(run=_cmd_conformance)
     return p
 
 

@@ -4,6 +4,7 @@ in the ``openpto.backends`` group, is found by name, by ``module:attr`` and by `
 plug-ins that are broken or unavailable give their diagnostics, never a traceback."""
 from __future__ import annotations
 
+import json
 import importlib
 import pathlib
 import re
@@ -305,3 +306,22 @@ def test_pto_backends_lists_plugins(site: pathlib.Path) -> None:
     assert table["offline"][:2] == ["no", "needs the toy accelerator"]
     assert table["broken"][0] == "no" and "the toy driver is missing" in table["broken"][1]
     assert table["answer"][0] == "no" and table["needsargs"][0] == "no"
+
+
+def test_conformance_runs_a_separate_package_by_module_attr(site: pathlib.Path, tmp_path: pathlib.Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """``pto conformance --backend package.module:attr``: no change to this repository."""
+    from openpto.cli import main
+
+    report, md = tmp_path / "r.json", tmp_path / "r.md"
+    rc = main(["conformance", "--backend", "toy_pto_backend:ToyBackend", "--only", "TADD,TMUL",
+               "--level", "2", "--max-examples", "2", "--report", str(report), "--markdown", str(md),
+               "--reproducers", str(tmp_path / "fail"), "-q"])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    data = json.loads(report.read_text())
+    assert data["backend"] == "toy"
+    rows = {(o["instruction"], o["dtypes"]): o["status"] for o in data["profiles"]["cpu"]["outcomes"]}
+    assert rows[("TADD", "f32")] == "pass"
+    assert rows[("TADD", "f16")] == "unsupported" and rows[("TMUL", "f32")] == "unsupported"
+    assert "| TADD |" in md.read_text()
