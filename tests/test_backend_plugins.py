@@ -4,8 +4,8 @@ in the ``openpto.backends`` group, is found by name, by ``module:attr`` and by `
 plug-ins that are broken or unavailable give their diagnostics, never a traceback."""
 from __future__ import annotations
 
-import json
 import importlib
+import json
 import pathlib
 import re
 import subprocess
