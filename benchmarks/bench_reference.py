@@ -47,6 +47,14 @@ def numpy_softmax(x: np.ndarray) -> np.ndarray:
     return e / e.sum(1, keepdims=True)
 
 
+def numpy_softmax_same_numerics(x: np.ndarray) -> np.ndarray:
+    """The reference's numerics in plain numpy: exp through f64 rounded once to f32 (correctly
+    rounded), row sums accumulated in f64. Separates interpretation cost from numerics cost."""
+    d = x - x.max(1, keepdims=True)
+    e = np.exp(d, dtype=np.float64).astype(np.float32)
+    return e / e.sum(1, keepdims=True, dtype=np.float64).astype(np.float32)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=1024)
@@ -55,22 +63,30 @@ def main() -> None:
     a = ap.parse_args()
     x = np.random.default_rng(0).standard_normal((a.rows, 1024)).astype(np.float32)
     y = np.zeros_like(x)
-    exe = pto.compile(pto.load(ROOT / "examples" / "softmax.pto"), "reference", a.profile)
-    exe(x, y, a.rows)
+    module = pto.load(ROOT / "examples" / "softmax.pto")
+    strict = pto.compile(module, "reference", a.profile)
+    relaxed = pto.compile(module, "reference", a.profile, strict=False)
+    strict(x, y, a.rows)
     err = float(np.max(np.abs(y - numpy_softmax(x))))
-    t_np = best_of(lambda: numpy_softmax(x), a.repeat)
-    t_ref = best_of(lambda: exe(x, y, a.rows), a.repeat)
-    relaxed = pto.compile(pto.load(ROOT / "examples" / "softmax.pto"), "reference", a.profile, strict=False)
-    t_rel = best_of(lambda: relaxed(x, y, a.rows), a.repeat)
+    cores = os.cpu_count() or 1
+    rows = [("numpy expression", lambda: numpy_softmax(x)),
+            ("numpy, the reference's numerics (f64 exp and sums)", lambda: numpy_softmax_same_numerics(x)),
+            ("reference backend, strict, 1 block", lambda: strict(x, y, a.rows)),
+            ("reference backend, relaxed, 1 block", lambda: relaxed(x, y, a.rows)),
+            (f"reference backend, strict, {cores} blocks (SPMD launch, one per core)",
+             lambda: strict.run("softmax", x, y, a.rows, block_num=cores))]
+    times = [(name, best_of(fn, a.repeat)) for name, fn in rows]
+    t_np = times[0][1]
     print(f"machine: {machine()}")
-    print(f"row softmax {a.rows}x1024 f32, best of {a.repeat}; max |reference - numpy| = {err:.2e}")
+    print(f"row softmax {a.rows}x1024 f32 (examples/softmax.pto, profile {a.profile}), best of {a.repeat}; "
+          f"max |reference - numpy| = {err:.2e}")
     print("| implementation | time (ms) | ratio vs numpy |")
     print("|---|---:|---:|")
-    print(f"| numpy expression | {t_np * 1e3:.2f} | 1.00 |")
-    print(f"| reference backend (strict) | {t_ref * 1e3:.2f} | {t_ref / t_np:.2f} |")
-    print(f"| reference backend (relaxed) | {t_rel * 1e3:.2f} | {t_rel / t_np:.2f} |")
-    verdict = "meets" if t_ref / t_np <= TARGET else "MISSES"
-    print(f"strict ratio {t_ref / t_np:.2f} {verdict} the target of <= {TARGET:.1f}x")
+    for name, t in times:
+        print(f"| {name} | {t * 1e3:.2f} | {t / t_np:.2f} |")
+    one, spmd = times[2][1] / t_np, times[4][1] / t_np
+    print(f"target <= {TARGET:.1f}x: 1 block {one:.2f}x ({'meets' if one <= TARGET else 'misses'}), "
+          f"{cores} blocks {spmd:.2f}x ({'meets' if spmd <= TARGET else 'misses'})")
 
 
 if __name__ == "__main__":

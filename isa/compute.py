@@ -4,6 +4,10 @@ The rules (docs/isa/decisions.md): floats compute in f32 (f16/bf16/fp8 are widen
 and the result is rounded once, round-to-nearest-even); transcendentals compute in
 f64 and round once, so the reference is correctly rounded up to a final double
 rounding; integers wrap in two's complement.
+
+IEEE exceptions are flags, not traps: ``Instruction.execute`` (and any backend that calls
+semantics directly, as the reference interpreter does for a whole run) sets numpy's error
+state once around the call, so these helpers do not pay for it per operation.
 """
 from __future__ import annotations
 
@@ -25,8 +29,7 @@ def narrow(values: np.ndarray, d: dt.DType) -> np.ndarray:
     """Round (floats, RNE) or wrap (integers) ``values`` into dtype ``d``."""
     values = np.asarray(values)
     if d.is_float or d.kind == "bool":
-        with np.errstate(over="ignore", invalid="ignore"):  # overflow to ±inf is the IEEE result
-            return values.astype(d.np_dtype, copy=False)
+        return values.astype(d.np_dtype, copy=False)        # overflow to ±inf is the IEEE result
     if values.dtype.kind == "f":
         raise TypeError("integer results must be computed in integer arithmetic")
     return wrap(values, d)
@@ -43,8 +46,11 @@ def wrap(values: np.ndarray, d: dt.DType) -> np.ndarray:
 def via_f64(fn: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
     """Evaluate ``fn`` in f64 (for transcendentals): the f32 result is then correctly rounded."""
     def run(*arrays: np.ndarray) -> np.ndarray:
-        with np.errstate(all="ignore"):
-            return fn(*[np.asarray(a, dtype=np.float64) for a in arrays])
+        wide = [np.array(a, dtype=np.float64) for a in arrays]     # fresh copies: safe to overwrite
+        if isinstance(fn, np.ufunc) and fn.nout == 1 and wide and wide[0].shape == np.broadcast_shapes(
+                *(w.shape for w in wide)):
+            return fn(*wide, out=wide[0])                          # in place: no further temporaries
+        return fn(*wide)
     return run
 
 
@@ -95,8 +101,7 @@ def apply_elementwise(dst: Tile, srcs: Sequence[Tile], fn: Callable[..., np.ndar
     d = srcs[0].dtype if srcs else dst.dtype
     args = [widen(s.read(r, c, f"source {i}"), s.dtype) for i, s in enumerate(srcs)]
     args += [scalar_as(v, d) for v in scalars]
-    with np.errstate(all="ignore"):
-        out = fn(*args)
+    out = fn(*args)
     dst.write(narrow(np.broadcast_to(out, (r, c)), dst.dtype), r, c)
 
 

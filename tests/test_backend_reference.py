@@ -276,3 +276,23 @@ def test_unknown_option_and_backend() -> None:
     with pytest.raises(PTOError) as e:
         pto.compile(m, "reference", "cuda9")
     assert e.value.code == "LEGAL_PROFILE"
+
+
+def test_blocks_run_side_by_side_give_what_they_give_in_order() -> None:
+    import pathlib
+    m = pto.load(pathlib.Path(__file__).resolve().parent.parent / "examples" / "softmax.pto")
+    x = np.random.default_rng(3).standard_normal((160, 1024)).astype(np.float32)
+    ys = []
+    for threads in (1, 3):
+        y = np.full_like(x, np.nan)
+        res = pto.compile(m, "reference", threads=threads).run("softmax", x, y, 160, block_num=3, trace=True)
+        ys.append(y)
+        assert res.counters["TLOAD"] == 5 and {e["block"] for e in res.trace} == {0, 1, 2}
+    assert np.array_equal(ys[0], ys[1]) and not np.isnan(ys[0]).any()
+    bad = np.zeros((40, 1024), np.float32)         # block 1's row block leaves the tensor
+    with pytest.raises(PTOError) as e:
+        pto.compile(m, "reference", threads=2).run("softmax", bad, np.zeros_like(bad), 64, block_num=2)
+    assert e.value.code == "RUNTIME_OOB"
+    with pytest.raises(PTOError) as e:
+        pto.compile(m, "reference", threads=0)
+    assert e.value.code == "PTO_OPTION"

@@ -7,7 +7,9 @@ elements fail, and every write poisons the destination outside its valid region.
 """
 from __future__ import annotations
 
+import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -24,9 +26,10 @@ from .tiles import RefTile
 
 class ReferenceExecutable(Executable):
     def __init__(self, module: Module, profile: str, strict: bool = True,
-                 semantics: Mapping[str, Callable[..., Any]] | None = None) -> None:
+                 semantics: Mapping[str, Callable[..., Any]] | None = None, threads: int | None = None) -> None:
         super().__init__(module, profile)
         self.strict = strict
+        self.threads = max(1, threads if threads is not None else (os.cpu_count() or 1))
         self._kernels = {k.name: (k, KernelLowering(k, semantics), sorted(written_params(k)))
                          for k in module.kernels}
 
@@ -40,17 +43,33 @@ class ReferenceExecutable(Executable):
                            actual=repr(block_num))
         k, low, outs = self._kernels[kernel]
         values = bind(k, args, kwargs)
-        ctx = Context(strict=self.strict, block_num=block_num, trace=[] if trace else None,
-                      t0=time.perf_counter_ns())
-        with np.errstate(all="ignore"):
-            for block in range(block_num):
-                ctx.block_idx = block
+        t0 = time.perf_counter_ns()
+
+        def block(b: int) -> Context:
+            ctx = Context(strict=self.strict, block_idx=b, block_num=block_num,
+                          trace=[] if trace else None, t0=t0)
+            with np.errstate(all="ignore"):      # thread-local: set in every worker
                 regs = self._registers(low, k, values)
                 for step in low.body:
                     step(regs, ctx)
-        counts = dict(ctx.counts)
-        counts["instructions"] = sum(ctx.counts.values())
-        return Result({n: values[n] for n in outs}, counts, ctx.trace)
+            return ctx
+
+        workers = min(block_num, self.threads)
+        if workers <= 1:
+            contexts = [block(b) for b in range(block_num)]
+        else:     # blocks are independent cores: run them side by side (numpy releases the GIL)
+            with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="pto-block") as pool:
+                futures = [pool.submit(block, b) for b in range(block_num)]
+                contexts = []
+                for f in futures:                 # the lowest failing block's error is raised
+                    contexts.append(f.result())
+        counts: dict[str, int] = {}
+        for ctx in contexts:
+            for name, n in ctx.counts.items():
+                counts[name] = counts.get(name, 0) + n
+        counts["instructions"] = sum(counts.values())
+        events = [e for ctx in contexts for e in (ctx.trace or [])] if trace else None
+        return Result({n: values[n] for n in outs}, counts, events)
 
     @staticmethod
     def _registers(low: KernelLowering, k: Any, values: dict[str, Any]) -> list[Any]:
@@ -72,8 +91,13 @@ class ReferenceBackend(Backend):
     default_profile = "cpu"
     rules: Mapping[str, Callable[..., Any]] = {ins.mnemonic: ins.semantics for ins in all_instructions()}
 
-    def _compile(self, module: Module, profile: str, strict: bool = True, **options: Any) -> Executable:
+    def _compile(self, module: Module, profile: str, strict: bool = True, threads: int | None = None,
+                 **options: Any) -> Executable:
+        """``strict``: the uninitialised-read and poison checks; ``threads``: how many blocks of
+        a ``block_num`` launch run at once (default: one per CPU; 1 runs them in order)."""
         if options:
             raise PTOError("PTO_OPTION", f"unknown reference backend option(s): {', '.join(options)}",
-                           expected="strict", actual=", ".join(options))
-        return ReferenceExecutable(module, profile, strict, self.rules)
+                           expected="strict, threads", actual=", ".join(options))
+        if threads is not None and (not isinstance(threads, int) or isinstance(threads, bool) or threads < 1):
+            raise PTOError("PTO_OPTION", "threads must be a positive integer", expected=">= 1", actual=repr(threads))
+        return ReferenceExecutable(module, profile, strict, self.rules, threads)

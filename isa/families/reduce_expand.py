@@ -115,12 +115,18 @@ _AXES = {
 # ----------------------------------------------------------------------------- reductions
 
 
+def _acc_dtype(x: np.ndarray) -> np.dtype:
+    """Floats accumulate in f64 and round once at the end (decisions: accumulation); integers
+    in their own width, which wraps exactly as the modular result requires."""
+    return np.dtype(np.float64) if x.dtype.kind == "f" else x.dtype
+
+
 def _sum(x: np.ndarray, axis: int) -> np.ndarray:
-    return np.sum(x, axis=axis, dtype=x.dtype, keepdims=True)
+    return np.sum(x, axis=axis, dtype=_acc_dtype(x), keepdims=True)
 
 
 def _prod(x: np.ndarray, axis: int) -> np.ndarray:
-    return np.prod(x, axis=axis, dtype=x.dtype, keepdims=True)
+    return np.prod(x, axis=axis, dtype=_acc_dtype(x), keepdims=True)
 
 
 def _extreme(np_reduce: Callable[..., np.ndarray], float_identity: float, int_identity: Callable[[np.iinfo], int],
@@ -151,23 +157,20 @@ _REDUCERS: dict[str, Reducer] = {
     "MAX": _extreme(np.max, -np.inf, lambda info: info.min, lambda pos, neg: pos),      # +0 > -0
     "MIN": _extreme(np.min, np.inf, lambda info: info.max, lambda pos, neg: ~neg),     # -0 < +0
 }
-_EXACT_REDUCERS = (_REDUCERS["MAX"], _REDUCERS["MIN"])
 
 
-def _accumulator(values: np.ndarray, d: dt.DType, exact: bool) -> np.ndarray:
-    """Sums and products of floats reduce in f64 and round once at the end (decisions:
-    accumulation); max/min are exact in any width; integers use their own width, which
-    wraps exactly as the modular result requires."""
-    return values.astype(np.float64) if d.is_float and not exact else values
+def _accumulator(values: np.ndarray, d: dt.DType) -> np.ndarray:
+    """Narrow floats (f16, bf16, fp8) widen to f32 first, as every float op computes; the
+    reducers then accumulate sums and products in f64 (``_acc_dtype``)."""
+    return C.widen(values, d) if d.is_float else values
 
 
 def _reduction_semantics(axis: str, reducer: Reducer) -> Callable[..., None]:
     def semantics(dst: Tile, src: Tile, **_unread: Any) -> None:
         """``tmp`` and ``isBinary`` arrive in ``_unread``: accepted, never read."""
         r, c = src.valid
-        x = _accumulator(src.read(r, c, "src"), src.dtype, reducer in _EXACT_REDUCERS)
-        with np.errstate(all="ignore"):
-            out = C.narrow(reducer(x, _AXES[axis].numpy_axis), dst.dtype)
+        x = _accumulator(src.read(r, c, "src"), src.dtype)
+        out = C.narrow(reducer(x, _AXES[axis].numpy_axis), dst.dtype)
         if dst.valid != out.shape:
             raise RuntimeFault("RUNTIME_VALID_REGION",
                                f"the {axis} reduction's result does not fill dst's valid region",
@@ -383,8 +386,7 @@ def _expand_semantics(axis: str, fn: BinaryFn) -> Callable[..., None]:
         r, c = dst.valid
         a = C.widen(src0.read(r, c, "src0"), src0.dtype)
         s = C.widen(_AXES[axis].read_vector(src1, r, c), src1.dtype)
-        with np.errstate(all="ignore"):
-            dst.write(C.narrow(np.broadcast_to(fn(a, s), (r, c)), dst.dtype), r, c)
+        dst.write(C.narrow(np.broadcast_to(fn(a, s), (r, c)), dst.dtype), r, c)
     return semantics
 
 
