@@ -12,8 +12,8 @@ from ..isa import attrs as A
 from ..isa.diagnostics import Location, ParseError, PTOError, StructError
 from ..isa.types import Pipe, Type, parse_type
 from .ir import Number, Value
-from .lexer import (ATTR, EOF, ERROR, FLOAT, IDENT, INT, NEWLINE, PUNCT, TYPE, VALUE,
-                    Token, tokenize)
+from .lexer import (ATTR, EOF, ERROR, FLOAT, IDENT, INT, NAME_MARK, NEWLINE, PUNCT, TYPE, VALUE, VALUE_NAME,
+                    Token, lex_line, new_token)
 from .scope import MISSING, POISON, Scope
 
 # ``#pto.cmp<GT>`` / ``#pto<cmp GT>`` keys -> enum class; ``pipe`` names operands, not attributes.
@@ -21,13 +21,54 @@ ENUM_KEYS: dict[str, type[enum.Enum]] = {k: cls for cls, k in A.ENUM_SPELLING.it
 ENUM_KEYS["pipe"] = Pipe
 _DOTTED = re.compile(r"^#pto\.([A-Za-z_][A-Za-z0-9_]*)<\s*([A-Za-z0-9_]+)\s*>$")
 _GENERIC = re.compile(r"^#pto<\s*([A-Za-z_][A-Za-z0-9_]*)\s+([A-Za-z0-9_]+)\s*>$")
-
+_ENDS = (NEWLINE, EOF)
 
 _parse_type = functools.lru_cache(maxsize=4096)(parse_type)   # types are immutable values
 
 
+def _shape(line: str, toks: list[Token]) -> list[tuple] | None:
+    """``toks`` with each %name and column relative to the line's names, or None when a
+    name is part of another token (a type body, an error). Tokens and names are both in
+    line order, so one walk pairs them."""
+    spans = [m.span() for m in VALUE_NAME.finditer(line)]
+    shape = []
+    j = shift = 0                        # names wholly before the token; their length less '%'
+    for t in toks:
+        start = t.col - 1
+        end = start + len(t.text)
+        while j < len(spans) and spans[j][1] <= start:
+            shift += spans[j][1] - spans[j][0] - 1
+            j += 1
+        overlaps = j < len(spans) and spans[j][0] < end
+        if t.kind == VALUE:
+            if not (overlaps and spans[j] == (start, end)):
+                return None
+            shape.append((t.kind, "", j, t.col - shift, j, t.message))
+        elif overlaps:
+            return None
+        else:
+            shape.append((t.kind, t.text, -1, t.col - shift, j, t.message))
+    return shape
+
+
+def location(file: str | None, line: int, col: int, source_line: str) -> Location:
+    """``Location(file, line, col, source_line=source_line)``, made at half the cost of the
+    dataclass constructor (which sets each field through ``object.__setattr__``): the
+    parser makes one per statement. The result is the same frozen Location."""
+    loc = _new(Location)
+    loc.__dict__.update(file=file, line=line, col=col, kernel=None, index=None, source_line=source_line)
+    return loc
+
+
+_new = object.__new__
+
+
 class Silent(Exception):
     """A statement uses a value whose own definition already failed: drop it, say nothing."""
+
+
+class Defer(Exception):
+    """A statement template cannot vouch for this line: parse it token by token instead."""
 
 
 @dataclass
@@ -43,47 +84,103 @@ class Item:
 
 
 class Cursor:
+    """Tokens come from ``lex_line`` as lookahead reaches each line; ``toks`` holds the lines
+    lexed so far, each followed by its NEWLINE (the last by EOF). Lines the parser takes
+    whole (see ``Parser.fast_lines``) are never lexed."""
+
     def __init__(self, text: str, filename: str | None) -> None:
-        self.toks = tokenize(text)
-        self.i = 0
         self.file = filename
         self.lines = text.split("\n")
+        self.next_line = 0              # index in ``lines`` of the first line not lexed
+        self.toks: list[Token] = []
+        self.i = 0
+        self.shapes: dict[str, list[tuple] | bool | None] = {}   # see ``lex_next_line``
+
+    def lex_next_line(self) -> None:
+        """Lex the next line. Lines that differ only in their %names lex alike, so once a
+        shape recurs its tokens are kept (kind, text or which name, column less the names
+        before it) and its later lines are lexed by filling their names in."""
+        k = self.next_line
+        if k >= len(self.lines):
+            return
+        line = self.lines[k]
+        self.next_line = k + 1
+        parts = VALUE_NAME.split(line)          # text, name, text, name, ..., text
+        key = NAME_MARK.join(parts[::2])
+        shape = self.shapes.get(key, False)
+        if shape is False or shape is True:     # new, or seen once
+            toks = lex_line(line, k + 1)
+            self.shapes[key] = True if shape is False else _shape(line, toks)
+            self.toks += toks
+        elif shape is None:
+            self.toks += lex_line(line, k + 1)
+        else:
+            names = parts[1::2]
+            shift = [0]
+            for n in names:
+                shift.append(shift[-1] + len(n))
+            self.toks += [new_token(Token, (kind, text if which < 0 else "%" + names[which], k + 1,
+                                         col + shift[before], message))
+                          for kind, text, which, col, before, message in shape]
+        if self.next_line < len(self.lines):
+            self.toks.append(Token(NEWLINE, "\n", k + 1, len(line) + 1))
+        else:
+            self.toks.append(Token(EOF, "", k + 1, len(line) + 1))
 
     # ----------------------------------------------------------------- lookahead
     def peek(self, k: int = 0) -> Token:
-        return self.toks[min(self.i + k, len(self.toks) - 1)]
+        j = self.i + k
+        toks = self.toks
+        if j < len(toks):
+            return toks[j]
+        while j >= len(toks) and self.next_line < len(self.lines):
+            self.lex_next_line()
+        return toks[j] if j < len(toks) else toks[-1]
 
     def next(self) -> Token:
-        t = self.peek()
+        t = self.toks[self.i] if self.i < len(self.toks) else self.peek()
         if t.kind != EOF:
             self.i += 1
         return t
 
     def at(self, kind: str, text: str | None = None) -> bool:
-        return self.peek().is_(kind, text)
+        t = self.toks[self.i] if self.i < len(self.toks) else self.peek()
+        return t.kind == kind and (text is None or t.text == text)
 
     def accept(self, kind: str, text: str | None = None) -> Token | None:
-        return self.next() if self.at(kind, text) else None
+        t = self.toks[self.i] if self.i < len(self.toks) else self.peek()
+        if t.kind == kind and (text is None or t.text == text):
+            if kind != EOF:
+                self.i += 1
+            return t
+        return None
 
     def expect(self, kind: str, text: str | None = None, what: str | None = None) -> Token:
-        if self.at(kind, text):
-            return self.next()
-        self.unexpected(self.peek(), what or (repr(text) if text else kind))
+        t = self.accept(kind, text)
+        if t is None:
+            self.unexpected(self.peek(), what or (repr(text) if text else kind))
+        return t
 
     def skip_nl(self) -> None:
-        while self.at(NEWLINE):
-            self.next()
+        while self.accept(NEWLINE):
+            pass
 
     def at_end(self) -> bool:
         """End of a statement: newline, ';', a closing '}' or the end of input."""
-        t = self.peek()
-        return t.kind in (NEWLINE, EOF) or t.is_(PUNCT, ";") or t.is_(PUNCT, "}")
+        t = self.toks[self.i] if self.i < len(self.toks) else self.peek()
+        return t.kind in _ENDS or (t.kind == PUNCT and t.text in (";", "}"))
 
     # ----------------------------------------------------------------- errors
+    def source_line(self, line: int) -> str:
+        """Line ``line`` (1-based) as a caret snippet shows it."""
+        text = self.lines[line - 1].rstrip("\r") if 0 < line <= len(self.lines) else ""
+        return text.replace("\t", " ")     # one column per character keeps the caret aligned
+
     def loc(self, tok: Token) -> Location:
-        line = self.lines[tok.line - 1].rstrip("\r") if 0 < tok.line <= len(self.lines) else ""
-        line = line.replace("\t", " ")     # one column per character keeps the caret aligned
-        return Location(file=self.file, line=tok.line, col=tok.col, source_line=line)
+        return self.loc_at(tok.line, tok.col)
+
+    def loc_at(self, line: int, col: int) -> Location:
+        return location(self.file, line, col, self.source_line(line))
 
     def error(self, code: str, message: str, tok: Token, expected: object = None,
               actual: object = None) -> PTOError:

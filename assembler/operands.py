@@ -18,10 +18,18 @@ def is_result(op: Operand) -> bool:
 
 
 def sync_layout(instr: Instruction) -> tuple[tuple[Operand, ...], tuple[Operand, ...]]:
-    """(results, positional operands) of the synchronous form."""
+    """(results, positional operands) of the synchronous form (worked out once per
+    instruction: the printer asks for every statement)."""
+    hit = _SYNC.get(id(instr))
+    if hit is not None and hit[0] is instr:
+        return hit[1]
     res = tuple(o for o in instr.operands if is_result(o))
     pos = tuple(o for o in instr.operands if not is_result(o))
+    _SYNC[id(instr)] = (instr, (res, pos))
     return res, pos
+
+
+_SYNC: dict[int, tuple[Instruction, tuple[tuple[Operand, ...], tuple[Operand, ...]]]] = {}
 
 
 def dps_layout(instr: Instruction) -> tuple[tuple[Operand, ...], tuple[Operand, ...]]:

@@ -5,18 +5,32 @@ parsing resumes on the next line (skipping any region the statement opened), so 
 reports several errors; names the failed statement would have defined are silenced so one
 mistake gives one diagnostic. The statement kinds live in ``tileops.py`` (instructions),
 ``statements.py`` (directives, constants, scalar ops) and ``control.py`` (for, if, yield).
+
+Fast path: programs repeat a few statement shapes with different value names. A line that is
+one statement (or the head of a ``for``/``if``, up to its '{') is keyed by its shape, its text
+with every ``%name`` marked (``lexer.NAME_MARK``); the first line of a shape is lexed and
+parsed into a template (syntax only), and every later line of that shape is built from the
+template and the line's names, without lexing (what a line's text gives is remembered too,
+as whole lines repeat). A template never reports: where the token path would say anything,
+or build something else, it defers to the token path, which then parses that line.
 """
 from __future__ import annotations
+
+import contextlib
+import gc
+from typing import Any, Callable, Iterator
 
 from ..isa.diagnostics import PTOError, PTOErrorGroup, StructError
 from ..isa.registry import lookup as lookup_instruction
 from . import scalar_ops as S
-from .control import ControlParser
-from .cursor import Silent
+from .control import ControlParser, Finish
+from .cursor import Defer, Silent, location
+from .events import EVENT_FORMS, EventParser
 from .ir import MAIN, Kernel, Module, Stmt, Yield
-from .lexer import DIRECTIVE, EOF, IDENT, NEWLINE, PUNCT, SYMBOL, VALUE, Token
+from .lexer import DIRECTIVE, EOF, IDENT, NAME_MARK, NEWLINE, PUNCT, SYMBOL, VALUE, VALUE_NAME, Token
 from .scope import Scope
 from .statements import KernelBuild
+from .tileops import TileTemplate
 
 MAX_DEPTH = 64      # nesting of regions
 MAX_ERRORS = 100
@@ -25,14 +39,26 @@ CONTROL = {"for": "for", "scf.for": "for", "if": "if", "scf.if": "if", "yield": 
            "scf.yield": "yield"}
 CONSTANT = ("constant", "arith.constant")
 ALLOC = ("alloc_tile", "pto.alloc_tile")
+WS = " \t\r\f\v"          # the lexer's whitespace
+Opened = tuple[list[str], Finish]
+NO_TEMPLATE = object()       # a key whose lines take the token path
+BLANK = object()             # a key whose lines hold nothing to parse (comments, ';')
+SEEN_LINES = 1 << 16         # distinct line texts ``fast_lines`` remembers
+_BLANK_LINE = (BLANK, None, 0, "", None)
 
 
-class Parser(ControlParser):
+class Parser(ControlParser, EventParser):
+    fast = True      # take lines by template (False: every line through the token path)
+
     def __init__(self, text: str, filename: str | None = None) -> None:
         super().__init__(text, filename)
         self.errors: list[PTOError] = []
         self._seen: set[tuple[str, int | None, int | None]] = set()
         self.pending: list[str] = []   # names the current statement defines
+        # line shape -> (template, names before its location token, fixed part of that column,
+        # the same for each result a region head names) or NO_TEMPLATE or BLANK
+        self.templates: dict[str, Any] = {}
+        self.seen: dict[str, tuple] = {}     # line text -> ``_read_line``'s answer
 
     # ------------------------------------------------------------------ errors and recovery
     def record(self, e: PTOError) -> None:
@@ -64,8 +90,8 @@ class Parser(ControlParser):
             self.next()
 
     def skip_seps(self) -> None:
-        while self.at(NEWLINE) or self.at(PUNCT, ";"):
-            self.next()
+        while self.accept(NEWLINE) or self.accept(PUNCT, ";"):
+            pass
 
     # ------------------------------------------------------------------ module and kernels
     def module(self) -> Module:
@@ -125,6 +151,11 @@ class Parser(ControlParser):
         """Statements up to a closing '}' or the end of input (neither consumed)."""
         out: list[Stmt] = []
         while True:
+            opened = self.fast_lines(scope, out, depth, kb)
+            if opened is not None:          # a region statement whose head a template took
+                self.pending, finish = opened
+                self._statement(lambda: [finish()], scope, out)
+                continue
             self.skip_seps()
             if self.at(EOF) or self.at(PUNCT, "}"):
                 return out
@@ -133,18 +164,174 @@ class Parser(ControlParser):
             if out and isinstance(out[-1], Yield):
                 self.record(StructError("STRUCT_YIELD", "scf.yield must be the last statement of its region",
                                         location=out[-1].loc))
-            try:
-                out += self.statement(scope, depth, kb)
-                if not self.at_end():
-                    self.unexpected(self.peek(), "the end of the statement")
-            except (PTOError, Silent) as e:
-                if isinstance(e, PTOError):
-                    self.record(e)
-                for n in self.pending:
-                    scope.poison(n)
-                self.recover()
+            self._statement(lambda: self.statement(scope, depth, kb), scope, out)
             if self.i == start:
                 self.next()
+
+    def _statement(self, parse: Callable[[], list[Stmt]], scope: Scope, out: list[Stmt]) -> None:
+        """Run one statement's parse; a failure is recorded, its names silenced, and parsing
+        resumes on the next line."""
+        try:
+            out += parse()
+            if not self.at_end():
+                self.unexpected(self.peek(), "the end of the statement")
+        except (PTOError, Silent) as e:
+            if isinstance(e, PTOError):
+                self.record(e)
+            for n in self.pending:
+                scope.poison(n)
+            self.recover()
+
+    # ------------------------------------------------------------------ fast path
+    def fast_lines(self, scope: Scope, out: list[Stmt], depth: int, kb: KernelBuild) -> Opened | None:
+        """Take whole lines by template while the next line is not lexed yet. Stops at a line
+        that needs the token path, or after the head of a region statement: then returns
+        the names it defines and the step that parses its regions."""
+        if not self.fast:
+            return None
+        toks, i = self.toks, self.i
+        while i < len(toks) and (toks[i].kind == NEWLINE or (toks[i].kind == PUNCT and toks[i].text == ";")):
+            i += 1
+        self.i = i
+        if i < len(toks) or (out and out[-1].__class__ is Yield):
+            return None
+        lines, seen, file = self.lines, self.seen, self.file
+        k, n = self.next_line, len(lines)
+        opened = None
+        while k < n:
+            text = lines[k]
+            line = seen.get(text)
+            lexed = line is None
+            if lexed:
+                self.next_line = k
+                line = self._read_line(text)
+                lexed = self.next_line > k
+            tpl, names, col, src, heads = line
+            if tpl is NO_TEMPLATE:
+                if not lexed:
+                    self.next_line = k
+                return None
+            if tpl is not BLANK:
+                loc = location(file, k + 1, col, src)
+                try:
+                    if heads is None:
+                        stmt = tpl.apply(self, scope, names, loc)
+                        out.append(stmt)
+                    elif depth < MAX_DEPTH:
+                        results = [Token(VALUE, "%" + names[j], k + 1, c) for j, c in enumerate(heads)]
+                        opened = names[:len(heads)], tpl.open(self, scope, names, loc, results, depth, kb)
+                    else:
+                        raise Defer
+                except Defer:
+                    if not lexed:
+                        self.next_line = k
+                    return None
+                if opened or stmt.__class__ is Yield:
+                    k += 1
+                    if lexed:
+                        self.i = len(toks) - 1 if toks[-1].kind == EOF else len(toks)
+                    break
+            k += 1
+            if lexed:                       # step past its tokens too
+                self.i = len(toks) - 1 if toks[-1].kind == EOF else len(toks)
+        self.next_line = k
+        if k == n and self.i == len(toks):  # the last line was taken unlexed
+            toks.append(Token(EOF, "", n, len(lines[-1]) + 1))
+        return opened
+
+    def _read_line(self, text: str) -> tuple:
+        """What ``fast_lines`` needs of a line of this text: the template (or NO_TEMPLATE or
+        BLANK) with the line's names, location column, caret text and the columns of the
+        results a region head names. A line of a new shape is lexed (the token path takes
+        it from there if no template results) and its template learned."""
+        rest = text.lstrip(WS)
+        body = rest.rstrip(WS)
+        if not body:
+            return _BLANK_LINE
+        parts = VALUE_NAME.split(body)          # text, name, text, name, ..., text
+        key = NAME_MARK.join(parts[::2])
+        entry = self.templates.get(key)
+        if entry is None:
+            entry = self.templates[key] = self._learn(body)
+        if entry is NO_TEMPLATE or entry is BLANK:
+            line: tuple = (entry, None, 0, "", None)
+        else:
+            tpl, before, fixed, heads = entry
+            names = parts[1::2]
+            indent = len(text) - len(rest)
+            if heads is not None:
+                heads = tuple(indent + 1 + c + sum(map(len, names[:j])) for j, c in enumerate(heads))
+            col = indent + 1 + fixed + (len(names[0]) if before == 1 else sum(map(len, names[:before])))
+            line = (tpl, names, col, text.rstrip("\r").replace("\t", " "), heads)
+        if len(self.seen) < SEEN_LINES and (line[0].__class__ is TileTemplate or not isinstance(entry, tuple)):
+            self.seen[text] = line          # lines that recur verbatim: tile ops (buffers are
+        return line                         # rewritten), '}' and the like; not SSA definitions
+
+    def _learn(self, body: str) -> Any:
+        """Lex the next line and make its template: BLANK for a line with nothing to parse,
+        NO_TEMPLATE for a line that is neither one statement nor a region head."""
+        start = len(self.toks)
+        self.lex_next_line()
+        end = len(self.toks) - 1                # the line's NEWLINE or EOF
+        line = self.toks[start:end]
+        if all(t.kind == PUNCT and t.text == ";" for t in line):
+            return BLANK
+        values = [t for t in line if t.kind == VALUE]
+        if [t.text[1:] for t in values] != VALUE_NAME.findall(body):
+            return NO_TEMPLATE
+        try:
+            tpl = self.statement_template()
+            stop = self.i
+        except PTOError:
+            return NO_TEMPLATE
+        finally:
+            self.i = start
+        region = hasattr(tpl, "open")
+        if len(self.toks) != end + 1 or not (start < stop <= end and all(
+                t.kind == PUNCT and t.text == ";" and not region for t in self.toks[stop:end])):
+            return NO_TEMPLATE
+        ordinal = {id(t): k for k, t in enumerate(values)}
+        tpl.number_names(ordinal)
+        at = tpl.loc_tok
+
+        def offset(t: Token) -> int:            # its column less the indent and the names before it
+            return t.col - line[0].col - sum(len(v.text) - 1 for v in values if v.col < t.col)
+        heads = tuple(offset(t) for t in tpl.results) if region else None
+        return tpl, sum(1 for t in values if t.col < at.col), offset(at), heads
+
+    def statement_template(self) -> Any:
+        """The syntax of one statement (or a region statement's head) as a template; PTOError
+        for anything else."""
+        if self.at(DIRECTIVE):
+            dt = self.next()
+            if dt.text in (".const", ".tile"):
+                vt = self.expect(VALUE)
+                if dt.text == ".tile":
+                    return self.decl_template(dt, vt)
+                self.expect(PUNCT, "=")
+                return self.const_template(dt, vt)
+            self.unexpected(dt, "a simple statement")
+        results: list[Token] = []
+        if self.at(VALUE):
+            results.append(self.next())
+            while self.accept(PUNCT, ","):
+                results.append(self.expect(VALUE))
+            self.expect(PUNCT, "=")
+        mt = self.expect(IDENT)
+        low = mt.text.lower()
+        if low in CONTROL:
+            return getattr(self, CONTROL[low] + "_template")(mt, results)
+        if low in CONSTANT:
+            return self.const_template(mt, self._one_result(mt, results))
+        if low in ALLOC:
+            return self.decl_template(mt, self._one_result(mt, results))
+        instr = lookup_instruction(mt.text) if low != "kernel" else None
+        if instr is not None:
+            return self.tile_template(instr, mt, results)
+        spec = S.lookup(mt.text)
+        if spec is None or low == "kernel":
+            self.unexpected(mt, "a template statement")
+        return self.scalar_template(spec, mt, results)
 
     def statement(self, scope: Scope, depth: int, kb: KernelBuild) -> list[Stmt]:
         if self.at(DIRECTIVE):
@@ -172,6 +359,8 @@ class Parser(ControlParser):
             return [self._constant(mt, results, scope)]
         if low in ALLOC:
             return [self._tile_decl(mt, self._one_result(mt, results), scope)]
+        if low in EVENT_FORMS:
+            return [self._event(mt, results, scope)]
         instr = lookup_instruction(mt.text)
         if instr is not None:
             return [self.tile_op(instr, mt, results, scope)]
@@ -184,6 +373,28 @@ class Parser(ControlParser):
 
 
 
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """A parse allocates one long-lived object after another (a few per statement) and no
+    reference cycles. CPython's cyclic collector would scan the growing heap again and
+    again (a full pass each time it grows by a quarter: seconds for a 100,000-statement
+    module), then scan the new objects twice more on their way to the oldest generation.
+    So the collector rests while the parser runs, and what the parse made is moved to the
+    oldest generation at once (``gc.freeze`` + ``gc.unfreeze``, unless the program keeps
+    objects frozen itself): scanned by the next full collection, like all old objects."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            if not gc.get_freeze_count():
+                gc.freeze()
+                gc.unfreeze()
+            gc.enable()
+
+
 def parse(text: str, filename: str | None = None) -> Module:
     """Parse PTO-AS text; raises ``PTOError`` (``PTOErrorGroup`` for several) on bad input."""
-    return Parser(text, filename).module()
+    with _collector_paused():
+        return Parser(text, filename).module()

@@ -121,20 +121,38 @@ def _attrs(instr: Instruction, attrs: dict[str, Any] | Any) -> str:
 
 def print_tile_op(s: TileOp) -> str:
     res_ops, pos_ops = sync_layout(s.instr)
-    results = [s.args[o.name] for o in res_ops if o.name in s.args]
-    operands = [s.args[o.name] for o in pos_ops if o.name in s.args]
+    args = s.args
+    results = [args[o.name] for o in res_ops if o.name in args]
+    operands = [args[o.name] for o in pos_ops if o.name in args]
     text = ", ".join(_operand(r) for r in results) + " = " if results else ""
     text += s.instr.asm_name
     if operands:
         text += " " + ", ".join(_operand(a) for a in operands)
-    text += _attrs(s.instr, s.attrs)
-    ins = [str(arg_type(a)) for a in operands if not isinstance(a, PipeLit)]
-    outs = [str(arg_type(r)) for r in results]
+    if s.attrs:
+        text += _attrs(s.instr, s.attrs)
+    ins = [spell_type(arg_type(a)) for a in operands if not isinstance(a, PipeLit)]
+    outs = [spell_type(arg_type(r)) for r in results]
     if ins or outs:
         text += " : (" + ", ".join(ins) + ")"
         if outs:
             text += " -> " + (outs[0] if len(outs) == 1 else "(" + ", ".join(outs) + ")")
     return text
+
+
+def spell_type(t: Any) -> str:
+    """``str(t)``, remembered per type object: a module spells the same few types over and
+    over, and a tile type's spelling takes a dozen string operations."""
+    hit = _SPELLED.get(id(t))
+    if hit is not None and hit[0] is t:
+        return hit[1]
+    if len(_SPELLED) >= 4096:
+        _SPELLED.clear()
+    text = str(t)
+    _SPELLED[id(t)] = (t, text)
+    return text
+
+
+_SPELLED: dict[int, tuple[Any, str]] = {}
 
 
 def _scalar(s: ScalarOp) -> str:

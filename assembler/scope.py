@@ -28,22 +28,23 @@ class Scope:
         """The visible ``Value``, ``POISON``, or ``MISSING``."""
         s: Scope | None = self
         while s is not None:
-            if name in s.names:
-                return s.names[name]
+            v = s.names.get(name)
+            if v is not None:
+                return v
             s = s.parent
         return MISSING
 
     def define(self, value: Value) -> str | None:
         """Make ``value`` visible; returns why it cannot be (a redefinition), or None."""
         prev = self.lookup(value.name)
+        tile = isinstance(value.type, TileType)
         if isinstance(prev, Value):
-            if isinstance(value.type, TileType) and prev.type == value.type:
+            if tile and (prev.type is value.type or prev.type == value.type):
                 return None
-            if isinstance(value.type, TileType) and isinstance(prev.type, TileType):
+            if tile and isinstance(prev.type, TileType):
                 return f"tile %{value.name} was declared as {prev.type}, not {value.type}"
             return f"%{value.name} is already defined (as {prev.type})"
-        target = self.root if isinstance(value.type, TileType) else self
-        target.names[value.name] = value
+        (self.root if tile else self).names[value.name] = value
         self.root.ever.add(value.name)
         return None
 

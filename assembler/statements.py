@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..isa.diagnostics import Location
 from ..isa.types import INDEX, ScalarType, TileType, Type
 from . import scalar_ops as S
+from .cursor import Defer
 from .ir import Const, ScalarOp, Stmt, TileDecl, Value, default_literal_type, make_lit
 from .lexer import IDENT, PUNCT, VALUE, Token
 from .scope import Scope
 from .tileops import TileOpParser
+
+I1 = ScalarType("i1")
 
 
 @dataclass
@@ -20,6 +24,102 @@ class KernelBuild:
     tok: Token
     params: list[Value] = field(default_factory=list)
     scope: Scope = field(default_factory=Scope)
+
+
+# --------------------------------------------------------------------------- line templates
+# What the token path below would build for a well-formed line, minus the %names: the
+# parser reuses one for every line that differs only in its names (``Parser.fast_lines``).
+# ``apply`` raises ``Defer`` wherever the token path would report something or change
+# nothing, so every diagnostic still comes from the token path.
+
+def visible(scope: Scope, name: str) -> Value:
+    """The value ``Cursor.use`` would give, deferring where it would report."""
+    v = scope.lookup(name)
+    if v.__class__ is not Value:
+        raise Defer
+    return v  # type: ignore[return-value]
+
+
+def _fresh(scope: Scope, value: Value) -> Value:
+    """Define a value the way ``Cursor.define`` does, deferring where it would report."""
+    if scope.define(value) is not None:
+        raise Defer
+    return value
+
+
+@dataclass
+class ConstTemplate:
+    """``.const %c = 0 : index`` / ``%c = arith.constant 0 : index``: fully typed by its text."""
+
+    loc_tok: Token
+    name: Token
+    type: ScalarType
+    value: object
+    k: int = -1
+
+    def number_names(self, ordinal: dict[int, int]) -> None:
+        self.k = ordinal[id(self.name)]
+
+    def apply(self, p: "StatementParser", scope: Scope, names: list[str], loc: Location) -> Stmt:
+        return Const(_fresh(scope, Value(names[self.k], self.type)), self.value, loc=loc)  # type: ignore[arg-type]
+
+
+@dataclass
+class DeclTemplate:
+    """``.tile %t [valid_row = %r] [valid_col = %c] : T`` / ``%t = pto.alloc_tile ... : T``."""
+
+    loc_tok: Token
+    name: Token
+    valid: dict[str, Token]
+    type: TileType
+    k: int = -1
+    valid_ks: dict[str, int] = field(default_factory=dict)
+
+    def number_names(self, ordinal: dict[int, int]) -> None:
+        self.k = ordinal[id(self.name)]
+        self.valid_ks = {kw: ordinal[id(t)] for kw, t in self.valid.items()}
+
+    def apply(self, p: "StatementParser", scope: Scope, names: list[str], loc: Location) -> Stmt:
+        valid = {kw: visible(scope, names[k]) for kw, k in self.valid_ks.items()}
+        v = _fresh(scope, Value(names[self.k], self.type))
+        return TileDecl(v, valid.get("valid_row"), valid.get("valid_col"), loc=loc)
+
+
+@dataclass
+class ScalarTemplate:
+    """``%r = arith.OP [pred,] %a, ... [: T [to U]]``."""
+
+    loc_tok: Token
+    spec: S.ScalarOpSpec
+    result: Token
+    operands: list[Token]
+    predicate: str | None
+    written: Type | None
+    to: Type | None
+    k: int = -1
+    operand_ks: tuple[int, ...] = ()
+
+    def number_names(self, ordinal: dict[int, int]) -> None:
+        self.k = ordinal[id(self.result)]
+        self.operand_ks = tuple(ordinal[id(t)] for t in self.operands)
+
+    def apply(self, p: "StatementParser", scope: Scope, names: list[str], loc: Location) -> Stmt:
+        ops = tuple(map(scope.lookup, map(names.__getitem__, self.operand_ks)))
+        for v in ops:
+            if v.__class__ is not Value:
+                raise Defer
+        cls, written = self.spec.cls, self.written
+        if cls == "cast":
+            ref, rtype = ops[0].type, self.to  # type: ignore[attr-defined]
+        elif cls == "block":
+            ref = rtype = INDEX
+        else:
+            ref = ops[1 if cls == "select" else 0].type  # type: ignore[attr-defined]
+            rtype = I1 if cls in ("cmpi", "cmpf") else ref
+        if written is not None and written is not ref and written != ref:
+            raise Defer
+        v = _fresh(scope, Value(names[self.k], rtype))  # type: ignore[arg-type]
+        return ScalarOp(self.spec.name, v, ops, self.predicate, loc=loc)  # type: ignore[arg-type]
 
 
 class StatementParser(TileOpParser):
@@ -144,6 +244,60 @@ class StatementParser(TileOpParser):
         if written is not None:
             self._agree(written, ref.type)
         return ScalarType("i1") if spec.cls in ("cmpi", "cmpf") else ref.type
+
+    # ------------------------------------------------------------------ templates (syntax only)
+    def const_template(self, at: Token, vt: Token) -> ConstTemplate:
+        lit = self.number()
+        if lit is None:
+            self.unexpected(self.peek(), "a literal")
+        tok, value = lit
+        t: Type = default_literal_type(value)
+        if self.accept(PUNCT, ":"):
+            t = self.type_()[1]
+        if not isinstance(t, ScalarType):
+            self.unexpected(tok, "a scalar type")
+        try:
+            return ConstTemplate(at, vt, t, make_lit(value, t).value)
+        except ValueError:
+            self.unexpected(tok, "a literal of the type")
+
+    def decl_template(self, at: Token, vt: Token) -> DeclTemplate:
+        valid: dict[str, Token] = {}
+        while self.at(IDENT, "valid_row") or self.at(IDENT, "valid_col"):
+            kw = self.next()
+            if kw.text in valid:
+                self.unexpected(kw, "each once")
+            self.expect(PUNCT, "=")
+            valid[kw.text] = self.expect(VALUE)
+        self.expect(PUNCT, ":")
+        tt, t = self.type_()
+        if not isinstance(t, TileType):
+            self.unexpected(tt, "a tile type")
+        return DeclTemplate(at, vt, valid, t)
+
+    def scalar_template(self, spec: S.ScalarOpSpec, mt: Token, results: list[Token]) -> ScalarTemplate:
+        rt = self._one_result(mt, results)
+        pred = None
+        if spec.predicates:
+            pt = self.expect(IDENT)
+            if pt.text not in spec.predicates:
+                self.unexpected(pt, "a predicate")
+            pred = pt.text
+            self.expect(PUNCT, ",")
+        toks: list[Token] = []
+        while not self.at_end() and not self.at(PUNCT, ":"):
+            if toks:
+                self.expect(PUNCT, ",")
+            toks.append(self.expect(VALUE))
+        if len(toks) != spec.arity:
+            self.unexpected(mt, f"{spec.arity} operands")
+        written = self._type_after_colon()
+        to = None
+        if spec.cls == "cast":
+            if written is None or not self.accept(IDENT, "to"):
+                self.unexpected(self.peek(), "': FROM to TO'")
+            to = self.type_()[1]
+        return ScalarTemplate(mt, spec, rt, toks, pred, written[1] if written else None, to)
 
     def _type_after_colon(self) -> tuple[Token, Type] | None:
         return self.type_() if self.accept(PUNCT, ":") else None

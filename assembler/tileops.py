@@ -9,23 +9,146 @@ a scalar has the tile's dtype).
 from __future__ import annotations
 
 import enum
+from dataclasses import dataclass, field
 from typing import Any
 
+from ..isa.diagnostics import Location, PTOError
 from ..isa.spec import Instruction, Kind, Operand
 from ..isa.types import INDEX, SCALAR_NAMES, ScalarType, TileType, Type
-from .cursor import Cursor, Item, Silent
+from .cursor import Cursor, Defer, Item, Silent
 from .ir import Lit, MemRef, PipeLit, TileOp, Value, make_lit
-from .lexer import ATTR, FLOAT, IDENT, INT, PUNCT, Token
+from .lexer import ATTR, FLOAT, IDENT, INT, PUNCT, VALUE, Token
 from .operands import assign, defines, dps_layout, kind_error, required_count, sync_layout
 from .scope import MISSING, POISON, Scope
 
 Slot = tuple[Token, Type]
 
 
+@dataclass
+class TileTemplate:
+    """A tile statement's syntax: ``bind_tile`` binds it to values. As a line template
+    (see parser.py) it is also ``apply``-ed to other lines that differ only in %names."""
+
+    instr: Instruction
+    mt: Token
+    entries: list[tuple[Operand, Item, Slot | None]]   # uses before new definitions
+    attrs: dict[str, Any]
+    # line templates: (operand, how, place of its %name, written type, defines?, extra)
+    plan: list[tuple[str, int, int, Type | None, bool, Any]] = field(default_factory=list)
+    # the plan when it holds only values and fixed operands: (operand, place or -1, type or operand)
+    common: tuple[tuple[str, int, Any], ...] = ()
+
+    @property
+    def loc_tok(self) -> Token:
+        return self.mt
+
+    def number_names(self, ordinal: dict[int, int]) -> None:
+        """Make the plan ``apply`` follows (``ordinal``: id(token) -> place among the %names)."""
+        by_name = {op.name: (op, it, slot) for op, it, slot in self.entries}
+        plan = []
+        for o in self.instr.operands:               # declaration order: the order of TileOp.args
+            if o.name not in by_name:
+                continue
+            op, it, slot = by_name[o.name]
+            t = slot[1] if slot else None
+            if it.form is Value:
+                plan.append((op.name, _VALUE, ordinal[id(it.tok)], t, defines(op), None))
+            elif it.form is MemRef:
+                idx = tuple((True, ordinal[id(tok)]) if tok.kind == VALUE else (False, v) for tok, v in it.indices)
+                plan.append((op.name, _MEMREF, ordinal[id(it.tok)], t, False, idx))
+            elif it.form is PipeLit:
+                plan.append((op.name, _FIXED, -1, None, False, PipeLit(it.pipe)))  # type: ignore[arg-type]
+            else:
+                lit = None
+                t = t if t else INDEX if op.kind is Kind.INDEX else None
+                if isinstance(t, ScalarType):
+                    try:
+                        lit = make_lit(it.number, t)  # type: ignore[arg-type]
+                    except ValueError:
+                        pass
+                plan.append((op.name, _FIXED, -1, None, False, lit) if lit else
+                            (op.name, _LITERAL, -1, None, False, (op, it, slot)))
+        self.plan = plan
+        if all(how == _VALUE or how == _FIXED for _, how, *_ in plan):
+            self.common = tuple((name, k, t if how == _VALUE else extra) for name, how, k, t, _, extra in plan)
+
+    def apply(self, p: "TileOpParser", scope: Scope, names: list[str], loc: Location) -> TileOp:
+        """``bind_tile`` for a line with these %names; ``Defer`` wherever it would report.
+
+        The token path resolves uses before definitions; here a use of a missing name
+        always defers, so resolving in declaration order gives the same statement."""
+        lookup = scope.lookup
+        if self.common:                     # the common case first: every value defined already
+            args: dict[str, Any] = {}
+            here = scope.names.get          # top-level statements find every name here
+            for name, k, t in self.common:
+                if k < 0:
+                    args[name] = t
+                    continue
+                v = here(names[k]) or lookup(names[k])
+                if v.__class__ is not Value or (t is not None and t is not v.type and t != v.type):
+                    break
+                args[name] = v
+            else:
+                return TileOp(self.instr, args, dict(self.attrs) if self.attrs else {}, loc=loc)
+        args = {}
+        new: list[Value] = []
+        untyped = False
+        for name, how, k, t, defs, extra in self.plan:
+            if how == _VALUE:
+                n = names[k]
+                v = lookup(n)
+                if v.__class__ is Value:
+                    if t is not None and t is not v.type and t != v.type:  # type: ignore[attr-defined]
+                        raise Defer
+                elif v is MISSING and defs:
+                    for v in new:
+                        if v.name == n:
+                            break
+                    else:
+                        if t is None:
+                            raise Defer
+                        v = Value(n, t)
+                        new.append(v)
+                else:
+                    raise Defer
+                args[name] = v
+            elif how == _FIXED:
+                args[name] = extra
+            elif how == _MEMREF:
+                base = lookup(names[k])
+                if base.__class__ is not Value or (t is not None and t != base.type):  # type: ignore[attr-defined]
+                    raise Defer
+                idx = tuple(lookup(names[x]) if is_name else x for is_name, x in extra)
+                if any(i.__class__ is not Value and i.__class__ is not int for i in idx):
+                    raise Defer
+                args[name] = MemRef(base, idx)  # type: ignore[arg-type]
+            else:
+                args[name] = None           # typed below, from the tiles: keeps its place
+                untyped = True
+        if untyped:
+            for name, how, _, _, _, extra in self.plan:
+                if how == _LITERAL:
+                    try:
+                        args[name] = p._literal(self.instr, *extra, args)
+                    except PTOError:
+                        raise Defer from None
+        for v in new:
+            scope.define(v)          # names were missing: nothing to report
+        return TileOp(self.instr, args, dict(self.attrs), loc=loc)
+
+
+_VALUE, _MEMREF, _FIXED, _LITERAL = range(4)
+
+
 class TileOpParser(Cursor):
     def tile_op(self, instr: Instruction, mt: Token, results: list[Token], scope: Scope) -> TileOp:
+        return self.bind_tile(self.tile_template(instr, mt, results), scope)
+
+    def tile_template(self, instr: Instruction, mt: Token, results: list[Token]) -> TileTemplate:
+        """Parse the rest of the statement (syntax only: no scope is consulted)."""
         if (self.at(IDENT, "ins") or self.at(IDENT, "outs")) and self.peek(1).is_(PUNCT, "("):
-            return self._dps(instr, mt, results, scope)
+            return self._dps(instr, mt, results)
         items = self.operand_list(stop=("{", ":"))
         attrs = self.attr_dict(instr) if self.at(PUNCT, "{") else {}
         ins_sig: list[Slot] | None = None
@@ -47,10 +170,15 @@ class TileOpParser(Cursor):
             self._slots(res_items, outs_sig, slots, colon or mt, "results")
         if ins_sig is not None:
             self._slots([i for i in items if i.form is not PipeLit], ins_sig, slots, colon or mt, "operands")
-        return self._bind(instr, mt, pairs, slots, attrs, scope)
+        return self._template(instr, mt, pairs, slots, attrs)
+
+    def _template(self, instr: Instruction, mt: Token, pairs: list[tuple[Operand, Item]],
+                  slots: dict[int, Slot], attrs: dict[str, Any]) -> TileTemplate:
+        pairs = sorted(pairs, key=lambda p: defines(p[0]))   # uses before new definitions
+        return TileTemplate(instr, mt, [(op, it, slots.get(id(it))) for op, it in pairs], attrs)
 
     # ------------------------------------------------------------------ DPS form
-    def _dps(self, instr: Instruction, mt: Token, results: list[Token], scope: Scope) -> TileOp:
+    def _dps(self, instr: Instruction, mt: Token, results: list[Token]) -> TileTemplate:
         if results:
             self.fail("PARSE_ARITY", f"the DPS form of {instr.asm_name} has no results; name the "
                       "destination in outs(...)", results[0], expected="no results", actual=len(results))
@@ -80,7 +208,7 @@ class TileOpParser(Cursor):
             pairs += self._assign(instr, f"{key} operand", ops, items, kw)
             if types is not None:
                 self._slots([i for i in items if i.form is not PipeLit], types, slots, kw, key)
-        return self._bind(instr, mt, pairs, slots, attrs, scope)
+        return self._template(instr, mt, pairs, slots, attrs)
 
     # ------------------------------------------------------------------ shape checks
     def _assign(self, instr: Instruction, what: str, ops: tuple[Operand, ...], items: list[Item],
@@ -110,13 +238,11 @@ class TileOpParser(Cursor):
             slots[id(it)] = slot
 
     # ------------------------------------------------------------------ binding
-    def _bind(self, instr: Instruction, mt: Token, pairs: list[tuple[Operand, Item]],
-              slots: dict[int, Slot], attrs: dict[str, Any], scope: Scope) -> TileOp:
+    def bind_tile(self, tpl: TileTemplate, scope: Scope) -> TileOp:
+        """Resolve every value, check written types, declare new outputs, type literals."""
         args: dict[str, Any] = {}
         new: list[tuple[Value, Token]] = []
-        pairs = sorted(pairs, key=lambda p: defines(p[0]))   # uses before new definitions
-        for op, it in pairs:
-            slot = slots.get(id(it))
+        for op, it, slot in tpl.entries:
             if it.form is Value:
                 args[op.name] = self._value(op, it, slot, scope, new)
             elif it.form is MemRef:
@@ -126,13 +252,13 @@ class TileOpParser(Cursor):
                 args[op.name] = MemRef(base, idx)
             elif it.form is PipeLit:
                 args[op.name] = PipeLit(it.pipe)  # type: ignore[arg-type]
-        for op, it in pairs:
+        for op, it, slot in tpl.entries:
             if it.form is Lit:
-                args[op.name] = self._literal(instr, op, it, slots.get(id(it)), args)
+                args[op.name] = self._literal(tpl.instr, op, it, slot, args)
         for v, tok in new:
             self.define(v, tok, scope)
-        ordered = {o.name: args[o.name] for o in instr.operands if o.name in args}
-        return TileOp(instr, ordered, attrs, loc=self.loc(mt))
+        ordered = {o.name: args[o.name] for o in tpl.instr.operands if o.name in args}
+        return TileOp(tpl.instr, ordered, tpl.attrs, loc=self.loc(tpl.mt))
 
     def _check_type(self, v: Value, slot: Slot | None, code: str) -> None:
         if slot is not None and slot[1] != v.type:

@@ -3,10 +3,15 @@
 Per-instruction rules come from the declarations through ``isa.checks``; this module only
 adds what is about the program: def-before-use, region scoping, yields, scalar-op typing,
 and the capacity of all tiles a kernel declares. Every diagnostic is collected.
+
+Programs repeat a few instruction signatures many times, so what depends only on the
+signature (the instruction, each argument's name, form and type object, the attributes)
+is worked out once per ``diagnose`` call and its diagnostics re-issued at each statement.
 """
 from __future__ import annotations
 
 import dataclasses
+import operator
 from typing import Callable
 
 from ..isa import profiles
@@ -17,23 +22,28 @@ from ..isa.types import INDEX, GlobalType, ScalarType, TileType, Type
 from . import scalar_ops as S
 from .ir import (Const, For, If, Kernel, Lit, MemRef, Module, ScalarOp, Stmt, TileDecl, TileOp, Value,
                  Yield, make_lit)
+from .ordering import check_order
 from .operands import defines, gap_error, kind_error
 from .scope import MISSING, Scope
 
 I1 = ScalarType("i1")
+_TYPE = operator.attrgetter("type")
 
 
 def diagnose(module: Module, profile: str | None = None) -> list[PTOError]:
-    """Every structural diagnostic, plus legality for ``profile`` when one is named."""
+    """Every structural diagnostic, legality for ``profile`` when one is named, and the
+    ordering of manual flags (``ordering.py``) for kernels that are otherwise sound."""
     prof = profiles.get(profile) if profile is not None else None
     errs: list[PTOError] = []
     seen: set[str] = set()
+    signatures: dict[tuple, _Signature] = {}
     for k in module.kernels:
         if k.name in seen:
             errs.append(StructError("STRUCT_REDEFINED", f"kernel @{k.name} is defined twice",
                                     location=k.loc or Location(kernel=k.name)))
         seen.add(k.name)
-        errs += _KernelCheck(k, prof).run()
+        kernel_errs = _KernelCheck(k, prof, signatures).run()
+        errs += kernel_errs or check_order(k)      # flag balance only means something on a sound kernel
     return errs
 
 
@@ -45,17 +55,95 @@ def verify(module: Module, profile: str | None = "cpu") -> Module:
     return module
 
 
+def _signature_key(s: TileOp) -> tuple:
+    """What a tile op's signature checks read: the instruction, each argument's name, form
+    and type (by identity: the module keeps its types alive while it is checked) and the
+    attributes (unhashable for odd attribute values)."""
+    key: list[object] = [id(s.instr)]
+    add = key.append
+    for name, a in s.args.items():
+        add(name)
+        c = a.__class__
+        if c is Value:
+            add(id(a.type))  # type: ignore[union-attr]
+        elif c is MemRef:
+            add((c, id(a.base.type), len(a.indices)))  # type: ignore[union-attr]
+        elif c is Lit:
+            add((c, id(a.type)))  # type: ignore[union-attr]
+        else:
+            add((c, a))
+    if s.attrs:
+        add(None)
+        for name, v in s.attrs.items():
+            add(name)
+            add((v.__class__, repr(v) if v.__class__ is float else v))
+    return tuple(key)
+
+
+def _located(errs: list[PTOError], where: Location) -> list[PTOError]:
+    """Diagnostics found for a signature, re-issued at one statement."""
+    return [type(e)(e.code, e.message, location=where, expected=e.expected, actual=e.actual, notes=e.notes)
+            for e in errs]
+
+
+class _Signature:
+    """One instruction signature's verdicts: whether its argument names and forms are sound,
+    which arguments define or use values (with their forms; in the order of ``args``, which
+    the key fixes and which is declaration order for a sound signature, so diagnostics come
+    in statement order), and what the isa checks report (unlocated; worked out at first use)."""
+
+    def __init__(self, s: TileOp) -> None:
+        instr = s.instr
+        declared = [o.name for o in instr.operands if o.name in s.args]
+        self.sound = (list(s.args) == declared and gap_error(instr, s.args) is None
+                      and all(kind_error(o, s.args[o.name]) is None for o in instr.operands if o.name in s.args))
+        self.plan = tuple((defines(o), next(c for c in (Value, MemRef, Lit, object) if isinstance(s.args[o.name], c)))
+                          for o in instr.operands if o.name in s.args)
+        self.found: list[PTOError] | None = None
+
+    def check(self, s: TileOp, profile: Profile | None) -> list[PTOError]:
+        """Structure, then (when that passes) legality for ``profile``."""
+        if self.found is None:
+            self.found = _guarded(lambda: check_structure(s.instr, s.types(), s.attrs, Location()),
+                                  f"{s.instr.mnemonic} structure check", Location())
+            if not self.found and profile is not None:
+                self.found = _guarded(lambda: check_legality(s.instr, s.types(), s.attrs, profile, Location()),
+                                      f"{s.instr.mnemonic} legality check", Location())
+        return self.found
+
+
+def _guarded(fn: Callable[[], list[PTOError]], what: str, where: Location) -> list[PTOError]:
+    """Run an isa check; a check that raises is a declaration bug, reported, not thrown."""
+    try:
+        return fn()
+    except Exception as e:  # noqa: BLE001 - never let bad input surface as a traceback
+        return [StructError("STRUCT_CHECK_FAILED", f"{what} raised {type(e).__name__}: {e}", location=where)]
+
+
 class _KernelCheck:
-    def __init__(self, kernel: Kernel, profile: Profile | None) -> None:
+    def __init__(self, kernel: Kernel, profile: Profile | None,
+                 signatures: dict[tuple, _Signature] | None = None) -> None:
         self.k = kernel
         self.profile = profile
         self.errors: list[PTOError] = []
         self.index = -1
-        self.where = Location(kernel=kernel.name)
+        self.at: object = None          # what is being checked (its ``loc`` locates diagnostics)
+        self.at_index = -1              # ... and its index in the kernel
+        self.signatures = {} if signatures is None else signatures
+        self.by_args: dict[tuple, _Signature] = {}      # see ``_tile_op``
+        self.scalar_rules: dict[tuple, str | None] = {}   # see ``_scalar``
+        self.handlers = {TileOp: self._tile_op, ScalarOp: self._scalar, Const: self._const,
+                         TileDecl: self._tile_decl, For: self._for, If: self._if}
+
+    @property
+    def where(self) -> Location:
+        """The location diagnostics get: made only when there is one to report."""
+        return dataclasses.replace(getattr(self.at, "loc", None) or Location(), kernel=self.k.name,
+                                   index=max(self.at_index, 0))
 
     def run(self) -> list[PTOError]:
         root = Scope()
-        self.where = self._loc(self.k.loc)
+        self.at, self.at_index = self.k, self.index
         for p in self.k.params:
             self._define(p, root)
         self._block(self.k.body, root, None, top=True)
@@ -64,10 +152,6 @@ class _KernelCheck:
         return self.errors
 
     # ------------------------------------------------------------------ helpers
-    def _loc(self, loc: Location | None) -> Location:
-        base = loc or Location()
-        return dataclasses.replace(base, kernel=self.k.name, index=max(self.index, 0))
-
     def _err(self, code: str, msg: str, expected: object = None, actual: object = None) -> None:
         cls = LegalityError if code.startswith("LEGAL") else StructError
         self.errors.append(cls(code, msg, location=self.where, expected=expected, actual=actual))
@@ -77,11 +161,19 @@ class _KernelCheck:
         if prev is MISSING or not isinstance(prev, Value):
             self._err("STRUCT_UNDEFINED", f"use of undefined value %{v.name}", actual=f"%{v.name}")
             return False
-        if prev.type != v.type:
+        if prev.type is not v.type and prev.type != v.type:
             self._err("STRUCT_TYPE_MISMATCH", f"%{v.name} is used as {v.type} but defined as {prev.type}",
                       expected=str(prev.type), actual=str(v.type))
             return False
         return True
+
+    def _uses(self, values: tuple[Value, ...], scope: Scope) -> bool:
+        """``_use`` each value (reporting every bad one); whether all were good."""
+        ok = True
+        for v in values:
+            if scope.lookup(v.name) is not v and not self._use(v, scope):
+                ok = False
+        return ok
 
     def _define(self, v: Value, scope: Scope) -> None:
         why = scope.define(v)
@@ -98,25 +190,25 @@ class _KernelCheck:
                       expected=str(want), actual=str(v.type))
 
     def _guarded(self, fn: Callable[[], list[PTOError]], what: str) -> list[PTOError]:
-        """Run an isa check; a check that raises is a declaration bug, reported, not thrown."""
-        try:
-            return fn()
-        except Exception as e:  # noqa: BLE001 - never let bad input surface as a traceback
-            return [StructError("STRUCT_CHECK_FAILED", f"{what} raised {type(e).__name__}: {e}",
-                                location=self.where)]
+        return _guarded(fn, what, self.where)
 
     # ------------------------------------------------------------------ regions
     def _block(self, body: tuple[Stmt, ...], scope: Scope, yields: tuple[Type, ...] | None,
-               top: bool = False, owner: Location | None = None) -> None:
+               top: bool = False, owner: tuple[object, int] | None = None) -> None:
+        handlers = self.handlers
         for n, s in enumerate(body):
-            self.index += 1
-            self.where = self._loc(getattr(s, "loc", None))
-            if isinstance(s, Yield):
+            self.at = s
+            self.index = self.at_index = self.index + 1
+            handler = handlers.get(type(s))
+            if handler is not None:
+                handler(s, scope)
+            elif isinstance(s, Yield):
                 self._yield(s, scope, yields, top, last=n == len(body) - 1)
             else:
-                self._stmt(s, scope)
+                self._err("STRUCT_OPERAND_KIND", f"not a statement: {type(s).__name__}")
         if yields and not (body and isinstance(body[-1], Yield)):
-            self.where = owner or self.where
+            if owner:
+                self.at, self.at_index = owner
             self._err("STRUCT_YIELD", "the region must end with scf.yield of "
                       + ", ".join(str(t) for t in yields), expected=len(yields), actual="no yield")
 
@@ -133,14 +225,6 @@ class _KernelCheck:
             self._err("STRUCT_YIELD", f"the region yields {len(want)} value(s), this yield gives {len(got)}"
                       if len(got) != len(want) else "yielded types differ from the region's results",
                       expected=", ".join(map(str, want)) or "nothing", actual=", ".join(map(str, got)) or "nothing")
-
-    def _stmt(self, s: Stmt, scope: Scope) -> None:
-        handler = {TileOp: self._tile_op, ScalarOp: self._scalar, Const: self._const,
-                   TileDecl: self._tile_decl, For: self._for, If: self._if}.get(type(s))
-        if handler is None:
-            self._err("STRUCT_OPERAND_KIND", f"not a statement: {type(s).__name__}")
-            return
-        handler(s, scope)  # type: ignore[operator]
 
     # ------------------------------------------------------------------ statements
     def _tile_decl(self, s: TileDecl, scope: Scope) -> None:
@@ -169,6 +253,50 @@ class _KernelCheck:
         self._define(s.result, scope)
 
     def _tile_op(self, s: TileOp, scope: Scope) -> None:
+        args = s.args
+        # the same argument objects again (uses share their definition's Value): same signature
+        same = None if s.attrs else (id(s.instr), *args, *map(id, args.values()))
+        sig = self.by_args.get(same) if same else None
+        if sig is None:
+            key = _signature_key(s)
+            try:
+                sig = self.signatures.get(key)
+            except TypeError:
+                return self._tile_op_unshared(s, scope)
+            if sig is None:
+                sig = self.signatures[key] = _Signature(s)
+            if same:
+                self.by_args[same] = sig
+        if not sig.sound:
+            return self._tile_op_unshared(s, scope)
+        before, new, lookup, here = len(self.errors), [], scope.lookup, scope.names.get
+        for a, (defs, form) in zip(args.values(), sig.plan):
+            if form is Value:
+                prev = here(a.name) or lookup(a.name)
+                if prev is a:                # the very value defined: the common case
+                    continue
+                if defs:
+                    if prev is MISSING:
+                        new.append(a)
+                    elif isinstance(prev, Value) and prev.type is not a.type and prev.type != a.type:
+                        self._err("STRUCT_REDEFINED", f"%{a.name} is written as {a.type} but was declared as "
+                                  f"{prev.type}", expected=str(prev.type), actual=str(a.type))
+                elif not (isinstance(prev, Value) and (prev.type is a.type or prev.type == a.type)):
+                    self._use(a, scope)    # reports
+            elif form is MemRef:
+                self._memref(a, scope)
+            elif form is Lit:
+                self._lit(a)
+        if len(self.errors) == before:
+            found = sig.found if sig.found is not None else sig.check(s, self.profile)
+            if found:
+                self.errors += _located(found, self.where)
+        for v in new:
+            self._define(v, scope)
+
+    def _tile_op_unshared(self, s: TileOp, scope: Scope) -> None:
+        """The checks ``_tile_op`` shares per signature, made for this statement alone: for a
+        signature that is unsound or cannot be a key. Every diagnostic in statement order."""
         instr, before = s.instr, len(self.errors)
         declared = {o.name for o in instr.operands}
         for name in s.args:
@@ -232,8 +360,14 @@ class _KernelCheck:
         elif len(s.operands) != spec.arity:
             self._err("STRUCT_SCALAR_TYPE", f"{s.op} takes {spec.arity} operand(s)", expected=spec.arity,
                       actual=len(s.operands))
-        elif all([self._use(v, scope) for v in s.operands]):
-            why = _scalar_rule(spec, s)
+        elif self._uses(s.operands, scope):
+            key = (spec.name, s.predicate, id(s.result.type), *map(id, map(_TYPE, s.operands)))
+            try:
+                why = self.scalar_rules.get(key, False)
+            except TypeError:               # an odd predicate: no key
+                why = _scalar_rule(spec, s)
+            if why is False:
+                why = self.scalar_rules[key] = _scalar_rule(spec, s)
             if why:
                 self._err("STRUCT_SCALAR_TYPE", f"{s.op}: {why}",
                           actual=", ".join(str(v.type) for v in s.operands) + f" -> {s.result.type}")
@@ -256,12 +390,12 @@ class _KernelCheck:
         if s.results and tuple(r.type for r in s.results) != itypes:
             self._err("STRUCT_REGION", "the loop's results must match its iter_args",
                       expected=", ".join(map(str, itypes)), actual=", ".join(str(r.type) for r in s.results))
-        owner, body = self.where, scope.child()
+        owner, body = (self.at, self.at_index), scope.child()
         self._define(s.iv, body)
         for a in s.iter_args:
             self._define(a, body)
         self._block(s.body, body, itypes or None, owner=owner)
-        self.where = owner
+        self.at, self.at_index = owner
         for r in s.results:
             self._define(r, scope)
 
@@ -272,13 +406,13 @@ class _KernelCheck:
         if any(isinstance(t, TileType) for t in rtypes):
             self._err("STRUCT_REGION", "tiles are buffers: write the same buffer in both branches instead "
                       "of yielding a tile")
-        owner = self.where
+        owner = (self.at, self.at_index)
         if s.results and not s.else_body:
             self._err("STRUCT_REGION", "scf.if with results needs an else region")
         self._block(s.then_body, scope.child(), rtypes or None, owner=owner)
         if s.else_body:
             self._block(s.else_body, scope.child(), rtypes or None, owner=owner)
-        self.where = owner
+        self.at, self.at_index = owner
         for r in s.results:
             self._define(r, scope)
 
@@ -291,7 +425,7 @@ class _KernelCheck:
             assert isinstance(t, TileType)
             total, count = used.get(t.loc, (0, 0))
             used[t.loc] = (total + t.nbytes, count + 1)
-        self.where = self._loc(self.k.loc)
+        self.at, self.at_index = self.k, self.index
         for loc, (total, count) in used.items():
             cap = self.profile.capacity.get(loc)  # type: ignore[call-overload]
             if cap is not None and total > cap:

@@ -27,6 +27,9 @@ from ..isa.types import INDEX, GlobalType, Location, ScalarType, TileType, Type,
 
 DTypeTuple = tuple[dt.DType, ...]
 
+#: flag instructions a case module pairs with their counterpart so the kernel is balanced
+PARTNER = {"SET_FLAG": "WAIT_FLAG", "WAIT_FLAG": "SET_FLAG"}
+
 #: (row factor, column factor) tried in order when a re-typed example breaks a shape rule
 SEARCH_LIMIT = 4000
 SCALINGS = ((1, 1), (1, 2), (1, 4), (2, 1), (2, 2), (1, 8), (2, 4), (1, 16), (4, 4), (1, 32))
@@ -84,7 +87,13 @@ class Case:
                 args[op.name] = v
         if any(isinstance(a, MemRef) for a in args.values()):
             body.append(Const(c0, 0))
-        body.append(TileOp(self.instr, args, dict(self.attrs)))
+        op = TileOp(self.instr, args, dict(self.attrs))
+        partner = PARTNER.get(self.instr.mnemonic)
+        if partner is None:
+            body.append(op)
+        else:     # a flag alone is not a program (ORDER_*): set and wait come in pairs
+            pair = TileOp(get(partner), args)
+            body += [op, pair] if self.instr.mnemonic == "SET_FLAG" else [pair, op]
         return Module((Kernel("case", tuple(params), tuple(body)),))
 
     def describe(self) -> str:

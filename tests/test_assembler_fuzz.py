@@ -12,7 +12,16 @@ from openpto.isa import PTOError, all_instructions
 from test_assembler_parse import PUBLIC, dps_statement, program
 from test_assembler_roundtrip import SOFTMAX_LIKE
 
-SEEDS = [SOFTMAX_LIKE, PUBLIC] + [program(i) for i in all_instructions()[::7]] \
+EVENTS = """.arg %e : index
+pto.record_event[TLOAD, TVEC, 0]
+pto.wait_event[TLOAD, TVEC, 0]
+pto.barrier(TVEC)
+scf.for %i = 0 to 4 step 1 {
+  set_flag #pto.pipe<V>, #pto.pipe<MTE3>, %e
+  wait_flag #pto.pipe<V>, #pto.pipe<MTE3>, %e
+}
+"""
+SEEDS = [SOFTMAX_LIKE, PUBLIC, EVENTS] + [program(i) for i in all_instructions()[::7]] \
     + [program(i, dps_statement(i)) for i in all_instructions()[3::11]]
 FRAGMENTS = ["%a", "%x", ",", "{", "}", "(", ")", "[", "]", ":", "=", "->", ";", "\n", "#", "//", "@k",
              "scf.for", "scf.if", "else", "scf.yield", "kernel", ".arg", ".const", ".tile", "iter_args",

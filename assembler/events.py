@@ -1,0 +1,74 @@
+"""The public IR Level-2 synchronisation forms, mapped onto the flag instructions:
+
+    pto.record_event[TLOAD, TVEC, 0]   ->  set_flag #pto.pipe<MTE2>, #pto.pipe<V>, 0
+    pto.wait_event[TLOAD, TVEC, 0]     ->  wait_flag #pto.pipe<MTE2>, #pto.pipe<V>, 0
+    pto.barrier(TVEC)                  ->  pipe_barrier #pto.pipe<V>
+
+Events name the *operation classes* on either side; each class runs on one pipe. The IR
+keeps the flag form, so these print back canonically as set_flag / wait_flag / pipe_barrier.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ..isa.registry import get
+from ..isa.types import INDEX, Pipe, ScalarType
+from .ir import PipeLit, TileOp, make_lit
+from .lexer import IDENT, PUNCT, VALUE, Token
+from .scope import Scope
+
+#: public op class -> the pipe its instructions issue on
+OP_CLASS_PIPE: dict[str, Pipe] = {
+    "TLOAD": Pipe.MTE2, "TSTORE_VEC": Pipe.MTE3, "TSTORE_ACC": Pipe.FIX, "TMOV_M2L": Pipe.MTE1,
+    "TMOV_M2B": Pipe.MTE1, "TMOV_M2S": Pipe.FIX, "TMOV_V2M": Pipe.FIX, "TMATMUL": Pipe.M, "TVEC": Pipe.V,
+}
+
+EVENT_FORMS = {"pto.record_event": "SET_FLAG", "record_event": "SET_FLAG",
+               "pto.wait_event": "WAIT_FLAG", "wait_event": "WAIT_FLAG",
+               "pto.barrier": "PIPE_BARRIER", "barrier": "PIPE_BARRIER"}
+
+
+class EventParser:
+    """Mixed into the parser: ``self`` provides the cursor methods (expect, fail, use, ...)."""
+
+    def _op_class(self: Any) -> PipeLit:
+        t: Token = self.expect(IDENT, what="an operation class (TLOAD, TVEC, TMATMUL, ...)")
+        pipe = OP_CLASS_PIPE.get(t.text.upper())
+        if pipe is None:
+            self.fail("PARSE_ATTR", f"unknown operation class '{t.text}'", t,
+                      expected=" | ".join(OP_CLASS_PIPE), actual=t.text)
+        return PipeLit(pipe)
+
+    def _event(self: Any, mt: Token, results: list[Token], scope: Scope) -> TileOp:
+        if results:
+            self.fail("PARSE_ARITY", f"{mt.text} has no results", results[0], expected="no results",
+                      actual=len(results))
+        mnemonic = EVENT_FORMS[mt.text.lower()]
+        if mnemonic == "PIPE_BARRIER":
+            self.expect(PUNCT, "(")
+            pipe = self._op_class()
+            self.expect(PUNCT, ")")
+            return TileOp(get(mnemonic), {"pipe": pipe}, {}, loc=self.loc(mt))
+        self.expect(PUNCT, "[")
+        src = self._op_class()
+        self.expect(PUNCT, ",")
+        dst = self._op_class()
+        self.expect(PUNCT, ",")
+        event: Any
+        if self.at(VALUE):
+            tok = self.next()
+            event = self.use(tok, scope)
+            if not (isinstance(event.type, ScalarType) and not event.type.is_float):
+                self.fail("STRUCT_INDEX", f"event id {tok.text} must be an index or integer", tok,
+                          expected="index", actual=str(event.type))
+        else:
+            num = self.number()
+            if num is None or not isinstance(num[1], int) or isinstance(num[1], bool):
+                self.unexpected(self.peek(), "an event id (an integer or an index value)")
+            try:
+                event = make_lit(num[1], INDEX)
+            except ValueError as e:
+                self.fail("PARSE_LITERAL", f"bad event id: {e}", num[0], expected="an index", actual=num[1])
+        self.expect(PUNCT, "]")
+        return TileOp(get(mnemonic), {"src_pipe": src, "dst_pipe": dst, "event_id": event}, {},
+                      loc=self.loc(mt))
