@@ -8,6 +8,7 @@ lists take ``fnmatch`` patterns over ``MNEMONIC`` or ``MNEMONIC:dtypes``.
 from __future__ import annotations
 
 import fnmatch
+import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -23,7 +24,8 @@ DEFAULT_EXAMPLES = {0: 5, 1: 5, 2: 25, 3: 25}
 
 @dataclass
 class Patterns:
-    """``TADD``, ``TROW*``, ``TCVT:f32,f16``: one pattern per line (or comma-separated)."""
+    """``TADD``, ``TROW*``, ``TCVT:f32,f16``: one pattern per line, or several separated by
+    commas (a comma followed by a lower-case dtype continues a dtype tuple)."""
 
     items: tuple[str, ...] = ()
 
@@ -32,7 +34,8 @@ class Patterns:
         items = []
         for line in text.splitlines():
             line = line.split("#", 1)[0].strip()
-            items += [p.strip() for p in line.split(",") if p.strip()]
+            # a comma starts a new pattern only before an instruction name (dtypes are lower case)
+            items += [p.strip() for p in re.split(r",\s*(?=[A-Z*?\[])", line) if p.strip()]
         return cls(tuple(items))
 
     def match(self, mnemonic: str, dtypes: str = "") -> bool:

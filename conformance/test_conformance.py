@@ -22,8 +22,10 @@ def _options(config: Any) -> dict[str, Any]:
 def pytest_generate_tests(metafunc: Any) -> None:
     o = _options(metafunc.config)
     if o["backend"] is None:
-        metafunc.parametrize("check", [pytest.param(None, marks=pytest.mark.skip(
-            reason="pass --pto-backend NAME to run the conformance suite"))])
+        skip = pytest.mark.skip(reason="pass --pto-backend NAME to run the conformance suite")
+        for name in ("check", "programs"):
+            if name in metafunc.fixturenames:
+                metafunc.parametrize(name, [pytest.param(None, marks=skip)])
         return
     if "check" in metafunc.fixturenames:
         params = [pytest.param((p, i.mnemonic, d), id=f"{p}-{i.mnemonic}-{C.dtype_key(d)}")

@@ -1,0 +1,71 @@
+"""The runner and its reports end to end: a broken backend's failure is reported per
+instruction x dtype with the level reached, and its reproducer runs with ``pto run``."""
+from __future__ import annotations
+
+import json
+import pathlib
+import shlex
+
+import numpy as np
+import pytest
+
+from openpto.backends.reference import ReferenceBackend
+from openpto.cli import main
+from openpto.conformance import report as R
+from openpto.conformance.runner import Patterns, run
+from openpto.isa import Tile
+
+
+def rowsum_skips_last_column(dst: Tile, src: Tile, **_: object) -> None:
+    r, c = src.valid
+    total = src.data[:r, :max(c - 1, 0)].astype(np.float64).sum(axis=1, keepdims=True)
+    dst.write(total.astype(dst.data.dtype), r, 1)
+
+
+class BrokenRowSum(ReferenceBackend):
+    name = "broken-rowsum"
+    rules = dict(ReferenceBackend.rules, TROWSUM=rowsum_skips_last_column)
+
+
+def test_patterns() -> None:
+    p = Patterns.parse("TADD  # comment\nTROW*:f16, TCVT:f32,f1*\n")
+    assert p.match("TADD") and p.match("TROWSUM", "f16") and not p.match("TROWSUM", "f32")
+    assert p.match("TCVT", "f32,f16") and not p.match("TSUB")
+
+
+def test_report_and_runnable_reproducer(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str],
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    result = run(BrokenRowSum(), ["cpu"], (0, 1, 2), only=Patterns(("TROWSUM", "TADD")),
+                 skips=Patterns(("TADD:i8",)), max_examples=4, progress=None)
+    R.write(result, str(tmp_path / "r.json"), str(tmp_path / "r.md"), str(tmp_path / "repro"))
+    data = json.loads((tmp_path / "r.json").read_text())["profiles"]["cpu"]
+    assert data["level_reached"]["TADD"] == 2 and data["level_reached"]["TROWSUM"] == 1
+    rows = {(o["instruction"], o["dtypes"], o["level"]): o for o in data["outcomes"]}
+    assert rows[("TADD", "i8", 0)]["status"] == "skipped"
+    fails = [o for o in data["outcomes"] if o["status"] == "fail"]
+    assert fails and all(o["instruction"] == "TROWSUM" and o["level"] == 2 for o in fails)
+    assert all("reproducer" in o for o in fails)
+    md = (tmp_path / "r.md").read_text()
+    assert "| TROWSUM |" in md and "first difference dst[" in md
+    # the reproducer's header says how to run it; run it against the reference for comparison
+    repro = pathlib.Path(fails[0]["reproducer"])
+    header = [line for line in repro.read_text().splitlines() if line.startswith("// run: pto run ")][0]
+    argv = shlex.split(header[len("// run: pto "):])
+    argv[argv.index("--backend") + 1] = "test_conformance_report:BrokenRowSum"
+    monkeypatch.chdir(repro.parent)
+    assert main(argv + ["--compare-with", "reference"]) == 1       # the difference is reproduced
+    assert "DIFFERS" in capsys.readouterr().out
+
+
+def test_the_suite_runs_as_a_pytest_plugin(tmp_path: pathlib.Path) -> None:
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "pytest", "--pyargs", "openpto.conformance", "--pto-backend", "reference",
+           "--pto-only", "TADD", "--pto-level", "2", "--pto-max-examples", "1", "-q", "-p", "no:cacheprovider"]
+    r = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "9 passed" in r.stdout                    # TADD's nine cpu dtype tuples
+    r = subprocess.run(cmd[:4] + ["-q", "-p", "no:cacheprovider"], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=300)
+    assert "skipped" in r.stdout                     # without --pto-backend nothing runs
