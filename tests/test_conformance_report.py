@@ -66,6 +66,6 @@ def test_the_suite_runs_as_a_pytest_plugin(tmp_path: pathlib.Path) -> None:
     r = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "9 passed" in r.stdout                    # TADD's nine cpu dtype tuples
-    r = subprocess.run(cmd[:4] + ["-q", "-p", "no:cacheprovider"], cwd=tmp_path, capture_output=True,
+    r = subprocess.run(cmd[:5] + ["-q", "-p", "no:cacheprovider"], cwd=tmp_path, capture_output=True,
                        text=True, timeout=300)
     assert "skipped" in r.stdout                     # without --pto-backend nothing runs
