@@ -44,6 +44,7 @@ class Case:
     types: Mapping[str, Type]
     attrs: Mapping[str, Any] = field(default_factory=dict)
     scalars: Mapping[str, Any] = field(default_factory=dict)   # scalar/index/pipe operand values
+    offsets: Mapping[str, tuple[int, ...]] = field(default_factory=dict)  # global operand -> indices
 
     @property
     def dtypes(self) -> DTypeTuple:
@@ -78,7 +79,8 @@ class Case:
             v = Value(op.name, t)
             if isinstance(t, GlobalType):
                 params.append(v)
-                args[op.name] = MemRef(v, tuple([c0] * max(t.rank, 1)) if t.rank > 1 else (c0,))
+                at = self.offsets.get(op.name)
+                args[op.name] = MemRef(v, at if at else tuple([c0] * max(t.rank, 1)))
             elif isinstance(t, ScalarType) and op.name in self.scalars and op.kind is Kind.INDEX \
                     and isinstance(self.scalars[op.name], int):
                 args[op.name] = make_lit(self.scalars[op.name], t)
@@ -274,6 +276,20 @@ def _with_valid(case: Case, vr: int, vc: int) -> Case:
     return dataclasses.replace(case, types=types)
 
 
+def _with_offsets(case: Case, draw: st.DrawFn) -> Case:
+    """Global operands addressed away from their origin: each index drawn so the largest tile
+    window still fits a static extent (the window is at most the case's largest tile)."""
+    tiles = [t for t in case.types.values() if isinstance(t, TileType)]
+    rows = max((t.rows for t in tiles), default=1)
+    cols = max((t.cols for t in tiles), default=1)
+    offsets = {}
+    for name, t in case.types.items():
+        if isinstance(t, GlobalType) and t.rank >= 1 and all(d is not None for d in t.shape):
+            window = ([1] * (t.rank - 2) + [rows, cols])[-t.rank:] if t.rank >= 2 else [rows * cols]
+            offsets[name] = tuple(draw(st.integers(0, max(int(d) - w, 0))) for d, w in zip(t.shape, window))
+    return dataclasses.replace(case, offsets=offsets) if offsets else case
+
+
 @st.composite
 def varied(draw: st.DrawFn, base: Case) -> Case:
     """``base`` with other attribute values and a partial valid region where the spec allows."""
@@ -285,6 +301,10 @@ def varied(draw: st.DrawFn, base: Case) -> Case:
             if draw(st.booleans()):
                 attrs[name] = draw(st.sampled_from(values))
         candidate = dataclasses.replace(case, attrs=attrs)
+        if not candidate.errors():
+            case = candidate
+    if draw(st.booleans()):
+        candidate = _with_offsets(case, draw)
         if not candidate.errors():
             case = candidate
     tiles = [t for t in case.types.values() if isinstance(t, TileType)]

@@ -462,3 +462,14 @@ def test_varied_index_literals_keep_the_case_otherwise() -> None:
 
     draw()
     assert (base.scalars["r0"], base.scalars["c0"]) in seen and len(seen) > 1
+
+
+def test_global_offsets_are_varied_and_a_load_ignoring_them_is_caught() -> None:
+    from openpto.isa import GlobalRef
+
+    def tload_at_origin(dst: Tile, src: GlobalRef) -> None:
+        get("TLOAD").semantics(dst, GlobalRef(src.array))
+
+    o = run_level2(with_rule("TLOAD", tload_at_origin, "broken-offsets"), "cpu", "TLOAD", (dt.F32, dt.F32))
+    assert o.status == "fail" and o.failure is not None and o.failure.program is not None
+    assert "%src[%c0, %c0]" not in o.failure.program          # the shrunk case still has an offset
