@@ -22,7 +22,7 @@ from ..isa.types import INDEX, GlobalType, ScalarType, TileType, Type
 from . import scalar_ops as S
 from .ir import (Const, For, If, Kernel, Lit, MemRef, Module, ScalarOp, Stmt, TileDecl, TileOp, Value,
                  Yield, make_lit)
-from .ordering import check_order
+from .ordering import SIGN as FLAG_SIGN, check_order
 from .operands import defines, gap_error, kind_error
 from .scope import MISSING, Scope
 
@@ -42,8 +42,12 @@ def diagnose(module: Module, profile: str | None = None) -> list[PTOError]:
             errs.append(StructError("STRUCT_REDEFINED", f"kernel @{k.name} is defined twice",
                                     location=k.loc or Location(kernel=k.name)))
         seen.add(k.name)
-        kernel_errs = _KernelCheck(k, prof, signatures).run()
-        errs += kernel_errs or check_order(k)      # flag balance only means something on a sound kernel
+        check = _KernelCheck(k, prof, signatures)
+        kernel_errs = check.run()
+        if kernel_errs or not check.has_flags:     # flag balance only means something on a sound kernel
+            errs += kernel_errs
+        else:
+            errs += check_order(k)
     return errs
 
 
@@ -132,6 +136,7 @@ class _KernelCheck:
         self.signatures = {} if signatures is None else signatures
         self.by_args: dict[tuple, _Signature] = {}      # see ``_tile_op``
         self.scalar_rules: dict[tuple, str | None] = {}   # see ``_scalar``
+        self.has_flags = False          # any set_flag / wait_flag: the ordering check has work
         self.handlers = {TileOp: self._tile_op, ScalarOp: self._scalar, Const: self._const,
                          TileDecl: self._tile_decl, For: self._for, If: self._if}
 
@@ -254,6 +259,8 @@ class _KernelCheck:
 
     def _tile_op(self, s: TileOp, scope: Scope) -> None:
         args = s.args
+        if s.instr.mnemonic in FLAG_SIGN:
+            self.has_flags = True
         # the same argument objects again (uses share their definition's Value): same signature
         same = None if s.attrs else (id(s.instr), *args, *map(id, args.values()))
         sig = self.by_args.get(same) if same else None

@@ -20,13 +20,14 @@ from __future__ import annotations
 import argparse
 import gc
 import os
-import platform
 import random
 import re
 import sys
 import time
 from dataclasses import dataclass, field
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # the shared benchmarks/machine.py
+from machine import calibration, machine  # noqa: E402
 from openpto import assembler as asm
 from openpto.assembler import ir
 from openpto.isa import PTOError, all_instructions
@@ -350,28 +351,6 @@ def signatures(m: ir.Module) -> set[tuple]:
     return {(s.instr.mnemonic, tuple(sorted((n, str(t)) for n, t in s.types().items())),
              tuple(sorted((n, repr(v)) for n, v in s.attrs.items())))
             for s in statements(m) if isinstance(s, ir.TileOp)}
-
-
-def machine() -> str:
-    model = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            model = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    return (f"{model}, {os.cpu_count()} cores, {platform.python_implementation()} "
-            f"{platform.python_version()} ({platform.system()})")
-
-
-def calibration() -> float:
-    """Seconds for a fixed pure-Python loop (best of 3): how fast this machine runs Python
-    right now, to compare runs taken while a shared host is busier or quieter."""
-    best = float("inf")
-    for _ in range(3):
-        t = time.perf_counter()
-        sum(i * i for i in range(300_000))
-        best = min(best, time.perf_counter() - t)
-    return best
 
 
 def _timed(fn):  # noqa: ANN001, ANN202

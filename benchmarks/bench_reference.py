@@ -9,27 +9,17 @@ from __future__ import annotations
 import argparse
 import os
 import pathlib
-import platform
+import sys
 import time
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # the shared benchmarks/machine.py
+from machine import calibration, machine  # noqa: E402
 import openpto as pto
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 TARGET = 2.0
-
-
-def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, numpy {np.__version__}"
 
 
 def best_of(fn, repeat: int) -> float:  # noqa: ANN001
@@ -77,7 +67,7 @@ def main() -> None:
              lambda: strict.run("softmax", x, y, a.rows, block_num=cores))]
     times = [(name, best_of(fn, a.repeat)) for name, fn in rows]
     t_np = times[0][1]
-    print(f"machine: {machine()}")
+    print(f"machine: {machine()}; calibration loop {calibration() * 1e3:.1f} ms")
     print(f"row softmax {a.rows}x1024 f32 (examples/softmax.pto, profile {a.profile}), best of {a.repeat}; "
           f"max |reference - numpy| = {err:.2e}")
     print("| implementation | time (ms) | ratio vs numpy |")

@@ -76,3 +76,12 @@ def test_runtime() -> None:
         "  actual:   [20, 36)\n"
         f"  %t = tload %g[%r, 0] : (!pto.memref<32x16xf32>) -> {T}\n"
         "       ^")
+
+
+def test_order_inside_regions() -> None:
+    text = "scf.for %i = 0 to 4 step 1 {\n  set_flag #pto.pipe<MTE2>, #pto.pipe<V>, 2\n}\n"
+    with pytest.raises(pto.PTOError) as e:
+        pto.check(pto.parse(text, filename="k.pto"))
+    codes = [x.code for x in getattr(e.value, "errors", [e.value])]
+    assert codes == ["ORDER_LOOP_UNBALANCED", "ORDER_FLAG_PENDING"]
+    assert e.value.location.line == 1
