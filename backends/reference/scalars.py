@@ -44,7 +44,8 @@ def convert(value: Number, t: ScalarType) -> Number:
     if t.name == "i1":
         return bool(value)
     if t.is_float:
-        return float(np.asarray(float(value), dtype=np.float64).astype(t.dtype.np_dtype))
+        with np.errstate(over="ignore"):         # beyond the range rounds to ±inf (IEEE)
+            return float(np.asarray(float(value), dtype=np.float64).astype(t.dtype.np_dtype))
     return from_pattern(int(value), t)
 
 
