@@ -89,8 +89,15 @@ def _scalar(p: Value, t: ScalarType, obj: Any, kernel: str) -> Any:
     if not ok:
         raise _fault("RUNTIME_ARG_TYPE", f"argument %{p.name} must be a scalar of type {t}", kernel,
                      expected=str(t), actual=repr(obj))
-    if t.is_float or t.name == "i1":
+    if t.name == "i1":
         return obj
+    if t.is_float:      # rounded to the parameter's type, as a constant of that type is
+        try:
+            with np.errstate(over="ignore"):
+                return float(np.asarray(float(obj), dtype=np.float64).astype(t.dtype.np_dtype))
+        except OverflowError:
+            raise _fault("RUNTIME_ARG_VALUE", f"argument %{p.name} is out of range for {t}", kernel,
+                         expected="a float", actual=repr(obj)) from None
     lo, hi = (-(1 << 63), (1 << 63) - 1) if t.name == "index" else (int(t.dtype.min), int(t.dtype.max))
     if not lo <= obj <= hi:
         raise _fault("RUNTIME_ARG_VALUE", f"argument %{p.name} is out of range for {t}", kernel,

@@ -8,13 +8,13 @@ lists take ``fnmatch`` patterns over ``MNEMONIC`` or ``MNEMONIC:dtypes``.
 from __future__ import annotations
 
 import fnmatch
-import re
 import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, TextIO
 
 from ..backends import Backend, get
+from ..isa import dtypes as dt
 from ..isa.diagnostics import PTOError
 from . import cases as C
 from .outcome import Outcome
@@ -34,16 +34,25 @@ class Patterns:
         items = []
         for line in text.splitlines():
             line = line.split("#", 1)[0].strip()
-            # a comma starts a new pattern only before an instruction name (dtypes are lower case)
-            items += [p.strip() for p in re.split(r",\s*(?=[A-Z*?\[])", line) if p.strip()]
+            for piece in (p.strip() for p in line.split(",")):
+                if piece and items and ":" in items[-1] and _is_dtype(piece):
+                    items[-1] += "," + piece          # continues a dtype tuple (TCVT:f32,f16)
+                elif piece:
+                    items.append(piece)
         return cls(tuple(items))
 
-    def match(self, mnemonic: str, dtypes: str = "") -> bool:
+    def match(self, mnemonic: str, dtypes: str | None = None) -> bool:
+        """Does a pattern name ``mnemonic`` (and, when given, this dtype key)?"""
         for p in self.items:
             name, _, dts = p.partition(":")
-            if fnmatch.fnmatchcase(mnemonic, name.upper()) and (not dts or fnmatch.fnmatchcase(dtypes, dts)):
+            if fnmatch.fnmatchcase(mnemonic, name.upper()) and (
+                    dtypes is None or not dts or fnmatch.fnmatchcase(dtypes, dts)):
                 return True
         return False
+
+
+def _is_dtype(piece: str) -> bool:
+    return any(fnmatch.fnmatchcase(d.name, piece) for d in dt.ALL)
 
 
 @dataclass
@@ -94,6 +103,8 @@ def run(backend: str | Backend, profiles: Iterable[str] = ("cpu",), levels: Iter
             line: list[str] = []
             for dtypes, base in C.base_cases(instr, profile).items():
                 key = C.dtype_key(dtypes)
+                if only is not None and only.items and not only.match(instr.mnemonic, key):
+                    continue
                 if skips and skips.match(instr.mnemonic, key):
                     outs.append(Outcome(min(levels), instr.mnemonic, key, "skipped", reason="in the skip list"))
                     line.append("s")

@@ -296,3 +296,35 @@ def test_blocks_run_side_by_side_give_what_they_give_in_order() -> None:
     with pytest.raises(PTOError) as e:
         pto.compile(m, "reference", threads=0)
     assert e.value.code == "PTO_OPTION"
+
+
+def test_float_scalar_arguments_take_their_type() -> None:
+    text = """
+kernel @k(%x : f16, %out : !pto.memref<1x16xf32>) {
+  .const %h = 0.1 : f16
+  %d = arith.subf %x, %h : f16
+  %f = arith.extf %d : f16 to f32
+  %t = texpands %f : (f32) -> !pto.tile<1x16xf32>
+  tstore %out[0, 0], %t : (!pto.memref<1x16xf32>, !pto.tile<1x16xf32>)
+}
+"""
+    out = np.ones((1, 16), np.float32)
+    run(text, 0.1, out)                 # 0.1 as an f16 argument is the f16 constant 0.1
+    assert (out == 0).all()
+    assert code_of(text, 10**400, out).code == "RUNTIME_ARG_VALUE"
+
+
+def test_a_semantics_bug_is_a_diagnostic_not_a_traceback() -> None:
+    from openpto.backends.reference import ReferenceBackend
+
+    def broken(**_: object) -> None:
+        raise KeyError("oops")
+
+    class Broken(ReferenceBackend):
+        name = "broken"
+        rules = dict(ReferenceBackend.rules, TEXPANDS=broken)
+
+    text = ".arg %d : !pto.tile<1x16xf32>\n%d = texpands 1.0 : (f32) -> !pto.tile<1x16xf32>\n"
+    with pytest.raises(PTOError) as e:
+        Broken().compile(pto.parse(text, filename="b.pto"))(np.zeros((1, 16), np.float32))
+    assert e.value.code == "RUNTIME_INTERNAL" and "KeyError" in e.value.message and e.value.location.line == 2

@@ -31,6 +31,10 @@ def test_patterns() -> None:
     p = Patterns.parse("TADD  # comment\nTROW*:f16, TCVT:f32,f1*\n")
     assert p.match("TADD") and p.match("TROWSUM", "f16") and not p.match("TROWSUM", "f32")
     assert p.match("TCVT", "f32,f16") and not p.match("TSUB")
+    assert Patterns.parse("tadd, trow*").items == ("tadd", "trow*") and Patterns.parse("tadd").match("TADD")
+    assert Patterns.parse("TCVT:f32,f16, TADD").items == ("TCVT:f32,f16", "TADD")
+    only = run("reference", ["cpu"], (0,), only=Patterns.parse("TADD:f32"), max_examples=1, progress=None)
+    assert [(o.instruction, o.dtypes) for o in only.outcomes["cpu"]] == [("TADD", "f32")]
 
 
 def test_report_and_runnable_reproducer(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str],

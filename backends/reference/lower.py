@@ -240,7 +240,7 @@ class KernelLowering:
                 semantics(**kw)
             except PTOError as e:
                 raise _located(e, loc, kname, mnemonic) from None
-            except (ArithmeticError, ValueError, TypeError, IndexError) as e:   # a semantics bug
+            except Exception as e:   # noqa: BLE001 - a semantics bug: reported, never a traceback
                 raise RuntimeFault("RUNTIME_INTERNAL", f"{mnemonic} failed inside the reference semantics: "
                                    f"{type(e).__name__}: {e}", location=loc or Location(kernel=kname)) from None
             if ctx.strict:
