@@ -221,11 +221,11 @@ def _candidates(instr: Instruction, profile: str, types: dict[str, Type], attrs:
         for t in scaled(types):
             for n in tiles:
                 for f in (2, 4, 8):
-                    count += 1
-                    if count > SEARCH_LIMIT:
-                        return
-                    yield case(dict(t, **{n: _scale(t[n], 1, f)}), a)
-                    yield case(dict(t, **{n: _scale(t[n], f, 1)}), a)
+                    for fr, fc in ((1, f), (f, 1)):
+                        count += 1
+                        if count > SEARCH_LIMIT:
+                            return
+                        yield case(dict(t, **{n: _scale(t[n], fr, fc)}), a)
 
 
 def _retype_scalar(v: Any, t: Type | None) -> Any:
