@@ -11,17 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..isa.families.sync import OP_CLASS_PIPE
 from ..isa.registry import get
-from ..isa.types import INDEX, Pipe, ScalarType
+from ..isa.types import INDEX, ScalarType
 from .ir import PipeLit, TileOp, make_lit
 from .lexer import IDENT, PUNCT, VALUE, Token
 from .scope import Scope
-
-#: public op class -> the pipe its instructions issue on
-OP_CLASS_PIPE: dict[str, Pipe] = {
-    "TLOAD": Pipe.MTE2, "TSTORE_VEC": Pipe.MTE3, "TSTORE_ACC": Pipe.FIX, "TMOV_M2L": Pipe.MTE1,
-    "TMOV_M2B": Pipe.MTE1, "TMOV_M2S": Pipe.FIX, "TMOV_V2M": Pipe.FIX, "TMATMUL": Pipe.M, "TVEC": Pipe.V,
-}
 
 EVENT_FORMS = {"pto.record_event": "SET_FLAG", "record_event": "SET_FLAG",
                "pto.wait_event": "WAIT_FLAG", "wait_event": "WAIT_FLAG",

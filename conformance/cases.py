@@ -18,6 +18,7 @@ from typing import Any, Iterator, Mapping
 from hypothesis import strategies as st
 
 from ..assembler.ir import Const, Kernel, MemRef, Module, PipeLit, TileOp, Value, make_lit
+from ..assembler.ordering import SIGN as FLAG_SIGN
 from ..isa import dtypes as dt
 from ..isa.checks import check_legality, check_structure
 from ..isa.profiles import PROFILES
@@ -28,7 +29,7 @@ from ..isa.types import INDEX, GlobalType, Location, ScalarType, TileType, Type,
 DTypeTuple = tuple[dt.DType, ...]
 
 #: flag instructions a case module pairs with their counterpart so the kernel is balanced
-PARTNER = {"SET_FLAG": "WAIT_FLAG", "WAIT_FLAG": "SET_FLAG"}
+PARTNER = {m: next(o for o, sign in FLAG_SIGN.items() if sign == -s) for m, s in FLAG_SIGN.items()}
 
 #: (row factor, column factor) tried in order when a re-typed example breaks a shape rule
 SEARCH_LIMIT = 4000
@@ -95,7 +96,7 @@ class Case:
             body.append(op)
         else:     # a flag alone is not a program (ORDER_*): set and wait come in pairs
             pair = TileOp(get(partner), args)
-            body += [op, pair] if self.instr.mnemonic == "SET_FLAG" else [pair, op]
+            body += [op, pair] if FLAG_SIGN[self.instr.mnemonic] > 0 else [pair, op]
         return Module((Kernel("case", tuple(params), tuple(body)),))
 
     def describe(self) -> str:

@@ -83,6 +83,13 @@ def _record(state: dict | None, mnemonic: str, values: dict[str, Any]) -> None:
     if state is not None:
         state[STATE_KEYS[mnemonic]] = values
 
+#: The public IR Level-2 event forms (``pto.record_event[SRC, DST, id]``, ``pto.barrier(OP)``)
+#: name operation classes; each class issues on one pipe, so an event is a flag between pipes.
+OP_CLASS_PIPE: dict[str, Pipe] = {
+    "TLOAD": Pipe.MTE2, "TSTORE_VEC": Pipe.MTE3, "TSTORE_ACC": Pipe.FIX, "TMOV_M2L": Pipe.MTE1,
+    "TMOV_M2B": Pipe.MTE1, "TMOV_M2S": Pipe.FIX, "TMOV_V2M": Pipe.FIX, "TMATMUL": Pipe.M, "TVEC": Pipe.V,
+}
+
 # ------------------------------------------------------------------------------ manual sync
 
 
