@@ -159,7 +159,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
                            actual=name)
     pristine = copy.deepcopy(values) if args.compare_with else None
     start = time.perf_counter()
-    res = exe.run(kernel.name, block_num=args.block_num, trace=bool(args.trace), **values)
+    res = exe.run(kernel.name, block_num=args.block_num, trace=bool(args.trace or args.timeline), **values)
     took = time.perf_counter() - start
     print(f"@{kernel.name} on {args.backend} (profile {exe.profile}): {res.counters.get('instructions', 0)} "
           f"instruction(s) in {took * 1e3:.2f} ms")
@@ -172,6 +172,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
         from .backends.trace import write_chrome_trace
         write_chrome_trace(args.trace, res.trace or [], args.backend)
         print(f"  trace: {args.trace}")
+    if args.timeline:
+        from .backends.timeline import write_timeline_png
+        write_timeline_png(args.timeline, res.trace or [], f"@{kernel.name} on {args.backend} ({exe.profile})")
+        print(f"  timeline: {args.timeline}")
     if args.compare_with:
         other = compile_module(m, args.compare_with, exe.profile, **options)
         theirs = other.run(kernel.name, block_num=args.block_num, **pristine)
@@ -269,6 +273,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--compare-with", metavar="BACKEND",
                      help="run a second backend on the same inputs and report the differences")
     run.add_argument("--trace", metavar="FILE.json", help="write a Chrome/Perfetto trace of the run")
+    run.add_argument("--timeline", metavar="FILE.png", help="draw the run's timeline (lanes per block and pipe)")
     run.set_defaults(run=_cmd_run)
 
     conf = sub.add_parser("conformance", help="run the conformance suite against a backend")

@@ -254,6 +254,16 @@ def test_trace_is_chrome_json(cli, softmax: pathlib.Path, tmp_path: pathlib.Path
     assert all(threads[e["pid"], e["tid"]] == e["args"]["pipe"] for e in complete)
 
 
+def test_timeline_is_a_png_with_a_lane_per_block_and_pipe(cli, softmax: pathlib.Path, tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "t.png"
+    rc, out, _ = cli("run", softmax, "--random", *RUN, "--block-num", "2", "--timeline", path)
+    assert rc == 0 and f"  timeline: {path}" in out
+    data = path.read_bytes()
+    assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 5000
+    rc, _, err = cli("run", softmax, "--random", *RUN, "--timeline", tmp_path / "no" / "t.png")
+    assert rc == 2 and "PTO_FILE" in err
+
+
 @pytest.mark.parametrize("argv, says", [
     (("--random", "--shape", "x=64x1024", "--shape", "y=64x1024"), "scalar parameter %rows needs a value"),
     (("--random", *RUN, "--arg", "rows"), "expected NAME=VALUE, got 'rows'"),
