@@ -117,7 +117,7 @@ def _dtype(t: Type) -> dt.DType | None:
     return getattr(t, "dtype", None)
 
 
-def _retype(t: Type, d: dt.DType) -> Type:
+def retype(t: Type, d: dt.DType) -> Type:
     if isinstance(t, (TileType, GlobalType)):
         return dataclasses.replace(t, dtype=d)
     if isinstance(t, ScalarType):
@@ -125,7 +125,7 @@ def _retype(t: Type, d: dt.DType) -> Type:
     return t
 
 
-def _scale(t: Type, fr: int, fc: int) -> Type:
+def scale(t: Type, fr: int, fc: int) -> Type:
     """Grow a tile's static shape (and a static valid region that was the full shape) and a
     global's static extents, so windows still fit."""
     if isinstance(t, TileType):
@@ -178,10 +178,10 @@ def _from_example(start: Case, rule: Any, combo: DTypeTuple) -> Iterator[Case]:
     for name, d in zip(rule.operands, combo):
         if name in retyped:
             new_of.setdefault(_dtype(retyped[name]), d)
-            retyped[name] = _retype(retyped[name], d)
+            retyped[name] = retype(retyped[name], d)
     for name, t in start.types.items():       # operands outside the rule follow a sibling
         if name not in rule.operands and _dtype(t) in new_of:
-            retyped[name] = _retype(t, new_of[_dtype(t)])
+            retyped[name] = retype(t, new_of[_dtype(t)])
     scalars = {k: _retype_scalar(v, retyped.get(k)) for k, v in start.scalars.items()}
     return _candidates(start.instr, start.profile, retyped, start.attrs, scalars)
 
@@ -196,9 +196,9 @@ def _candidates(instr: Instruction, profile: str, types: dict[str, Type], attrs:
 
     def scaled(t: dict[str, Type]) -> Iterator[dict[str, Type]]:
         for fr, fc in SCALINGS:
-            yield {k: _scale(v, fr, fc) for k, v in t.items()}
+            yield {k: scale(v, fr, fc) for k, v in t.items()}
 
-    attr_sets = [dict(attrs)] + [dict(attrs, **{n: v}) for n, vs in _attr_values(instr).items() for v in vs
+    attr_sets = [dict(attrs)] + [dict(attrs, **{n: v}) for n, vs in attr_values(instr).items() for v in vs
                                   if attrs.get(n) is not v]
     layouts = PROFILES[profile].layouts
     placed = [types]
@@ -226,7 +226,7 @@ def _candidates(instr: Instruction, profile: str, types: dict[str, Type], attrs:
                         count += 1
                         if count > SEARCH_LIMIT:
                             return
-                        yield case(dict(t, **{n: _scale(t[n], fr, fc)}), a)
+                        yield case(dict(t, **{n: scale(t[n], fr, fc)}), a)
 
 
 def _retype_scalar(v: Any, t: Type | None) -> Any:
@@ -253,7 +253,7 @@ def instructions(profile: str) -> list[Instruction]:
 
 # --------------------------------------------------------------------------- variation
 
-def _attr_values(instr: Instruction) -> dict[str, list[Any]]:
+def attr_values(instr: Instruction) -> dict[str, list[Any]]:
     out: dict[str, list[Any]] = {}
     for a in instr.attrs:
         if isinstance(a.type, type) and issubclass(a.type, enum.Enum):
@@ -295,7 +295,7 @@ def _with_offsets(case: Case, draw: st.DrawFn) -> Case:
 def varied(draw: st.DrawFn, base: Case) -> Case:
     """``base`` with other attribute values and a partial valid region where the spec allows."""
     case = base
-    choices = _attr_values(base.instr)
+    choices = attr_values(base.instr)
     if choices:
         attrs = dict(base.attrs)
         for name, values in choices.items():

@@ -25,7 +25,7 @@ from ..isa.profiles import PROFILES
 from ..isa.spec import Instruction
 from ..isa.types import SCALAR_NAMES, Layout, Location, ScalarType, TileType, Type
 from . import cases as C
-from .cases import _retype, _scale
+from .cases import retype, scale
 from .level0 import explore, precheck, resolve
 from .outcome import Failure, Outcome
 
@@ -68,7 +68,7 @@ def _dtype_edits(case: C.Case) -> Iterator[Edit]:
             new = combo[:i] + (d,) + combo[i + 1:]
             if d != combo[i] and not rule.allows(new) and not (scalar and d.name not in SCALAR_NAMES):
                 yield f"dtype of {name}: {combo[i].name} -> {d.name}", \
-                    _with(case, **{name: _retype(case.types[name], d)}), case.attrs
+                    _with(case, **{name: retype(case.types[name], d)}), case.attrs
 
 
 def _location_edits(case: C.Case) -> Iterator[Edit]:
@@ -114,9 +114,9 @@ def _capacity_edits(case: C.Case) -> Iterator[Edit]:
             if factors not in done:
                 done.add(factors)
                 yield f"every operand scaled {factors[0]}x{factors[1]} so {name} exceeds {t.loc.value}", \
-                    {k: _scale(v, *factors) for k, v in case.types.items()}, case.attrs
+                    {k: scale(v, *factors) for k, v in case.types.items()}, case.attrs
         f = _growth(t.nbytes, cap[t.loc], 1)
-        yield f"{name} alone grown to {t.rows * f}x{t.cols}", _with(case, **{name: _scale(t, f, 1)}), case.attrs
+        yield f"{name} alone grown to {t.rows * f}x{t.cols}", _with(case, **{name: scale(t, f, 1)}), case.attrs
 
 
 #: a value of the wrong kind for each attribute type (an enum gets its first member's name)

@@ -178,7 +178,7 @@ def sweep_cases(base: C.Case) -> list[C.Case]:
     """The base case, then the base case with each enum/bool attribute set to each of its
     values, where the spec accepts that."""
     out = [base]
-    for name, values in C._attr_values(base.instr).items():     # the values cases.varied draws from
+    for name, values in C.attr_values(base.instr).items():     # the values cases.varied draws from
         current = base.attrs.get(name, base.instr.attr(name).default)
         for v in values:
             c = dataclasses.replace(base, attrs=dict(base.attrs, **{name: v}))
