@@ -18,6 +18,7 @@ GROUP = "openpto.backends"
 
 BUILTIN: dict[str, str] = {
     "reference": "openpto.backends.reference:ReferenceBackend",
+    "llvm": "openpto.backends.llvm:LLVMBackend",
 }
 
 _registered: dict[str, Callable[[], Any]] = {}

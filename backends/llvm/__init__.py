@@ -1,0 +1,243 @@
+"""The llvm backend: every kernel compiled by llvmlite into one native, vectorised function.
+
+``compile`` generates LLVM IR per kernel (``codegen``: tiles as aligned buffers, loops with
+static trip counts over valid regions, fused elementwise chains), optimises it for the host
+CPU and links it in memory; the object code is cached on disk (``cache``) so a second
+process skips LLVM entirely. Runs call the native code through cffi, which releases the
+GIL, so ``block_num`` blocks can run on ``threads`` cores at once. Faults found by checks in
+the generated code (out-of-bounds indices, reads outside valid regions ...) come back as the
+same ``RuntimeFault`` codes the reference backend raises.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Mapping
+
+import numpy as np
+
+from ...assembler.ir import Module
+from ...isa.diagnostics import Location, PTOError, RuntimeFault
+from ...isa.types import GlobalType, ScalarType, TileType
+from ..arguments import bind, written_params
+from ..base import Backend, Executable, Result
+from .cache import DiskCache, key as cache_key
+from .codegen import ERR_SLOTS, FaultSite, KernelABI, abi_for
+
+_OPTIONS = ("threads", "cache", "cache_dir")
+
+
+def _available() -> tuple[bool, str]:
+    try:
+        import cffi  # noqa: F401  (pyflakes: imported to test availability)
+        import llvmlite.binding  # noqa: F401
+    except ImportError as e:      # pragma: no cover - both are dependencies
+        return False, f"{e.name} is not installed"
+    return True, ""
+
+
+def _rules() -> Mapping[str, Any]:
+    from .rules import RULES
+    return RULES
+
+
+class _LazyRules(Mapping):
+    """The rule table, imported on first use (so listing backends does not import llvmlite)."""
+
+    def __getitem__(self, k: str) -> Any:
+        return _rules()[k]
+
+    def __iter__(self):  # noqa: ANN204
+        return iter(_rules())
+
+    def __len__(self) -> int:
+        return len(_rules())
+
+
+def _site_to_json(s: FaultSite) -> dict[str, Any]:
+    loc = s.location
+    return {"code": s.code, "message": s.message, "expected": s.expected, "actual": s.actual,
+            "loc": [loc.file, loc.line, loc.col, loc.kernel, loc.index, loc.source_line]}
+
+
+def _site_from_json(d: dict[str, Any], statements: list[Any]) -> FaultSite:
+    """A cached fault site, its location taken from this module's statement (cached code is
+    shared by modules that differ only in source positions)."""
+    file, line, col, kernel, index, source = d["loc"]
+    loc = getattr(statements[index], "loc", None) if index is not None and index < len(statements) else None
+    if loc is not None:
+        file, line, col, source = loc.file, loc.line, loc.col, loc.source_line
+    elif index is not None:
+        line = col = source = None
+    return FaultSite(d["code"], d["message"], Location(file, line, col, kernel, index, source),
+                     d["expected"], d["actual"])
+
+
+def generate(module: Module, filename: str | None = None) -> tuple[str, dict[str, KernelABI], dict[str, list[FaultSite]]]:
+    """LLVM IR text for every kernel of ``module`` plus each kernel's ABI and fault sites."""
+    from llvmlite import ir
+
+    from .codegen import KernelCodegen
+    mod = ir.Module(name="openpto")
+    abis: dict[str, KernelABI] = {}
+    faults: dict[str, list[FaultSite]] = {}
+    rules = _rules()
+    for n, k in enumerate(module.kernels):
+        abi = abi_for(k, f"pto_kernel_{n}")
+        cg = KernelCodegen(mod, k, abi, rules, filename)
+        cg.generate()
+        abis[k.name], faults[k.name] = abi, cg.faults
+    return str(mod), abis, faults
+
+
+class _Kernel:
+    def __init__(self, kernel: Any, abi: KernelABI, faults: list[FaultSite], fn: Any) -> None:
+        self.kernel, self.abi, self.faults, self.fn = kernel, abi, faults, fn
+        self.outputs = sorted(written_params(kernel))
+
+
+class LLVMExecutable(Executable):
+    def __init__(self, module: Module, profile: str, obj: bytes, abis: Mapping[str, KernelABI],
+                 faults: Mapping[str, list[FaultSite]], threads: int, compiled: bool) -> None:
+        from cffi import FFI
+
+        from .target import Loaded
+        super().__init__(module, profile)
+        self.threads = threads
+        self.compiled = compiled              # False: loaded from the disk cache
+        self._loaded = Loaded(obj)
+        self._ffi = ffi = FFI()
+        ffi.cdef("typedef int32_t (*pto_kernel)(int64_t*, void*, int64_t, int64_t, int64_t*);")
+        self._kernels: dict[str, _Kernel] = {}
+        for k in module.kernels:
+            abi = abis[k.name]
+            fn = ffi.cast("pto_kernel", self._loaded.address(abi.symbol))
+            self._kernels[k.name] = _Kernel(k, abi, list(faults[k.name]), fn)
+
+    def _slots(self, kr: _Kernel, values: Mapping[str, Any]) -> np.ndarray:
+        slots = np.zeros(kr.abi.nslots, dtype=np.int64)
+        for p in kr.kernel.params:
+            s, t, v = kr.abi.slots[p.name], p.type, values[p.name]
+            if isinstance(t, GlobalType):
+                a: np.ndarray = v
+                slots[s] = a.ctypes.data
+                slots[s + 1:s + 1 + a.ndim] = a.shape
+                if any(st % a.itemsize for st in a.strides):
+                    raise RuntimeFault("RUNTIME_ARG_STRIDES", f"argument %{p.name} has strides that are not "
+                                       "a multiple of its element size", location=Location(kernel=kr.kernel.name),
+                                       expected=f"multiples of {a.itemsize} bytes", actual=str(a.strides))
+                slots[s + 1 + a.ndim:s + 1 + 2 * a.ndim] = [st // a.itemsize for st in a.strides]
+            elif isinstance(t, TileType):
+                slots[s] = v.ctypes.data
+            elif isinstance(t, ScalarType):
+                if t.is_float:
+                    slots[s] = np.float64(v).view(np.int64)
+                else:
+                    slots[s] = np.int64(int(v) - (1 << 64) if int(v) >= 1 << 63 else int(v))
+        return slots
+
+    def run(self, kernel: str, *args: Any, block_num: int = 1, trace: bool = False, **kwargs: Any) -> Result:
+        if kernel not in self._kernels:
+            raise PTOError("PTO_KERNEL", f"no kernel @{kernel} in the module",
+                           expected=", ".join(self.kernels), actual=kernel)
+        if not isinstance(block_num, int) or isinstance(block_num, bool) or block_num < 1:
+            raise PTOError("PTO_BLOCK_NUM", "block_num must be a positive integer", expected=">= 1",
+                           actual=repr(block_num))
+        kr = self._kernels[kernel]
+        values = bind(kr.kernel, args, kwargs)
+        staged: list[tuple[np.ndarray, np.ndarray]] = []
+        for p in kr.kernel.params:       # tile parameters must be C-contiguous: stage others
+            v = values[p.name]
+            if isinstance(p.type, TileType) and not v.flags.c_contiguous:
+                c = np.ascontiguousarray(v)
+                staged.append((v, c))
+                values[p.name] = c
+        slots = self._slots(kr, values)
+        ffi = self._ffi
+        args_p = ffi.cast("int64_t*", slots.ctypes.data)
+        t0 = time.perf_counter_ns()
+
+        def block(b: int) -> tuple[int, np.ndarray, int, int]:
+            ws = np.empty(kr.abi.workspace + 64, dtype=np.uint8)
+            base = ws.ctypes.data
+            aligned = base + (-base % 64)
+            err = np.zeros(ERR_SLOTS, dtype=np.int64)
+            start = time.perf_counter_ns()
+            rc = kr.fn(args_p, ffi.cast("void*", aligned), b, block_num, ffi.cast("int64_t*", err.ctypes.data))
+            return rc, err, start, time.perf_counter_ns()
+
+        workers = min(block_num, self.threads)
+        if workers <= 1:
+            results = []
+            for b in range(block_num):
+                results.append(block(b))
+                if results[-1][0]:
+                    break
+        else:
+            with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="pto-llvm") as pool:
+                results = list(pool.map(block, range(block_num)))
+        for (v, c) in staged:
+            v[...] = c
+        for rc, err, _, _ in results:
+            if rc:
+                raise self._fault(kr, err)
+        events = None
+        if trace:
+            events = [{"name": f"@{kernel}", "pipe": "V", "block": b, "ts_ns": s - t0, "dur_ns": e - s,
+                       "line": None} for b, (_, _, s, e) in enumerate(results)]
+        return Result({n: values[n] for n in kr.outputs}, {"launches": 1, "blocks": len(results)}, events)
+
+    @staticmethod
+    def _fault(kr: _Kernel, err: np.ndarray) -> RuntimeFault:
+        site_no = int(err[0])
+        if not 1 <= site_no <= len(kr.faults):
+            return RuntimeFault("RUNTIME_INTERNAL", "generated code reported an unknown fault",
+                                location=Location(kernel=kr.kernel.name), actual=site_no)
+        site = kr.faults[site_no - 1]
+        details = [int(x) for x in err[1:]]
+        fmt = (lambda s: None if s is None else s.format(*details))
+        return RuntimeFault(site.code, site.message, location=site.location,
+                            expected=fmt(site.expected), actual=fmt(site.actual))
+
+
+class LLVMBackend(Backend):
+    """Native code for the host CPU through llvmlite. Options: ``threads`` (blocks of a
+    ``block_num`` launch run at once; default: one per core), ``cache`` (default True) and
+    ``cache_dir`` (where compiled code is kept)."""
+
+    name = "llvm"
+    default_profile = "cpu"
+    rules: Mapping[str, Any] = _LazyRules()
+
+    def is_available(self) -> tuple[bool, str]:
+        return _available()
+
+    def _compile(self, module: Module, profile: str, threads: int | None = None, cache: bool = True,
+                 cache_dir: str | os.PathLike | None = None, **options: Any) -> Executable:
+        if options:
+            raise PTOError("PTO_OPTION", f"unknown llvm backend option(s): {', '.join(options)}",
+                           expected=", ".join(_OPTIONS), actual=", ".join(options))
+        if threads is not None and (not isinstance(threads, int) or isinstance(threads, bool) or threads < 1):
+            raise PTOError("PTO_OPTION", "threads must be a positive integer", expected=">= 1", actual=repr(threads))
+        threads = threads or os.cpu_count() or 1
+        from . import target
+        blob = module.to_bytes()
+        k = cache_key(blob, profile, {}, target.fingerprint())
+        store = DiskCache(cache_dir) if cache else None
+        hit = store.get(k) if store is not None else None
+        if hit is not None:
+            obj, meta = hit
+            abis = {kk.name: abi_for(kk, f"pto_kernel_{n}") for n, kk in enumerate(module.kernels)}
+            walks = {kk.name: list(kk.walk()) for kk in module.kernels}
+            faults = {name: [_site_from_json(d, walks.get(name, [])) for d in sites]
+                      for name, sites in meta["faults"].items()}
+            if set(faults) == set(abis):
+                return LLVMExecutable(module, profile, obj, abis, faults, threads, compiled=False)
+        ir_text, abis, faults = generate(module)
+        obj = target.compile_object(ir_text)
+        if store is not None:
+            store.put(k, obj, {"faults": {n: [_site_to_json(s) for s in f] for n, f in faults.items()},
+                               "ir_sha256": hashlib.sha256(ir_text.encode()).hexdigest()})
+        return LLVMExecutable(module, profile, obj, abis, faults, threads, compiled=True)

@@ -1,0 +1,558 @@
+"""A kernel -> one LLVM function.
+
+ABI of every generated kernel (``KernelABI`` says where each parameter lives)::
+
+    i32 @<symbol>(ptr %args, ptr %workspace, i64 %block_idx, i64 %block_num, ptr %err)
+
+``args`` is an array of i64 slots: a global tensor takes 1 + 2 * rank slots (address, shape,
+element strides), a tile parameter one (its address), a scalar one (integers as two's
+complement, floats as f64 bits). Local tiles live in ``workspace`` at offsets fixed here.
+The function returns 0, or 1 after writing ``err[0] = fault site + 1`` and the site's detail
+values to ``err[1:]``; the runtime turns that into the site's ``RuntimeFault``.
+
+Scalars live in stack slots (LLVM promotes them to registers), so structured control flow
+needs no phi bookkeeping. Tile instructions go through ``rules`` (mnemonic -> rule); rules
+that are ``MapRule`` (elementwise over the destination's valid region) are fused when
+consecutive: one loop nest computes them all, values passing between them in registers.
+"""
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Mapping, Sequence
+
+from llvmlite import ir
+
+from ...assembler import scalar_ops as S
+from ...assembler.ir import (Const, For, If, Kernel, Lit, MemRef, ScalarOp, Stmt, TileDecl, TileOp,
+                             Value, Yield)
+from ...isa import dtypes as dt
+from ...isa.diagnostics import Location
+from ...isa.types import EventType, GlobalType, ScalarType, TileType
+from . import numerics as N
+
+I1, I8, I32, I64, F32, F64, PTR = N.I1, N.I8, N.I32, N.I64, N.F32, N.F64, N.PTR
+ERR_SLOTS = 8          # err[0] = site + 1, err[1:] = details
+WORKSPACE_ALIGN = 64
+
+
+# --------------------------------------------------------------------------- ABI and faults
+
+@dataclass(frozen=True)
+class KernelABI:
+    symbol: str
+    slots: Mapping[str, int]          # parameter name -> first argument slot
+    nslots: int
+    tile_offsets: Mapping[str, int]   # local tile name -> byte offset in the workspace
+    workspace: int                    # bytes per block
+
+
+@dataclass(frozen=True)
+class FaultSite:
+    """A check in generated code; ``expected``/``actual`` are format strings over the
+    detail values (``{0}``, ``{1}``, ...)."""
+
+    code: str
+    message: str
+    location: Location
+    expected: str | None = None
+    actual: str | None = None
+
+
+def abi_for(kernel: Kernel, symbol: str) -> KernelABI:
+    slots: dict[str, int] = {}
+    n = 0
+    for p in kernel.params:
+        slots[p.name] = n
+        n += 1 + 2 * p.type.rank if isinstance(p.type, GlobalType) else 1
+    offsets: dict[str, int] = {}
+    size = 0
+    params = {p.name for p in kernel.params}
+    for name, t in kernel.tiles().items():
+        if name in params:
+            continue
+        offsets[name] = size
+        size += -(-max(t.nbytes, 1) // WORKSPACE_ALIGN) * WORKSPACE_ALIGN
+    return KernelABI(symbol, slots, max(n, 1), offsets, size)
+
+
+# --------------------------------------------------------------------------- operands
+
+class TileRef:
+    """A tile buffer in generated code: row-major storage of its static shape, valid extents
+    as i64 values (constants when static)."""
+
+    def __init__(self, name: str, type: TileType, ptr: ir.Value, vrows: ir.Value, vcols: ir.Value,
+                 static_valid: tuple[int | None, int | None]) -> None:
+        self.name, self.type, self.ptr = name, type, ptr
+        self.vrows, self.vcols = vrows, vcols
+        self.static_valid = static_valid
+        self.dtype: dt.DType = type.dtype
+        self.rows, self.cols = type.shape
+        self.elem = N.storage(type.dtype)
+
+    def addr(self, b: ir.IRBuilder, i: ir.Value, j: ir.Value) -> ir.Value:
+        flat = b.add(b.mul(i, ir.Constant(I64, self.cols), flags=["nsw", "nuw"]), j, flags=["nsw", "nuw"])
+        return b.gep(self.ptr, [flat], inbounds=True, source_etype=self.elem)
+
+    def flat_addr(self, b: ir.IRBuilder, k: ir.Value) -> ir.Value:
+        return b.gep(self.ptr, [k], inbounds=True, source_etype=self.elem)
+
+    def load_raw(self, b: ir.IRBuilder, i: ir.Value, j: ir.Value) -> ir.Value:
+        return b.load(self.addr(b, i, j), typ=self.elem)
+
+    def store_raw(self, b: ir.IRBuilder, i: ir.Value, j: ir.Value, v: ir.Value) -> None:
+        b.store(v, self.addr(b, i, j))
+
+    def load(self, b: ir.IRBuilder, i: ir.Value, j: ir.Value) -> ir.Value:
+        """Element (i, j) in its compute type (f32 for every float dtype)."""
+        return N.load(b, self.dtype, self.load_raw(b, i, j))
+
+    def store(self, b: ir.IRBuilder, i: ir.Value, j: ir.Value, v: ir.Value) -> None:
+        """Store a compute value at (i, j), rounding once to the storage dtype."""
+        self.store_raw(b, i, j, N.store(b, self.dtype, v))
+
+
+class GlobalView:
+    """A global tensor argument addressed at the instruction's indices."""
+
+    def __init__(self, name: str, type: GlobalType, ptr: ir.Value, shape: list[ir.Value],
+                 strides: list[ir.Value], offsets: list[ir.Value]) -> None:
+        self.name, self.type, self.ptr = name, type, ptr
+        self.shape, self.strides, self.offsets = shape, strides, offsets
+        self.dtype: dt.DType = type.dtype
+        self.elem = N.storage(type.dtype)
+        self.rank = type.rank
+
+    def window(self, cg: "KernelCodegen", rows: ir.Value, cols: ir.Value,
+               what: str = "global tensor") -> tuple[ir.Value, ir.Value, ir.Value]:
+        """Check that a rows x cols window at the offsets fits (RUNTIME_OOB, as
+        ``GlobalRef.window``) and return (address of its origin, row stride, col stride)
+        in elements. A rank-1 tensor is a single row."""
+        b = cg.b
+        zero = ir.Constant(I64, 0)
+        if self.rank == 1:
+            shape, strides, offs = [ir.Constant(I64, 1)] + self.shape, [zero] + self.strides, [zero] + self.offsets
+        else:
+            shape, strides, offs = self.shape, self.strides, self.offsets
+        n = len(shape)
+        one = ir.Constant(I64, 1)
+        for d in range(n):
+            extent = rows if d == n - 2 else cols if d == n - 1 else one
+            start = offs[d]
+            end = b.add(start, extent)
+            bad = b.or_(b.icmp_signed("<", start, zero), b.icmp_signed(">", end, shape[d]))
+            dim = d if self.rank > 1 else d - 1
+            cg.fault(bad, "RUNTIME_OOB", f"{what} accessed out of bounds in dim {max(dim, 0)}",
+                     expected="indices in [0, {0})", actual="[{1}, {2})", details=[shape[d], start, end])
+        flat = zero
+        for d in range(n):
+            flat = b.add(flat, b.mul(offs[d], strides[d]))
+        origin = b.gep(self.ptr, [flat], source_etype=self.elem)
+        return origin, strides[n - 2], strides[n - 1]
+
+    def element(self, b: ir.IRBuilder, origin: ir.Value, rs: ir.Value, cs: ir.Value,
+                i: ir.Value, j: ir.Value) -> ir.Value:
+        """Address of element (i, j) of a window."""
+        return b.gep(origin, [b.add(b.mul(i, rs), b.mul(j, cs))], source_etype=self.elem)
+
+
+# --------------------------------------------------------------------------- fusable rules
+
+@dataclass(frozen=True)
+class Access:
+    """How a map rule reads an operand: ``elem`` at (i, j); ``row`` at (i, 0) (a per-row
+    value); ``col`` at (0, j); ``scalar`` once. ``what`` names it in RUNTIME_INVALID_READ."""
+
+    operand: str
+    kind: str = "elem"
+    what: str = ""
+
+
+@dataclass(frozen=True)
+class MapRule:
+    """``dst[i, j] = fn(cg, op, values)`` over dst's valid region, values in ``reads`` order
+    (compute types); the result is in dst's compute type. Consecutive map rules fuse."""
+
+    reads: tuple[Access, ...]
+    fn: Callable[["KernelCodegen", TileOp, list[ir.Value]], ir.Value]
+    dst: str = "dst"
+    check: Callable[["KernelCodegen", TileOp], None] | None = None   # extra run-time checks
+
+
+Rule = Callable[["KernelCodegen", TileOp], None]
+
+
+# --------------------------------------------------------------------------- the code generator
+
+class KernelCodegen:
+    """Generates one kernel. Rules use: ``b`` (the IR builder), ``tile``/``glob``/``scalar``/
+    ``attrs`` to read operands, ``loop``/``if_then`` for control flow, ``fault`` for checks,
+    ``intrinsic`` and ``helper`` for calls."""
+
+    def __init__(self, module: ir.Module, kernel: Kernel, abi: KernelABI, rules: Mapping[str, Any],
+                 filename: str | None = None) -> None:
+        self.module, self.kernel, self.abi, self.rules = module, kernel, abi, rules
+        self.filename = filename
+        self.faults: list[FaultSite] = []
+        fnty = ir.FunctionType(I32, [PTR, PTR, I64, I64, PTR])
+        self.fn = ir.Function(module, fnty, abi.symbol)
+        self.fn.attributes.add("nounwind")
+        self.args_ptr, self.ws_ptr, self.block_idx, self.block_num, self.err_ptr = self.fn.args
+        for a in (self.args_ptr, self.ws_ptr, self.err_ptr):
+            a.add_attribute("noalias")
+        self.entry = self.fn.append_basic_block("entry")
+        body = self.fn.append_basic_block("body")
+        self.b = ir.IRBuilder(body)
+        self._alloca_builder = ir.IRBuilder(self.entry)
+        self.vars: dict[str, ir.Value] = {}            # scalar name -> stack slot
+        self.var_types: dict[str, ScalarType] = {}
+        self.tiles: dict[str, TileRef] = {}
+        self._dyn_valid: dict[str, tuple[ir.Value, ir.Value]] = {}
+        self.stmt_index: dict[int, int] = {id(s): i for i, s in enumerate(kernel.walk())}
+        self.current: Stmt | None = None
+        self._setup_params()
+
+    # ------------------------------------------------------------------ basics
+    @staticmethod
+    def i64(v: int | ir.Value) -> ir.Value:
+        return v if isinstance(v, ir.Value) else ir.Constant(I64, int(v))
+
+    def alloca(self, ty: ir.Type, name: str = "") -> ir.Value:
+        return self._alloca_builder.alloca(ty, name=name)
+
+    def _slot(self, index: int) -> ir.Value:
+        p = self.b.gep(self.args_ptr, [self.i64(index)], inbounds=True, source_etype=I64)
+        return self.b.load(p, typ=I64)
+
+    def _setup_params(self) -> None:
+        b = self.b
+        for p in self.kernel.params:
+            s = self.abi.slots[p.name]
+            t = p.type
+            if isinstance(t, TileType):
+                ptr = b.inttoptr(self._slot(s), PTR)
+                vr = t.rows if t.valid_rows is None else t.valid_rows
+                vc = t.cols if t.valid_cols is None else t.valid_cols
+                self.tiles[p.name] = TileRef(p.name, t, ptr, self.i64(vr), self.i64(vc), (vr, vc))
+            elif isinstance(t, ScalarType):
+                raw = self._slot(s)
+                ty = N.scalar_type(t.name)
+                if t.is_float:
+                    v = b.fptrunc(b.bitcast(raw, F64), F32)
+                elif ty.width < 64:
+                    v = b.trunc(raw, ty)
+                else:
+                    v = raw
+                self.set_var(p.name, t, v)
+            elif isinstance(t, EventType):
+                continue
+        params = {p.name for p in self.kernel.params}
+        for name, t in self.kernel.tiles().items():
+            if name in params:
+                continue
+            ptr = b.gep(self.ws_ptr, [self.i64(self.abi.tile_offsets[name])], inbounds=True, source_etype=I8)
+            if t.dynamic:
+                slots = (self.alloca(I64, f"{name}.vr"), self.alloca(I64, f"{name}.vc"))
+                self._alloca_builder.store(self.i64(t.rows if t.valid_rows is None else t.valid_rows), slots[0])
+                self._alloca_builder.store(self.i64(t.cols if t.valid_cols is None else t.valid_cols), slots[1])
+                self._dyn_valid[name] = slots
+                self.tiles[name] = TileRef(name, t, ptr, None, None, t.valid)   # type: ignore[arg-type]
+            else:
+                self.tiles[name] = TileRef(name, t, ptr, self.i64(t.valid_rows), self.i64(t.valid_cols), t.valid)
+
+    # ------------------------------------------------------------------ operand access
+    def set_var(self, name: str, t: ScalarType, v: ir.Value) -> None:
+        if name not in self.vars:
+            self.vars[name] = self.alloca(N.scalar_type(t.name), name)
+            self.var_types[name] = t
+        self.b.store(v, self.vars[name])
+
+    def get_var(self, name: str) -> ir.Value:
+        t = self.var_types[name]
+        return self.b.load(self.vars[name], typ=N.scalar_type(t.name))
+
+    def constant(self, value: Any, t: ScalarType) -> ir.Value:
+        from ..reference.scalars import convert
+        v = convert(value, t)
+        ty = N.scalar_type(t.name)
+        if isinstance(ty, ir.IntType):
+            v = int(v) & ((1 << ty.width) - 1)
+            if ty.width > 1 and v >> (ty.width - 1):
+                v -= 1 << ty.width
+        return ir.Constant(ty, v)
+
+    def value(self, v: Value | Lit | int) -> ir.Value:
+        """A scalar operand (a named value, a literal or a bare integer index)."""
+        if isinstance(v, Lit):
+            return self.constant(v.value, v.type)
+        if isinstance(v, int):
+            return self.i64(v)
+        return self.get_var(v.name)
+
+    def scalar(self, op: TileOp, name: str) -> ir.Value | None:
+        a = op.args.get(name)
+        return None if a is None else self.value(a)  # type: ignore[arg-type]
+
+    def tile(self, v: Value | TileOp, name: str | None = None) -> TileRef:
+        """The tile a value names (or operand ``name`` of ``op``), with current valid extents."""
+        if isinstance(v, TileOp):
+            v = v.args[name]   # type: ignore[assignment,index]
+        ref = self.tiles[v.name]   # type: ignore[union-attr]
+        if ref.name in self._dyn_valid:
+            r, c = self._dyn_valid[ref.name]
+            ref = TileRef(ref.name, ref.type, ref.ptr, self.b.load(r, typ=I64), self.b.load(c, typ=I64),
+                          ref.static_valid)
+        return ref
+
+    def glob(self, op: TileOp, name: str) -> GlobalView:
+        m: MemRef = op.args[name]   # type: ignore[assignment]
+        t: GlobalType = m.base.type   # type: ignore[assignment]
+        s = self.abi.slots[m.base.name]
+        ptr = self.b.inttoptr(self._slot(s), PTR)
+        shape = [self._slot(s + 1 + d) for d in range(t.rank)]
+        strides = [self._slot(s + 1 + t.rank + d) for d in range(t.rank)]
+        offsets = [self.value(i) for i in m.indices]
+        return GlobalView(m.base.name, t, ptr, shape, strides, offsets)
+
+    @staticmethod
+    def attrs(op: TileOp) -> dict[str, Any]:
+        return op.instr.with_defaults(op.attrs)
+
+    # ------------------------------------------------------------------ control flow helpers
+    @contextlib.contextmanager
+    def loop(self, start: int | ir.Value, stop: int | ir.Value, step: int | ir.Value = 1,
+             name: str = "i") -> Iterator[ir.Value]:
+        """``for i in range(start, stop, step)`` (step > 0) with an i64 induction variable."""
+        b = self.b
+        start, stop, step = self.i64(start), self.i64(stop), self.i64(step)
+        pre = b.block
+        header = b.append_basic_block(name + ".head")
+        body = b.append_basic_block(name + ".body")
+        done = b.append_basic_block(name + ".done")
+        b.branch(header)
+        b.position_at_end(header)
+        i = b.phi(I64, name=name)
+        i.add_incoming(start, pre)
+        b.cbranch(b.icmp_signed("<", i, stop), body, done)
+        b.position_at_end(body)
+        yield i
+        nxt = b.add(i, step, flags=["nsw"])
+        i.add_incoming(nxt, b.block)
+        b.branch(header)
+        b.position_at_end(done)
+
+    def if_then(self, cond: ir.Value) -> Any:
+        return self.b.if_then(cond)
+
+    def if_else(self, cond: ir.Value) -> Any:
+        return self.b.if_else(cond)
+
+    def location(self) -> Location:
+        s = self.current
+        loc = getattr(s, "loc", None)
+        index = self.stmt_index.get(id(s)) if s is not None else None
+        if loc is None:
+            return Location(self.filename, None, None, self.kernel.name, index)
+        return Location(loc.file, loc.line, loc.col, self.kernel.name, index, loc.source_line)
+
+    def fault(self, cond: ir.Value, code: str, message: str, expected: str | None = None,
+              actual: str | None = None, details: Sequence[ir.Value] = ()) -> None:
+        """When ``cond`` (i1) holds at run time, stop the kernel with this fault."""
+        if isinstance(cond, ir.Constant) and cond.constant == 0:
+            return
+        mnemonic = self.current.instr.mnemonic if isinstance(self.current, TileOp) else None
+        text = f"{mnemonic}: {message}" if mnemonic and not message.startswith(mnemonic) else message
+        self.faults.append(FaultSite(code, text, self.location(), expected, actual))
+        site = len(self.faults)
+        b = self.b
+        fail = b.append_basic_block("fault")
+        ok = b.append_basic_block("ok")
+        b.cbranch(cond, fail, ok)
+        b.position_at_end(fail)
+        b.store(self.i64(site), self.err_ptr)
+        for k, d in enumerate(details[:ERR_SLOTS - 1]):
+            if d.type != I64:
+                d = b.sext(d, I64) if isinstance(d.type, ir.IntType) else b.bitcast(b.fpext(d, F64), I64)
+            b.store(d, b.gep(self.err_ptr, [self.i64(k + 1)], source_etype=I64))
+        b.ret(ir.Constant(I32, 1))
+        b.position_at_end(ok)
+
+    def intrinsic(self, name: str, ret: ir.Type, args: Sequence[ir.Value]) -> ir.Value:
+        """Call an LLVM intrinsic (``llvm.fabs.f32`` ...) or libm function by name."""
+        fn = self.module.globals.get(name)
+        if fn is None:
+            fn = ir.Function(self.module, ir.FunctionType(ret, [a.type for a in args]), name)
+        return self.b.call(fn, list(args))
+
+    def helper(self, name: str, build: Callable[[ir.Module], ir.Function]) -> ir.Function:
+        """A module-level helper function, built once per module by ``build``."""
+        fn = self.module.globals.get(name)
+        return fn if fn is not None else build(self.module)
+
+    # ------------------------------------------------------------------ driving
+    def generate(self) -> None:
+        self.block(self.kernel.body, ())
+        self.b.ret(ir.Constant(I32, 0))
+        self._alloca_builder.branch(self.fn.blocks[1])
+
+    def block(self, body: Sequence[Stmt], targets: Sequence[Value]) -> None:
+        pending: list[TileOp] = []
+        for s in body:
+            rule = self.rules.get(s.instr.mnemonic) if isinstance(s, TileOp) else None
+            if isinstance(rule, MapRule):
+                if pending and not _fusable(pending, s, self.rules):
+                    self._maps(pending)
+                    pending = []
+                pending.append(s)
+                continue
+            if pending:
+                self._maps(pending)
+                pending = []
+            self.current = s
+            getattr(self, "_" + type(s).__name__.lower())(s, targets)
+        if pending:
+            self._maps(pending)
+
+    # ------------------------------------------------------------------ statements
+    def _const(self, s: Const, targets: Sequence[Value]) -> None:
+        self.set_var(s.result.name, s.result.type, self.constant(s.value, s.result.type))  # type: ignore[arg-type]
+
+    def _tiledecl(self, s: TileDecl, targets: Sequence[Value]) -> None:
+        t: TileType = s.value.type   # type: ignore[assignment]
+        if s.value.name not in self._dyn_valid:
+            return
+        r = self.value(s.valid_rows) if s.valid_rows is not None else self.i64(t.rows if t.valid_rows is None
+                                                                                  else t.valid_rows)
+        c = self.value(s.valid_cols) if s.valid_cols is not None else self.i64(t.cols if t.valid_cols is None
+                                                                                  else t.valid_cols)
+        b = self.b
+        zero = self.i64(0)
+        bad = b.or_(b.or_(b.icmp_signed("<", r, zero), b.icmp_signed(">", r, self.i64(t.rows))),
+                    b.or_(b.icmp_signed("<", c, zero), b.icmp_signed(">", c, self.i64(t.cols))))
+        self.fault(bad, "RUNTIME_VALID_REGION", f"valid region of %{s.value.name} exceeds the tile",
+                   expected=f"<= {t.rows}x{t.cols}", actual="{0}x{1}", details=[r, c])
+        vr, vc = self._dyn_valid[s.value.name]
+        b.store(r, vr)
+        b.store(c, vc)
+
+    def _scalarop(self, s: ScalarOp, targets: Sequence[Value]) -> None:
+        from .scalars import scalar_op
+        rt: ScalarType = s.result.type   # type: ignore[assignment]
+        spec = S.SCALAR_OPS[s.op]
+        if spec.cls == "block":
+            v = {"get_block_idx": self.block_idx, "get_block_num": self.block_num,
+                 "get_subblock_idx": self.i64(0), "get_subblock_num": self.i64(1)}[s.op]
+        else:
+            v = scalar_op(self, s, [self.get_var(o.name) for o in s.operands])
+        self.set_var(s.result.name, rt, v)
+
+    def _yield(self, s: Yield, targets: Sequence[Value]) -> None:
+        values = [self.value(v) for v in s.values]
+        for t, v in zip(targets, values):
+            self.set_var(t.name, t.type, v)   # type: ignore[arg-type]
+
+    def _for(self, s: For, targets: Sequence[Value]) -> None:
+        lo, hi, step = self.value(s.lb), self.value(s.ub), self.value(s.step)
+        self.fault(self.b.icmp_signed("<=", step, self.i64(0)), "RUNTIME_LOOP_STEP", "loop step must be positive",
+                   expected="step > 0", actual="{0}", details=[step])
+        inits = [self.value(v) for v in s.inits]
+        for a, v in zip(s.iter_args, inits):
+            self.set_var(a.name, a.type, v)   # type: ignore[arg-type]
+        with self.loop(lo, hi, step, name="for") as iv:
+            self.set_var(s.iv.name, s.iv.type, iv)   # type: ignore[arg-type]
+            self.block(s.body, s.iter_args)
+        for r, a in zip(s.results, s.iter_args):
+            self.set_var(r.name, r.type, self.get_var(a.name))   # type: ignore[arg-type]
+
+    def _if(self, s: If, targets: Sequence[Value]) -> None:
+        cond = self.get_var(s.cond.name)
+        with self.b.if_else(cond) as (then, other):
+            with then:
+                self.block(s.then_body, s.results)
+            with other:
+                self.block(s.else_body, s.results)
+
+    def _tileop(self, s: TileOp, targets: Sequence[Value]) -> None:
+        self.rules[s.instr.mnemonic](self, s)
+
+    # ------------------------------------------------------------------ fused elementwise groups
+    def _maps(self, ops: list[TileOp]) -> None:
+        b = self.b
+        first = ops[0]
+        rules: list[MapRule] = [self.rules[o.instr.mnemonic] for o in ops]
+        dst0 = self.tile(first, rules[0].dst)
+        r, c = dst0.vrows, dst0.vcols
+        for op, rule in zip(ops, rules):          # every check before any element is computed
+            self.current = op
+            for acc in rule.reads:
+                if acc.kind == "scalar" or acc.operand not in op.args:
+                    continue
+                t = self.tile(op, acc.operand)
+                need_r = r if acc.kind != "col" else _min1(b, r)
+                need_c = c if acc.kind != "row" else _min1(b, c)
+                bad = b.or_(b.icmp_signed(">", need_r, t.vrows), b.icmp_signed(">", need_c, t.vcols))
+                self.fault(bad, "RUNTIME_INVALID_READ", f"{acc.what or acc.operand} is read outside its valid region",
+                           expected="domain {0}x{1} inside the valid region", actual="valid region {2}x{3}",
+                           details=[need_r, need_c, t.vrows, t.vcols])
+            if rule.check is not None:
+                rule.check(self, op)
+        scalars = [[self.scalar(op, a.operand) if a.kind == "scalar" else None for a in rule.reads]
+                   for op, rule in zip(ops, rules)]
+        tiles = [{a.operand: self.tile(op, a.operand) for a in rule.reads if a.kind != "scalar"
+                  and a.operand in op.args} for op, rule in zip(ops, rules)]
+        dsts = [self.tile(op, rule.dst) for op, rule in zip(ops, rules)]
+        zero = self.i64(0)
+        with self.loop(0, r, name="r") as i:
+            with self.loop(0, c, name="c") as j:
+                current: dict[str, ir.Value] = {}
+                for k, (op, rule) in enumerate(zip(ops, rules)):
+                    self.current = op
+                    vals = []
+                    for a, sv in zip(rule.reads, scalars[k]):
+                        if a.kind == "scalar":
+                            vals.append(sv)
+                            continue
+                        if a.operand not in op.args:
+                            vals.append(None)
+                            continue
+                        t = tiles[k][a.operand]
+                        if a.kind == "elem":
+                            v = current.get(t.name)
+                            vals.append(v if v is not None else t.load(b, i, j))
+                        elif a.kind == "row":
+                            vals.append(t.load(b, i, zero))
+                        else:
+                            vals.append(t.load(b, zero, j))
+                    out = rule.fn(self, op, vals)
+                    d = dsts[k]
+                    d.store(b, i, j, out)
+                    current[d.name] = N.load(b, d.dtype, N.store(b, d.dtype, out)) \
+                        if d.dtype.is_float and d.dtype.name != "f32" else out
+
+
+def _min1(b: ir.IRBuilder, v: ir.Value) -> ir.Value:
+    one = ir.Constant(I64, 1)
+    return b.select(b.icmp_signed("<", v, one), v, one)
+
+
+def _domain_key(op: TileOp, rule: MapRule) -> tuple[Any, Any]:
+    v = op.args[rule.dst]
+    t: TileType = v.type   # type: ignore[union-attr]
+    return (t.valid_rows if t.valid_rows is not None else ("dyn", v.name),   # type: ignore[union-attr]
+            t.valid_cols if t.valid_cols is not None else ("dyn", v.name))   # type: ignore[union-attr]
+
+
+def _fusable(group: list[TileOp], op: TileOp, rules: Mapping[str, Any]) -> bool:
+    """May ``op`` join the fused loop of ``group``? Same domain, and no per-row/per-column
+    operand of the group (or of op) is written by op (it would change under later reads)."""
+    rule: MapRule = rules[op.instr.mnemonic]
+    first = group[0]
+    if _domain_key(first, rules[first.instr.mnemonic]) != _domain_key(op, rule):
+        return False
+    written = op.args[rule.dst].name   # type: ignore[union-attr]
+    for g in (*group, op):
+        for a in rules[g.instr.mnemonic].reads:
+            if a.kind in ("row", "col") and getattr(g.args.get(a.operand), "name", None) == written:
+                return False
+    return True

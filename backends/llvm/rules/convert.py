@@ -1,0 +1,6 @@
+"""llvm lowering rules: convert instructions."""
+from __future__ import annotations
+
+from typing import Any
+
+RULES: dict[str, Any] = {}
