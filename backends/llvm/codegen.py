@@ -211,6 +211,7 @@ class KernelCodegen:
         self._dyn_valid: dict[str, tuple[ir.Value, ir.Value]] = {}
         self.stmt_index: dict[int, int] = {id(s): i for i, s in enumerate(kernel.walk())}
         self.current: Stmt | None = None
+        self._state: dict[str, ir.Value] = {}
         self._setup_params()
 
     # ------------------------------------------------------------------ basics
@@ -384,6 +385,15 @@ class KernelCodegen:
         if fn is None:
             fn = ir.Function(self.module, ir.FunctionType(ret, [a.type for a in args]), name)
         return self.b.call(fn, list(args))
+
+    def state(self, key: str, ty: ir.Type, init: ir.Constant) -> ir.Value:
+        """A per-run control register (TSETFMATRIX's fmatrix, the img2col settings ...): a
+        stack slot set to ``init`` at kernel entry; load and store it with ``b``."""
+        if key not in self._state:
+            slot = self.alloca(ty, "state." + key)
+            self._alloca_builder.store(init, slot)
+            self._state[key] = slot
+        return self._state[key]
 
     def helper(self, name: str, build: Callable[[ir.Module], ir.Function]) -> ir.Function:
         """A module-level helper function, built once per module by ``build``."""

@@ -17,7 +17,6 @@ from ...isa import dtypes as dt
 F32 = ir.FloatType()
 F64 = ir.DoubleType()
 F16 = ir.HalfType()
-BF16 = ir.BFloatType() if hasattr(ir, "BFloatType") else None
 I1, I8, I16, I32, I64 = (ir.IntType(n) for n in (1, 8, 16, 32, 64))
 PTR = ir.PointerType()
 
@@ -25,13 +24,11 @@ _INT = {8: I8, 16: I16, 32: I32, 64: I64}
 
 
 def storage(d: dt.DType) -> ir.Type:
-    """The LLVM type of one element in memory (numpy's layout)."""
+    """The LLVM type of one element in memory (numpy's layout; bf16 as i16 bits)."""
     if d.name == "f32":
         return F32
     if d.name == "f16":
         return F16
-    if d.name == "bf16":
-        return BF16
     return _INT[d.itemsize * 8]
 
 
@@ -60,8 +57,10 @@ def load(b: ir.IRBuilder, d: dt.DType, raw: ir.Value) -> ir.Value:
     """A stored element -> its compute value."""
     if d.name == "f32" or d.is_int:
         return raw
-    if d.name in ("f16", "bf16"):
+    if d.name == "f16":
         return b.fpext(raw, F32)
+    if d.name == "bf16":
+        return b.bitcast(b.shl(b.zext(raw, I32), ir.Constant(I32, 16)), F32)
     if d.kind == "bool":
         return b.icmp_unsigned("!=", raw, ir.Constant(I8, 0))
     from . import fp8
@@ -72,12 +71,25 @@ def store(b: ir.IRBuilder, d: dt.DType, value: ir.Value) -> ir.Value:
     """A compute value -> the element to store (floats round to nearest even, once)."""
     if d.name == "f32" or d.is_int:
         return value
-    if d.name in ("f16", "bf16"):
-        return b.fptrunc(value, storage(d))
+    if d.name == "f16":
+        return b.fptrunc(value, F16)
+    if d.name == "bf16":
+        return bf16_round(b, value)
     if d.kind == "bool":
         return b.zext(value, I8)
     from . import fp8
     return fp8.encode(b, d, value)
+
+
+def bf16_round(b: ir.IRBuilder, value: ir.Value) -> ir.Value:
+    """f32 -> bf16 bits, round to nearest even (subnormals kept, NaN stays a quiet NaN). llvmlite
+    has no ``bfloat`` type, so the bits are computed in integers, which vectorise well."""
+    bits = b.bitcast(value, I32)
+    lsb = b.and_(b.lshr(bits, ir.Constant(I32, 16)), ir.Constant(I32, 1))
+    rounded = b.lshr(b.add(bits, b.add(lsb, ir.Constant(I32, 0x7FFF))), ir.Constant(I32, 16))
+    quiet = b.or_(b.lshr(bits, ir.Constant(I32, 16)), ir.Constant(I32, 0x40))
+    is_nan = b.fcmp_unordered("uno", value, value)
+    return b.trunc(b.select(is_nan, quiet, rounded), I16)
 
 
 def round_to(b: ir.IRBuilder, d: dt.DType, value: ir.Value) -> ir.Value:

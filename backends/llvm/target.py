@@ -46,6 +46,11 @@ def fingerprint() -> str:
 
 @lru_cache(maxsize=None)
 def machine() -> llvm.TargetMachine:
+    """The shared target machine for optimising and emitting code."""
+    return _new_machine()
+
+
+def _new_machine() -> llvm.TargetMachine:
     triple, cpu, features = host()
     target = llvm.Target.from_triple(triple)
     return target.create_target_machine(cpu=cpu, features=features, opt=3, reloc="default",
@@ -92,7 +97,8 @@ class Loaded:
         _init()
         with _lock:
             empty = llvm.parse_assembly("")
-            self._engine = llvm.create_mcjit_compiler(empty, machine())
+            # an engine owns its target machine, so each gets its own
+            self._engine = llvm.create_mcjit_compiler(empty, _new_machine())
             self._engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
             self._engine.finalize_object()
 
