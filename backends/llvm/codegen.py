@@ -90,6 +90,13 @@ class TileRef:
         self.dtype: dt.DType = type.dtype
         self.rows, self.cols = type.shape
         self.elem = N.storage(type.dtype)
+        self.alias: tuple[Any, Any] | None = None    # (alias.scope, noalias) metadata of a local tile
+
+    def _tag(self, instr: Any) -> Any:
+        if self.alias is not None:
+            instr.set_metadata("alias.scope", self.alias[0])
+            instr.set_metadata("noalias", self.alias[1])
+        return instr
 
     def addr(self, b: ir.IRBuilder, i: ir.Value, j: ir.Value) -> ir.Value:
         flat = b.add(b.mul(i, ir.Constant(I64, self.cols), flags=["nsw", "nuw"]), j, flags=["nsw", "nuw"])
@@ -99,10 +106,10 @@ class TileRef:
         return b.gep(self.ptr, [k], inbounds=True, source_etype=self.elem)
 
     def load_raw(self, b: ir.IRBuilder, i: ir.Value, j: ir.Value) -> ir.Value:
-        return b.load(self.addr(b, i, j), typ=self.elem)
+        return self._tag(b.load(self.addr(b, i, j), typ=self.elem))
 
     def store_raw(self, b: ir.IRBuilder, i: ir.Value, j: ir.Value, v: ir.Value) -> None:
-        b.store(v, self.addr(b, i, j))
+        self._tag(b.store(v, self.addr(b, i, j)))
 
     def load(self, b: ir.IRBuilder, i: ir.Value, j: ir.Value) -> ir.Value:
         """Element (i, j) in its compute type (f32 for every float dtype)."""
@@ -249,6 +256,7 @@ class KernelCodegen:
             elif isinstance(t, EventType):
                 continue
         params = {p.name for p in self.kernel.params}
+        scopes = self._alias_scopes([n for n in self.kernel.tiles() if n not in params])
         for name, t in self.kernel.tiles().items():
             if name in params:
                 continue
@@ -261,6 +269,18 @@ class KernelCodegen:
                 self.tiles[name] = TileRef(name, t, ptr, None, None, t.valid)   # type: ignore[arg-type]
             else:
                 self.tiles[name] = TileRef(name, t, ptr, self.i64(t.valid_rows), self.i64(t.valid_cols), t.valid)
+            self.tiles[name].alias = scopes[name]
+
+    def _alias_scopes(self, names: list[str]) -> dict[str, tuple[Any, Any]]:
+        """Local tiles are disjoint slices of the workspace: give each its own alias scope,
+        so LLVM knows a store to one tile never changes another (loads hoist, loops vectorise
+        without run-time overlap checks)."""
+        m = self.module
+        domain = m.add_metadata([ir.MetaDataString(m, f"openpto.{self.abi.symbol}.tiles")])
+        scope = {n: m.add_metadata([ir.MetaDataString(m, f"openpto.{self.abi.symbol}.tile.{n}"), domain])
+                 for n in names}
+        return {n: (m.add_metadata([scope[n]]), m.add_metadata([scope[o] for o in names if o != n]))
+                for n in names}
 
     # ------------------------------------------------------------------ operand access
     def set_var(self, name: str, t: ScalarType, v: ir.Value) -> None:
@@ -302,8 +322,10 @@ class KernelCodegen:
         ref = self.tiles[v.name]   # type: ignore[union-attr]
         if ref.name in self._dyn_valid:
             r, c = self._dyn_valid[ref.name]
+            alias = ref.alias
             ref = TileRef(ref.name, ref.type, ref.ptr, self.b.load(r, typ=I64), self.b.load(c, typ=I64),
                           ref.static_valid)
+            ref.alias = alias
         return ref
 
     def glob(self, op: TileOp, name: str) -> GlobalView:
@@ -513,7 +535,12 @@ class KernelCodegen:
                   and a.operand in op.args} for op, rule in zip(ops, rules)]
         dsts = [self.tile(op, rule.dst) for op, rule in zip(ops, rules)]
         zero = self.i64(0)
+        written = {d.name for d in dsts}
         with self.loop(0, r, name="r") as i:
+            # per-row operands no member writes are loaded once per row
+            row_vals = [{a.operand: tiles[k][a.operand].load(b, i, zero) for a in rule.reads
+                         if a.kind == "row" and a.operand in tiles[k] and tiles[k][a.operand].name not in written}
+                        for k, rule in enumerate(rules)]
             with self.loop(0, c, name="c") as j:
                 current: dict[str, ir.Value] = {}
                 for k, (op, rule) in enumerate(zip(ops, rules)):
@@ -531,7 +558,8 @@ class KernelCodegen:
                             v = current.get(t.name)
                             vals.append(v if v is not None else t.load(b, i, j))
                         elif a.kind == "row":
-                            vals.append(t.load(b, i, zero))
+                            v = row_vals[k].get(a.operand)
+                            vals.append(v if v is not None else t.load(b, i, zero))
                         else:
                             vals.append(t.load(b, zero, j))
                     out = rule.fn(self, op, vals)
