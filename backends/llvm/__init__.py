@@ -10,6 +10,7 @@ same ``RuntimeFault`` codes the reference backend raises.
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import time
@@ -87,8 +88,7 @@ def generate(module: Module, filename: str | None = None) -> tuple[str, dict[str
     for n, k in enumerate(module.kernels):
         abi = abi_for(k, f"pto_kernel_{n}")
         cg = KernelCodegen(mod, k, abi, rules, filename)
-        cg.generate()
-        abis[k.name], faults[k.name] = abi, cg.faults
+        abis[k.name], faults[k.name] = cg.generate(), cg.faults
     return str(mod), abis, faults
 
 
@@ -108,6 +108,8 @@ class LLVMExecutable(Executable):
         self.threads = threads
         self.compiled = compiled              # False: loaded from the disk cache
         self._loaded = Loaded(obj)
+        from .rules.complex import install_hooks
+        install_hooks(self._loaded)            # TPRINT's callback into Python
         self._ffi = ffi = FFI()
         ffi.cdef("typedef int32_t (*pto_kernel)(int64_t*, void*, int64_t, int64_t, int64_t*);")
         self._kernels: dict[str, _Kernel] = {}
@@ -229,15 +231,18 @@ class LLVMBackend(Backend):
         hit = store.get(k) if store is not None else None
         if hit is not None:
             obj, meta = hit
-            abis = {kk.name: abi_for(kk, f"pto_kernel_{n}") for n, kk in enumerate(module.kernels)}
+            abis = {kk.name: dataclasses.replace(abi_for(kk, f"pto_kernel_{n}"),
+                                                 workspace=meta["workspace"].get(kk.name, 0))
+                    for n, kk in enumerate(module.kernels)}
             walks = {kk.name: list(kk.walk()) for kk in module.kernels}
             faults = {name: [_site_from_json(d, walks.get(name, [])) for d in sites]
                       for name, sites in meta["faults"].items()}
-            if set(faults) == set(abis):
+            if set(faults) == set(abis) == set(meta["workspace"]):
                 return LLVMExecutable(module, profile, obj, abis, faults, threads, compiled=False)
         ir_text, abis, faults = generate(module)
         obj = target.compile_object(ir_text)
         if store is not None:
             store.put(k, obj, {"faults": {n: [_site_to_json(s) for s in f] for n, f in faults.items()},
+                               "workspace": {n: a.workspace for n, a in abis.items()},
                                "ir_sha256": hashlib.sha256(ir_text.encode()).hexdigest()})
         return LLVMExecutable(module, profile, obj, abis, faults, threads, compiled=True)

@@ -18,6 +18,7 @@ consecutive: one loop nest computes them all, values passing between them in reg
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
@@ -219,6 +220,7 @@ class KernelCodegen:
         self.stmt_index: dict[int, int] = {id(s): i for i, s in enumerate(kernel.walk())}
         self.current: Stmt | None = None
         self._state: dict[str, ir.Value] = {}
+        self._scratch = 0
         self._setup_params()
 
     # ------------------------------------------------------------------ basics
@@ -226,8 +228,9 @@ class KernelCodegen:
     def i64(v: int | ir.Value) -> ir.Value:
         return v if isinstance(v, ir.Value) else ir.Constant(I64, int(v))
 
-    def alloca(self, ty: ir.Type, name: str = "") -> ir.Value:
-        return self._alloca_builder.alloca(ty, name=name)
+    def alloca(self, ty: ir.Type, name: str = "", size: int | None = None) -> ir.Value:
+        """A stack slot (``size`` elements of ``ty`` when given) in the entry block."""
+        return self._alloca_builder.alloca(ty, size=None if size is None else self.i64(size), name=name)
 
     def _slot(self, index: int) -> ir.Value:
         p = self.b.gep(self.args_ptr, [self.i64(index)], inbounds=True, source_etype=I64)
@@ -408,6 +411,13 @@ class KernelCodegen:
             fn = ir.Function(self.module, ir.FunctionType(ret, [a.type for a in args]), name)
         return self.b.call(fn, list(args))
 
+    def scratch(self, nbytes: int) -> ir.Value:
+        """A private buffer of ``nbytes`` in the block's workspace (for copies too large for
+        the stack); the workspace grows to hold it (``abi`` is updated by ``generate``)."""
+        offset = self.abi.workspace + self._scratch
+        self._scratch += -(-max(nbytes, 1) // WORKSPACE_ALIGN) * WORKSPACE_ALIGN
+        return self._alloca_builder.gep(self.ws_ptr, [self.i64(offset)], inbounds=True, source_etype=I8)
+
     def state(self, key: str, ty: ir.Type, init: ir.Constant) -> ir.Value:
         """A per-run control register (TSETFMATRIX's fmatrix, the img2col settings ...): a
         stack slot set to ``init`` at kernel entry; load and store it with ``b``."""
@@ -423,10 +433,12 @@ class KernelCodegen:
         return fn if fn is not None else build(self.module)
 
     # ------------------------------------------------------------------ driving
-    def generate(self) -> None:
+    def generate(self) -> KernelABI:
+        """Emit the kernel; returns its ABI with the workspace grown by any scratch buffers."""
         self.block(self.kernel.body, ())
         self.b.ret(ir.Constant(I32, 0))
         self._alloca_builder.branch(self.fn.blocks[1])
+        return dataclasses.replace(self.abi, workspace=self.abi.workspace + self._scratch)
 
     def block(self, body: Sequence[Stmt], targets: Sequence[Value]) -> None:
         pending: list[TileOp] = []

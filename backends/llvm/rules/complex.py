@@ -1,6 +1,543 @@
-"""llvm lowering rules: complex instructions."""
+"""llvm lowering rules: complex instructions (sorts, gathers/scatters, index and triangle
+generators, partial-region arithmetic, quantisation, debug printing).
+
+Every run-time index (index tiles, byte offsets) is range-checked in a separate pass before
+any element moves, with the RUNTIME_* code ``isa/families/complex.py`` raises; operands that
+the reference reads as a copy before writing (an input that is also the destination) are
+snapshotted on the stack first, so aliasing gives the reference's result.
+
+TPRINT calls through the global function pointer ``@pto_print_hook`` (null: nothing is
+printed). Compiled code is cached across processes, so the address is never baked in: the
+runtime calls ``install_hooks(loaded)`` after linking, which stores the address of a
+process-wide cffi callback in that global.
+"""
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+import ctypes
+from typing import Any, Callable, Iterator
 
-RULES: dict[str, Any] = {}
+from llvmlite import ir
+
+from ....assembler.ir import TileOp
+from ....isa import dtypes as dt
+from ....isa.attrs import MaskPattern, QuantType
+from ....isa.types import Layout
+from .. import numerics as N
+from ..codegen import Access, KernelCodegen, MapRule, TileRef
+from ..scalars import is_signed, resize
+
+I1, I8, I16, I32, I64, F32, PTR = N.I1, N.I8, N.I16, N.I32, N.I64, N.F32, N.PTR
+VOID = ir.VoidType()
+SORT_BLOCK = 32
+BLOCK_BYTES = 32
+PRINT_HOOK = "pto_print_hook"
+
+
+def _c(v: int, ty: ir.IntType = I64) -> ir.Constant:
+    return ir.Constant(ty, v)
+
+
+# ----------------------------------------------------------------------------- small helpers
+
+def _var(cg: KernelCodegen, ty: ir.Type, init: ir.Value, name: str = "v") -> ir.Value:
+    """A stack slot initialised here (LLVM promotes it to a register)."""
+    slot = cg.alloca(ty, name)
+    cg.b.store(init, slot)
+    return slot
+
+
+def _min(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
+    return b.select(b.icmp_signed("<", x, y), x, y)
+
+
+@contextlib.contextmanager
+def _while(cg: KernelCodegen, cond: Callable[[], ir.Value], name: str = "w") -> Iterator[None]:
+    """``while cond(): body``; ``cond`` emits its code in the loop header."""
+    b = cg.b
+    head = b.append_basic_block(name + ".head")
+    body = b.append_basic_block(name + ".body")
+    done = b.append_basic_block(name + ".done")
+    b.branch(head)
+    b.position_at_end(head)
+    b.cbranch(cond(), body, done)
+    b.position_at_end(body)
+    yield
+    b.branch(head)
+    b.position_at_end(done)
+
+
+def _snapshot(cg: KernelCodegen, t: TileRef) -> TileRef:
+    """A copy of ``t``'s whole storage in workspace scratch (for an input that is also the
+    destination; tiles may be far larger than a thread's stack)."""
+    nbytes = t.rows * t.cols * t.dtype.itemsize
+    buf = cg.scratch(nbytes)
+    name = "llvm.memcpy.p0.p0.i64"
+    memcpy = cg.module.globals.get(name) or ir.Function(cg.module, ir.FunctionType(VOID, [PTR, PTR, I64, I1]), name)
+    cg.b.call(memcpy, [buf, t.ptr, _c(nbytes), ir.Constant(I1, 0)])
+    return TileRef(t.name + ".copy", t.type, buf, t.vrows, t.vcols, t.static_valid)
+
+
+def _input(cg: KernelCodegen, op: TileOp, name: str, dst: str = "dst") -> TileRef:
+    """Operand ``name``, snapshotted when it names the same buffer as ``dst``."""
+    t = cg.tile(op, name)
+    same = getattr(op.args.get(name), "name", None) == getattr(op.args.get(dst), "name", 0)
+    return _snapshot(cg, t) if same else t
+
+
+def _invalid_read(cg: KernelCodegen, t: TileRef, rows: ir.Value, cols: ir.Value, what: str) -> None:
+    """RUNTIME_INVALID_READ unless rows x cols lies in ``t``'s valid region (``Tile.read``)."""
+    b = cg.b
+    bad = b.or_(b.icmp_signed(">", rows, t.vrows), b.icmp_signed(">", cols, t.vcols))
+    cg.fault(bad, "RUNTIME_INVALID_READ", f"{what} is read outside its valid region",
+             expected="domain {0}x{1} inside the valid region", actual="valid region {2}x{3}",
+             details=[rows, cols, t.vrows, t.vcols])
+
+
+def _invalid_write(cg: KernelCodegen, t: TileRef, rows: ir.Value, cols: ir.Value, what: str) -> None:
+    """RUNTIME_INVALID_WRITE unless rows x cols lies in ``t``'s valid region."""
+    b = cg.b
+    bad = b.or_(b.icmp_signed(">", rows, t.vrows), b.icmp_signed(">", cols, t.vcols))
+    cg.fault(bad, "RUNTIME_INVALID_WRITE", f"{what} is written outside its valid region",
+             expected="valid region of at least {0}x{1}", actual="valid region {2}x{3}",
+             details=[rows, cols, t.vrows, t.vcols])
+
+
+def _index(b: ir.IRBuilder, t: TileRef, i: ir.Value, j: ir.Value) -> ir.Value:
+    """An index-tile element as i64 (sign- or zero-extended by its dtype)."""
+    v = t.load_raw(b, i, j)
+    return b.sext(v, I64) if t.dtype.kind == "int" else b.zext(v, I64)
+
+
+def _check_indices(cg: KernelCodegen, t: TileRef, rows: ir.Value, cols: ir.Value,
+                   value: Callable[[ir.Value, ir.Value], ir.Value], limit: ir.Value, what: str) -> None:
+    """Every ``value(i, j)`` over rows x cols lies in [0, limit), else RUNTIME_OOB at the first
+    bad one in row-major order. A branch-free pass (vectorisable) decides; the slow search
+    for the first bad entry runs only on failure."""
+    b = cg.b
+    anybad = _var(cg, I1, ir.Constant(I1, 0), "anybad")
+    with cg.loop(0, rows, name="ck.r") as i:
+        with cg.loop(0, cols, name="ck.c") as j:
+            v = value(i, j)
+            bad = b.icmp_unsigned(">=", v, limit)      # negatives are huge unsigned
+            b.store(b.or_(b.load(anybad, typ=I1), bad), anybad)
+    with cg.if_then(b.load(anybad, typ=I1)):
+        with cg.loop(0, rows, name="ckf.r") as i:
+            with cg.loop(0, cols, name="ckf.c") as j:
+                v = value(i, j)
+                cg.fault(b.icmp_unsigned(">=", v, limit), "RUNTIME_OOB", f"{what} out of range",
+                         expected="values in [0, {0})", actual="{1} at [{2}, {3}]", details=[limit, v, i, j])
+
+
+def _isnan(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    return b.fcmp_unordered("uno", x, x)
+
+
+def _greater(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
+    """The sort order's strict 'x before y': NaN above everything, -0 == +0."""
+    if isinstance(x.type, ir.FloatType):
+        return b.or_(b.and_(_isnan(b, x), b.not_(_isnan(b, y))), b.fcmp_ordered(">", x, y))
+    return b.icmp_signed(">", x, y)
+
+
+def _sort_key(b: ir.IRBuilder, d: dt.DType, raw: ir.Value) -> ir.Value:
+    """A sort key: f32 for floats, i32 for integers (exact for every sortable dtype)."""
+    v = N.load(b, d, raw)
+    if d.is_float:
+        return v
+    return b.sext(v, I32) if v.type.width < 32 else v
+
+
+# ----------------------------------------------------------------------------- TSORT32
+
+def _tsort32(cg: KernelCodegen, op: TileOp) -> None:
+    b = cg.b
+    dst, src, idx = cg.tile(op, "dst"), cg.tile(op, "src"), cg.tile(op, "idx")
+    d = src.dtype
+    per = 8 // d.itemsize
+    rows, n = src.vrows, src.vcols
+    _invalid_write(cg, dst, rows, b.mul(n, _c(per)), "dst")
+    _invalid_read(cg, idx, rows, n, "idx")
+    key_ty = F32 if d.is_float else I32
+    keys, raws, idxs = (cg.alloca(ty, "sort." + n, size=SORT_BLOCK)
+                        for ty, n in ((key_ty, "keys"), (src.elem, "raws"), (I32, "idxs")))
+    pos = cg.alloca(I64, "sort.pos")
+
+    def at(arr: ir.Value, ty: ir.Type, k: ir.Value) -> ir.Value:
+        return b.gep(arr, [k], inbounds=True, source_etype=ty)
+
+    with cg.loop(0, rows, name="s.r") as i:
+        with cg.loop(0, n, SORT_BLOCK, name="s.blk") as s:
+            length = _min(b, _c(SORT_BLOCK), b.sub(n, s))
+            with cg.loop(0, length, name="s.k") as k:   # stable insertion sort of one block
+                raw = src.load_raw(b, i, b.add(s, k))
+                key = _sort_key(b, d, raw)
+                ix = idx.load_raw(b, i, b.add(s, k))
+                b.store(k, pos)
+
+                def moves() -> ir.Value:
+                    p = b.load(pos, typ=I64)
+                    live = b.icmp_signed(">", p, _c(0))
+                    prev = b.select(live, b.sub(p, _c(1)), _c(0))
+                    return b.and_(live, _greater(b, key, b.load(at(keys, key_ty, prev), typ=key_ty)))
+
+                with _while(cg, moves, "s.ins"):
+                    p = b.load(pos, typ=I64)
+                    q = b.sub(p, _c(1))
+                    for arr, ty in ((keys, key_ty), (raws, src.elem), (idxs, I32)):
+                        b.store(b.load(at(arr, ty, q), typ=ty), at(arr, ty, p))
+                    b.store(q, pos)
+                p = b.load(pos, typ=I64)
+                b.store(key, at(keys, key_ty, p))
+                b.store(raw, at(raws, src.elem, p))
+                b.store(ix, at(idxs, I32, p))
+            with cg.loop(0, length, name="s.out") as k:
+                col = b.mul(b.add(s, k), _c(per))
+                raw = b.load(at(raws, src.elem, k), typ=src.elem)
+                ix = b.load(at(idxs, I32, k), typ=I32)
+                dst.store_raw(b, i, col, raw)
+                if per == 2:
+                    b.store(ix, dst.addr(b, i, b.add(col, _c(1))))
+                else:
+                    b.store(_c(0, I16), dst.addr(b, i, b.add(col, _c(1))))
+                    b.store(b.trunc(ix, I16), dst.addr(b, i, b.add(col, _c(2))))
+                    b.store(b.trunc(b.lshr(ix, _c(16, I32)), I16), dst.addr(b, i, b.add(col, _c(3))))
+
+
+# ----------------------------------------------------------------------------- TMRGSORT
+
+def _tmrgsort(cg: KernelCodegen, op: TileOp) -> None:
+    b = cg.b
+    dst, executed = cg.tile(op, "dst"), cg.tile(op, "executed")
+    d = dst.dtype
+    per = 8 // d.itemsize
+    _invalid_write(cg, executed, _c(1), _c(4), "executed")
+    names = [n for n in ("src0", "src1", "src2", "src3") if n in op.args]
+    srcs = [_input(cg, op, n) for n in names]
+    zero = _c(0)
+
+    def count(t: TileRef) -> ir.Value:
+        return b.select(b.icmp_signed(">", t.vrows, zero), b.sdiv(t.vcols, _c(per)), zero)
+
+    counts = [count(t) for t in srcs]
+    capacity = count(dst)
+    used = [_var(cg, I64, zero, f"used{m}") for m in range(len(srcs))]
+    out = _var(cg, I64, zero, "merged")
+    exhausted = bool(cg.attrs(op).get("exhausted", False))
+
+    def heads() -> list[tuple[ir.Value, ir.Value]]:
+        return [(b.load(u, typ=I64), c) for u, c in zip(used, counts)]
+
+    def go_on() -> ir.Value:
+        live = [b.icmp_signed("<", u, c) for u, c in heads()]
+        anylive, alllive = live[0], live[0]
+        for v in live[1:]:
+            anylive, alllive = b.or_(anylive, v), b.and_(alllive, v)
+        ok = b.and_(b.icmp_signed("<", b.load(out, typ=I64), capacity), anylive)
+        return b.and_(ok, alllive) if exhausted else ok
+
+    with _while(cg, go_on, "merge"):
+        have = ir.Constant(I1, 0)
+        best = zero
+        best_key: ir.Value | None = None
+        best_ptr: ir.Value = ir.Constant(PTR, None)
+        for m, (t, (u, c)) in enumerate(zip(srcs, heads())):
+            live = b.icmp_signed("<", u, c)
+            safe = b.select(live, u, zero)
+            key = _sort_key(b, d, t.load_raw(b, zero, b.mul(safe, _c(per))))
+            take = live if best_key is None else b.and_(live, b.or_(b.not_(have), _greater(b, key, best_key)))
+            best = b.select(take, _c(m), best)
+            best_key = key if best_key is None else b.select(take, key, best_key)
+            best_ptr = b.select(take, t.addr(b, zero, b.mul(safe, _c(per))), best_ptr)
+            have = b.or_(have, live)
+        o = b.load(out, typ=I64)
+        rec = b.load(best_ptr, typ=I64)
+        rec.align = 1          # a record is 8 bytes at any element-aligned address
+        st = b.store(rec, dst.addr(b, zero, b.mul(o, _c(per))))
+        st.align = 1
+        for m, u in enumerate(used):
+            b.store(b.add(b.load(u, typ=I64), b.zext(b.icmp_signed("==", best, _c(m)), I64)), u)
+        b.store(b.add(o, _c(1)), out)
+    for m in range(4):
+        v = b.trunc(b.load(used[m], typ=I64), I16) if m < len(used) else _c(0, I16)
+        executed.store_raw(b, zero, _c(m), v)
+
+
+# ----------------------------------------------------------------------------- TGATHER / TGATHERB / TSCATTER
+
+_PATTERN = {MaskPattern.P0101: (2, 0), MaskPattern.P1010: (2, 1), MaskPattern.P0001: (4, 0),
+            MaskPattern.P0010: (4, 1), MaskPattern.P0100: (4, 2), MaskPattern.P1000: (4, 3),
+            MaskPattern.P1111: (1, 0)}
+
+
+def _tgather(cg: KernelCodegen, op: TileOp) -> None:
+    b = cg.b
+    dst = cg.tile(op, "dst")
+    rows, cols = dst.vrows, dst.vcols
+    if "idx" not in op.args:
+        src = cg.tile(op, "src")     # in place is safe: column first + step * t >= t
+        step, first = _PATTERN[cg.attrs(op).get("maskPattern") or MaskPattern.P1111]
+        width = b.select(b.icmp_signed(">", cols, _c(0)),
+                         b.add(_c(first + 1), b.mul(_c(step), b.sub(cols, _c(1)))), _c(0))
+        _invalid_read(cg, src, rows, width, "src")
+        with cg.loop(0, rows, name="g.r") as i:
+            with cg.loop(0, cols, name="g.c") as j:
+                dst.store_raw(b, i, j, src.load_raw(b, i, b.add(_c(first), b.mul(j, _c(step)))))
+        return
+    idx = _input(cg, op, "idx")
+    src = _input(cg, op, "src")
+    _invalid_read(cg, idx, rows, cols, "idx")
+    limit = _c(src.rows * src.cols)
+    _check_indices(cg, idx, rows, cols, lambda i, j: _index(b, idx, i, j), limit,
+                   "idx (flat index into src's static storage)")
+    with cg.loop(0, rows, name="g.r") as i:
+        with cg.loop(0, cols, name="g.c") as j:
+            k = _index(b, idx, i, j)
+            dst.store_raw(b, i, j, b.load(src.flat_addr(b, k), typ=src.elem))
+
+
+def _tgatherb(cg: KernelCodegen, op: TileOp) -> None:
+    b = cg.b
+    dst, offsets = cg.tile(op, "dst"), _input(cg, op, "offsets")
+    src = _input(cg, op, "src")
+    size = dst.dtype.itemsize
+    per_block = BLOCK_BYTES // size
+    rows, cols = dst.vrows, dst.vcols
+    blocks = b.sdiv(b.add(b.mul(cols, _c(size)), _c(BLOCK_BYTES - 1)), _c(BLOCK_BYTES))
+    _invalid_read(cg, offsets, rows, blocks, "offsets")
+    nbytes = src.rows * src.cols * src.dtype.itemsize
+    limit = _c(max(nbytes - BLOCK_BYTES + 1, 0))
+    _check_indices(cg, offsets, rows, blocks, lambda i, j: _index(b, offsets, i, j), limit,
+                   "offsets (start of a 32-byte block of src)")
+    column_major = src.type.layout is Layout.DN
+    with cg.loop(0, rows, name="gb.r") as i:
+        with cg.loop(0, cols, name="gb.c") as j:
+            start = _index(b, offsets, i, b.udiv(j, _c(per_block)))
+            byte = b.add(start, b.mul(b.urem(j, _c(per_block)), _c(size)))
+            if not column_major:
+                v = b.load(b.gep(src.ptr, [byte], inbounds=True, source_etype=I8), typ=dst.elem)
+                v.align = 1
+                dst.store_raw(b, i, j, v)
+            out = dst.addr(b, i, j)
+            for q in range(size if column_major else 0):   # byte q of the element, from DN storage
+                at = b.add(byte, _c(q))
+                e = b.udiv(at, _c(size))
+                r, c = b.urem(e, _c(src.rows)), b.udiv(e, _c(src.rows))
+                phys = b.add(b.mul(b.add(b.mul(r, _c(src.cols)), c), _c(size)), b.urem(at, _c(size)))
+                v = b.load(b.gep(src.ptr, [phys], inbounds=True, source_etype=I8), typ=I8)
+                b.store(v, b.gep(out, [_c(q)], inbounds=True, source_etype=I8))
+
+
+def _tscatter(cg: KernelCodegen, op: TileOp) -> None:
+    b = cg.b
+    dst = cg.tile(op, "dst")
+    src, idx = _input(cg, op, "src"), _input(cg, op, "idx")
+    rows, cols = src.vrows, src.vcols
+    bad = b.and_(b.icmp_signed(">", rows, _c(0)), b.icmp_signed(">", cols, dst.vcols))
+    cg.fault(bad, "RUNTIME_OOB", "TSCATTER writes columns outside dst's valid region",
+             expected="src valid cols <= {0}", actual="{1}", details=[dst.vcols, cols])
+    _invalid_read(cg, idx, rows, cols, "idx")
+    _check_indices(cg, idx, rows, cols, lambda i, j: _index(b, idx, i, j), dst.vrows, "idx (destination row)")
+    with cg.loop(0, rows, name="sc.r") as i:       # row-major: the last writer wins
+        with cg.loop(0, cols, name="sc.c") as j:
+            dst.store_raw(b, _index(b, idx, i, j), j, src.load_raw(b, i, j))
+
+
+# ----------------------------------------------------------------------------- TCI / TTRI
+
+def _tci(cg: KernelCodegen, op: TileOp) -> None:
+    b = cg.b
+    dst = cg.tile(op, "dst")
+    ty: ir.IntType = dst.elem
+    start = cg.scalar(op, "start")
+    st = op.args["start"].type   # type: ignore[union-attr]
+    base = resize(b, start, is_signed(st), ty)     # int(start) wrapped into dst's width
+    descending = bool(cg.attrs(op).get("descending", False))
+    with cg.if_then(b.icmp_signed(">", dst.vrows, _c(0))):
+        with cg.loop(0, dst.vcols, name="ci") as k:
+            kk = b.trunc(k, ty) if ty.width < 64 else k
+            dst.store_raw(b, _c(0), k, b.sub(base, kk) if descending else b.add(base, kk))
+
+
+def _ttri(cg: KernelCodegen, op: TileOp) -> None:
+    b = cg.b
+    dst = cg.tile(op, "dst")
+    rows, cols = dst.vrows, dst.vcols
+    bound = b.add(rows, cols)
+    d = cg.scalar(op, "diagonal")
+    if d.type != I64:
+        d = b.sext(d, I64)
+    d = _min(b, d, bound)
+    nb = b.neg(bound)
+    d = b.select(b.icmp_signed("<", d, nb), nb, d)
+    upper = bool(cg.attrs(op).get("upper", False))
+    ct = N.compute(dst.dtype)
+    one, nought = (ir.Constant(ct, 1.0), ir.Constant(ct, 0.0)) if dst.dtype.is_float else \
+        (ir.Constant(ct, 1), ir.Constant(ct, 0))
+    with cg.loop(0, rows, name="tri.r") as i:
+        edge = b.add(i, d)
+        with cg.loop(0, cols, name="tri.c") as j:
+            cond = b.icmp_signed(">=" if upper else "<=", j, edge)
+            dst.store(b, i, j, b.select(cond, one, nought))
+
+
+# ----------------------------------------------------------------------------- TPART*
+
+def _signbit(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    return b.icmp_signed("<", b.bitcast(x, I32), _c(0, I32))
+
+
+def _arith(kind: str) -> Callable[[ir.IRBuilder, dt.DType, ir.Value, ir.Value], ir.Value]:
+    def combine(b: ir.IRBuilder, d: dt.DType, ra: ir.Value, rb: ir.Value) -> ir.Value:
+        x, y = N.load(b, d, ra), N.load(b, d, rb)
+        if d.is_float:
+            return N.store(b, d, (b.fadd if kind == "add" else b.fmul)(x, y))
+        return (b.add if kind == "add" else b.mul)(x, y)
+    return combine
+
+
+def _extreme(is_max: bool) -> Callable[[ir.IRBuilder, dt.DType, ir.Value, ir.Value], ir.Value]:
+    """IEEE maximum/minimum as the reference computes it (a NaN operand is returned, the
+    first when both are; -0 < +0), selecting the operands' stored bits."""
+    def combine(b: ir.IRBuilder, d: dt.DType, ra: ir.Value, rb: ir.Value) -> ir.Value:
+        x, y = N.load(b, d, ra), N.load(b, d, rb)
+        if not d.is_float:
+            cmp = b.icmp_signed if d.kind == "int" else b.icmp_unsigned
+            return b.select(cmp(">" if is_max else "<", x, y), x, y)
+        tie = b.fcmp_ordered("==", x, y)
+        sign = _signbit(b, x)
+        strict = b.fcmp_ordered(">" if is_max else "<", x, y)
+        pick_x = b.or_(strict, b.and_(tie, b.not_(sign) if is_max else sign))
+        pick_x = b.or_(_isnan(b, x), b.and_(b.not_(_isnan(b, y)), pick_x))
+        out = b.select(pick_x, ra, rb)
+        if d.name == "bf16":        # the reference rounds through f32: NaN becomes sign | 0x7fc0
+            nan = b.or_(_isnan(b, x), _isnan(b, y))
+            out = b.select(nan, b.or_(b.and_(out, _c(0x8000, I16)), _c(0x7FC0, I16)), out)
+        return out
+    return combine
+
+
+def _tpart(combine: Callable[[ir.IRBuilder, dt.DType, ir.Value, ir.Value], ir.Value]) -> Callable[..., None]:
+    def rule(cg: KernelCodegen, op: TileOp) -> None:
+        b = cg.b
+        dst, s0, s1 = cg.tile(op, "dst"), cg.tile(op, "src0"), cg.tile(op, "src1")
+        rows, cols = dst.vrows, dst.vcols
+        r0, c0 = _min(b, rows, s0.vrows), _min(b, cols, s0.vcols)
+        r1, c1 = _min(b, rows, s1.vrows), _min(b, cols, s1.vcols)
+        zero = _c(0)
+        top = b.select(b.icmp_signed(">", r0, r1), r0, r1)
+        with cg.loop(0, top, name="part.r") as i:
+            a = b.select(b.icmp_signed("<", i, r0), c0, zero)
+            c = b.select(b.icmp_signed("<", i, r1), c1, zero)
+            both = _min(b, a, c)
+            with cg.loop(0, both, name="part.both") as j:   # each element reads only its own place
+                dst.store_raw(b, i, j, combine(b, dst.dtype, s0.load_raw(b, i, j), s1.load_raw(b, i, j)))
+            with cg.loop(both, a, name="part.only0") as j:
+                dst.store_raw(b, i, j, s0.load_raw(b, i, j))
+            with cg.loop(both, c, name="part.only1") as j:
+                dst.store_raw(b, i, j, s1.load_raw(b, i, j))
+    return rule
+
+
+# ----------------------------------------------------------------------------- TQUANT
+
+_QUANT_RANGE = {QuantType.INT8_SYM: (-128, 127), QuantType.INT8_ASYM: (0, 255)}
+
+
+def _quant_value(cg: KernelCodegen, op: TileOp, vals: list[ir.Value]) -> ir.Value:
+    b = cg.b
+    x, s, o = vals
+    t = b.fmul(x, s)
+    if o is not None:
+        t = b.fadd(t, o)
+    r = cg.intrinsic("llvm.roundeven.f32", F32, [t])
+    n = cg.intrinsic("llvm.fptosi.sat.i32.f32", I32, [r])      # NaN -> 0
+    lo, hi = _QUANT_RANGE[cg.attrs(op)["quantType"]]
+    n = b.select(b.icmp_signed("<", n, _c(lo, I32)), _c(lo, I32), n)
+    n = b.select(b.icmp_signed(">", n, _c(hi, I32)), _c(hi, I32), n)
+    return b.trunc(n, I8)
+
+
+def _quant_check(cg: KernelCodegen, op: TileOp) -> None:
+    """scale/offset are read as rows x 1 even when dst has no valid column."""
+    dst = cg.tile(op, "dst")
+    for name in ("scale", "offset"):
+        if name in op.args:
+            _invalid_read(cg, cg.tile(op, name), dst.vrows, _c(1), name)
+
+
+# ----------------------------------------------------------------------------- TPRINT
+
+def _tprint(cg: KernelCodegen, op: TileOp) -> None:
+    b = cg.b
+    src = cg.tile(op, "src")
+    mod = cg.module
+    fnty = ir.FunctionType(VOID, [PTR, I64, I64, I64, I64, PTR])
+    hook = mod.globals.get(PRINT_HOOK)
+    if hook is None:
+        hook = ir.GlobalVariable(mod, fnty.as_pointer(), PRINT_HOOK)
+        hook.initializer = ir.Constant(fnty.as_pointer(), None)
+        hook.align = 8
+    name = f"pto_print_dtype.{src.dtype.name}"
+    text = mod.globals.get(name)
+    if text is None:
+        data = bytearray(src.dtype.name.encode() + b"\0")
+        text = ir.GlobalVariable(mod, ir.ArrayType(I8, len(data)), name)
+        text.initializer = ir.Constant(ir.ArrayType(I8, len(data)), data)
+        text.global_constant = True
+        text.linkage = "private"
+    fn = b.load(hook, typ=fnty.as_pointer())     # an indirect callee, set by the runtime
+    with cg.if_then(b.icmp_unsigned("!=", b.ptrtoint(fn, I64), _c(0))):
+        b.call(fn, [src.ptr, _c(src.rows), _c(src.cols), src.vrows, src.vcols, text])
+
+
+_HOOKS: dict[str, Any] = {}
+
+
+def _print_callback() -> Any:
+    """The process-wide cffi callback behind ``@pto_print_hook`` (created once, kept alive)."""
+    if "print" not in _HOOKS:
+        import numpy as np
+        from cffi import FFI
+
+        from ....isa.registry import get as instr
+        from ....isa.types import TileType
+        from ....isa.values import Tile
+        ffi = FFI()
+
+        @ffi.callback("void(void*, int64_t, int64_t, int64_t, int64_t, char*)")
+        def hook(data: Any, rows: int, cols: int, vr: int, vc: int, name: Any) -> None:
+            d = dt.BY_NAME[ffi.string(name).decode()]
+            raw = ffi.buffer(data, rows * cols * d.itemsize)
+            arr = np.frombuffer(raw, dtype=np.uint8).copy().view(d.np_dtype).reshape(rows, cols)
+            instr("TPRINT").semantics(Tile(TileType(rows, cols, d), arr, (vr, vc)))
+
+        _HOOKS["ffi"], _HOOKS["print"] = ffi, hook
+        _HOOKS["address"] = int(ffi.cast("intptr_t", hook))
+    return _HOOKS["address"]
+
+
+def install_hooks(loaded: Any) -> None:
+    """Point ``@pto_print_hook`` of freshly linked code (a ``target.Loaded``) at the Python
+    printer. Call once per ``Loaded``, before running; modules without TPRINT are left alone."""
+    addr = loaded._engine.get_global_value_address(PRINT_HOOK)
+    if addr:
+        ctypes.c_void_p.from_address(addr).value = _print_callback()
+
+
+RULES: dict[str, Any] = {
+    "TSORT32": _tsort32,
+    "TMRGSORT": _tmrgsort,
+    "TGATHER": _tgather,
+    "TGATHERB": _tgatherb,
+    "TSCATTER": _tscatter,
+    "TCI": _tci,
+    "TTRI": _ttri,
+    "TPARTADD": _tpart(_arith("add")),
+    "TPARTMUL": _tpart(_arith("mul")),
+    "TPARTMAX": _tpart(_extreme(True)),
+    "TPARTMIN": _tpart(_extreme(False)),
+    "TQUANT": MapRule((Access("src", "elem", "src"), Access("scale", "row", "scale"),
+                       Access("offset", "row", "offset")), _quant_value, check=_quant_check),
+    "TPRINT": _tprint,
+}

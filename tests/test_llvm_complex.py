@@ -1,0 +1,312 @@
+"""llvm backend: complex instructions (TSORT32, TMRGSORT, TGATHER, TGATHERB, TSCATTER, TCI, TTRI,
+TPART*, TQUANT, TPRINT) against the reference backend, bit for bit: sort ties and NaNs, merge
+stops, out-of-range run-time indices (which must raise the reference's code, never crash),
+scatter collisions, partial regions, quantisation ties and saturation, and printed text."""
+from __future__ import annotations
+
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import openpto as pto
+from openpto.isa.diagnostics import PTOError
+
+_EXES: dict[tuple[str, str], Any] = {}
+
+
+def _exe(text: str, backend: str) -> Any:
+    key = (text, backend)
+    if key not in _EXES:
+        _EXES[key] = pto.compile(pto.parse(text), backend=backend, profile="cpu")
+    return _EXES[key]
+
+
+def _run(text: str, backend: str, args: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
+    arrays = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in args.items()}
+    try:
+        _exe(text, backend)(**arrays)
+    except PTOError as e:
+        return e.code, {}
+    return None, arrays
+
+
+def same(text: str, outs: tuple[str, ...] = ("dst",), **args: Any) -> str | None:
+    """Run on both backends: equal fault codes, or equal bits of the written tiles' valid
+    regions (the reference poisons the rest; destinations are pre-filled identically, so
+    untouched valid elements compare too)."""
+    rc, ra = _run(text, "reference", args)
+    lc, la = _run(text, "llvm", args)
+    assert rc == lc, (rc, lc)
+    if rc is None:
+        for k in outs:
+            r, c = _valid(text, k)
+            assert ra[k][:r, :c].tobytes() == la[k][:r, :c].tobytes(), (k, ra[k], la[k])
+    return rc
+
+
+def _valid(text: str, name: str) -> tuple[int, int]:
+    t = pto.parse(text).kernels[0].tiles()[name]
+    return t.valid_rows, t.valid_cols
+
+
+def _fill(shape: tuple[int, int], npd: Any, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return rng.integers(0, 256, size=shape[0] * shape[1] * np.dtype(npd).itemsize, dtype=np.uint8) \
+        .view(npd).reshape(shape).copy()
+
+
+# --------------------------------------------------------------------------- TSORT32
+
+SORT = """
+kernel @k(%dst : !pto.tile<3x{dc}x{d}, valid=2x{dv}>, %src : !pto.tile<3x40x{d}, valid=2x37>,
+          %idx : !pto.tile<3x40xu32>) {{
+  %dst = tsort32 %src, %idx : (!pto.tile<3x40x{d}, valid=2x37>, !pto.tile<3x40xu32>) -> !pto.tile<3x{dc}x{d}, valid=2x{dv}>
+}}
+"""
+
+
+@pytest.mark.parametrize("d,npd,per", [("f32", np.float32, 2), ("f16", np.float16, 4),
+                                       ("i16", np.int16, 4), ("i32", np.int32, 2)])
+def test_tsort32_ties_nan_partial_block(d: str, npd: Any, per: int) -> None:
+    rng = np.random.default_rng(3)
+    if d.startswith("f"):
+        src = rng.choice(np.array([1.5, -0.0, 0.0, np.inf, -np.inf, np.nan, 2.0, -7.0], npd), size=(3, 40))
+        src.view(np.uint32 if d == "f32" else np.uint16)[0, 3] |= 5     # a NaN payload / odd bits
+    else:
+        src = rng.integers(-3, 3, size=(3, 40)).astype(npd)
+    idx = rng.integers(0, 1 << 32, size=(3, 40), dtype=np.uint64).astype(np.uint32)
+    dc = 40 * per
+    text = SORT.format(d=d, dc=dc, dv=37 * per)
+    assert same(text, dst=_fill((3, dc), npd), src=src, idx=idx) is None
+
+
+# --------------------------------------------------------------------------- TMRGSORT
+
+MERGE = """
+kernel @k(%dst : !pto.tile<1x{dc}xf32, valid=1x{dv}>, %executed : !pto.tile<1x16xu16, valid=1x4>,
+          %a : !pto.tile<1x16xf32, valid=1x{va}>, %b : !pto.tile<1x16xf32>, %c : !pto.tile<1x8xf32>) {{
+  %dst, %executed = tmrgsort %a, %b, %c {{exhausted = {ex}}} : (!pto.tile<1x16xf32, valid=1x{va}>, !pto.tile<1x16xf32>, !pto.tile<1x8xf32>) -> (!pto.tile<1x{dc}xf32, valid=1x{dv}>, !pto.tile<1x16xu16, valid=1x4>)
+}}
+"""
+
+
+def _recs(values: list[float], start: int) -> np.ndarray:
+    out = np.zeros((1, 2 * len(values)), np.float32)
+    out[0, ::2] = values
+    out.view(np.uint32)[0, 1::2] = np.arange(start, start + len(values))
+    return out
+
+
+@pytest.mark.parametrize("ex", ["false", "true"])
+@pytest.mark.parametrize("dv,va", [(40, 16), (10, 16), (40, 0), (40, 6)])
+def test_tmrgsort_ties_nan_and_stops(ex: str, dv: int, va: int) -> None:
+    a = _recs([np.nan, 5, 3, 3, 0.0, -1, -np.inf, -9], 0)
+    b = _recs([np.nan, 5, 3, -0.0, -0.0, -2, -3, -4], 100)
+    c = _recs([7, 3, 1, 0], 200)
+    text = MERGE.format(dc=48, dv=dv, va=va, ex=ex)
+    same(text, ("dst", "executed"), dst=_fill((1, 48), np.float32), executed=np.zeros((1, 16), np.uint16),
+         a=a, b=b, c=c)
+
+
+def test_tmrgsort_dst_aliases_a_source() -> None:
+    text = """
+kernel @k(%a : !pto.tile<1x16xf32>, %executed : !pto.tile<1x16xu16, valid=1x4>, %b : !pto.tile<1x16xf32>) {
+  %a, %executed = tmrgsort %a, %b : (!pto.tile<1x16xf32>, !pto.tile<1x16xf32>) -> (!pto.tile<1x16xf32>, !pto.tile<1x16xu16, valid=1x4>)
+}
+"""
+    same(text, ("a", "executed"), a=_recs([9, 4, 2, 1, 0, -1, -2, -3], 0),
+         executed=np.zeros((1, 16), np.uint16), b=_recs([8, 7, 6, 5, 3, -5, -6, -7], 50))
+
+
+# --------------------------------------------------------------------------- TGATHER
+
+GATHER = """
+kernel @k(%dst : !pto.tile<4x8xf32, valid=3x7>, %src : !pto.tile<5x6xf32>, %idx : !pto.tile<4x8x{i}>) {{
+  %dst = tgather %src, %idx : (!pto.tile<5x6xf32>, !pto.tile<4x8x{i}>) -> !pto.tile<4x8xf32, valid=3x7>
+}}
+"""
+
+
+@pytest.mark.parametrize("i,npi", [("i16", np.int16), ("u16", np.uint16), ("i32", np.int32), ("u32", np.uint32)])
+def test_tgather_index_form_and_range(i: str, npi: Any) -> None:
+    text = GATHER.format(i=i)
+    src = _fill((5, 6), np.float32, 1)
+    idx = np.random.default_rng(2).integers(0, 30, size=(4, 8)).astype(npi)
+    assert same(text, dst=_fill((4, 8), np.float32), src=src, idx=idx) is None
+    idx[3, 7] = 99                       # outside dst's valid region: never read
+    assert same(text, dst=_fill((4, 8), np.float32), src=src, idx=idx) is None
+    for bad in (30, -1 if i.startswith("i") else np.iinfo(npi).max):
+        wrong = idx.copy()
+        wrong[2, 5] = bad
+        assert same(text, dst=_fill((4, 8), np.float32), src=src, idx=wrong) == "RUNTIME_OOB"
+
+
+@pytest.mark.parametrize("pattern", ["P0101", "P1010", "P0001", "P0010", "P0100", "P1000", "P1111"])
+def test_tgather_mask_form(pattern: str) -> None:
+    text = f"""
+kernel @k(%dst : !pto.tile<3x4xf16>, %src : !pto.tile<3x16xf16>) {{
+  %dst = tgather %src {{maskPattern = #pto.mask_pattern<{pattern}>}} : (!pto.tile<3x16xf16>) -> !pto.tile<3x4xf16>
+}}
+"""
+    assert same(text, dst=_fill((3, 4), np.float16), src=_fill((3, 16), np.float16, 4)) is None
+
+
+# --------------------------------------------------------------------------- TGATHERB
+
+GATHERB = """
+kernel @k(%dst : !pto.tile<2x24x{d}, valid=2x{vc}>, %src : !pto.tile<8x16x{d}, layout={lay}>,
+          %offsets : !pto.tile<2x8xu32>) {{
+  %dst = tgatherb %src, %offsets : (!pto.tile<8x16x{d}, layout={lay}>, !pto.tile<2x8xu32>) -> !pto.tile<2x24x{d}, valid=2x{vc}>
+}}
+"""
+
+
+@pytest.mark.parametrize("d,npd", [("f32", np.float32), ("f16", np.float16), ("i8", np.int8)])
+@pytest.mark.parametrize("lay", ["ND", "DN"])
+def test_tgatherb_blocks_and_range(d: str, npd: Any, lay: str) -> None:
+    size = np.dtype(npd).itemsize
+    vc = 24 if size == 4 else 13
+    nbytes = 8 * 16 * size
+    text = GATHERB.format(d=d, vc=vc, lay=lay)
+    offsets = np.random.default_rng(5).integers(0, nbytes - 31, size=(2, 8)).astype(np.uint32)
+    args = dict(dst=_fill((2, 24), npd), src=_fill((8, 16), npd, 6))
+    assert same(text, offsets=offsets, **args) is None
+    offsets[1, 0] = nbytes - 31          # one byte past the last whole block
+    assert same(text, offsets=offsets, **args) == "RUNTIME_OOB"
+
+
+# --------------------------------------------------------------------------- TSCATTER
+
+SCATTER = """
+kernel @k(%dst : !pto.tile<6x8xf32, valid=5x8>, %src : !pto.tile<4x8xf32, valid=3x7>, %idx : !pto.tile<4x8xi32>) {
+  %dst = tscatter %src, %idx : (!pto.tile<4x8xf32, valid=3x7>, !pto.tile<4x8xi32>) -> !pto.tile<6x8xf32, valid=5x8>
+}
+"""
+
+
+def test_tscatter_collisions_and_range() -> None:
+    idx = np.random.default_rng(7).integers(0, 2, size=(4, 8)).astype(np.int32)   # many collisions
+    idx[3, :] = 77                          # outside src's valid region: never read
+    args = dict(dst=_fill((6, 8), np.float32), src=_fill((4, 8), np.float32, 8))
+    assert same(SCATTER, idx=idx, **args) is None
+    for bad in (5, -1):
+        wrong = idx.copy()
+        wrong[1, 2] = bad
+        assert same(SCATTER, idx=wrong, **args) == "RUNTIME_OOB"
+
+
+# --------------------------------------------------------------------------- TCI / TTRI
+
+@pytest.mark.parametrize("d,start", [("u16", 65534), ("i16", -32767), ("i32", 2147483646), ("u32", 3)])
+@pytest.mark.parametrize("desc", ["false", "true"])
+def test_tci_wraps(d: str, start: int, desc: str) -> None:
+    text = f"""
+kernel @k(%dst : !pto.tile<2x8x{d}, valid=2x6>, %start : {d}) {{
+  %dst = tci %start {{descending = {desc}}} : ({d}) -> !pto.tile<2x8x{d}, valid=2x6>
+}}
+"""
+    npd = {"u16": np.uint16, "i16": np.int16, "i32": np.int32, "u32": np.uint32}[d]
+    assert same(text, dst=_fill((2, 8), npd), start=start) is None
+
+
+@pytest.mark.parametrize("diag", [0, 2, -3, 1 << 62, -(1 << 62)])
+@pytest.mark.parametrize("upper", ["false", "true"])
+@pytest.mark.parametrize("d,npd", [("f16", np.float16), ("i32", np.int32)])
+def test_ttri(diag: int, upper: str, d: str, npd: Any) -> None:
+    text = f"""
+kernel @k(%dst : !pto.tile<6x9x{d}, valid=5x7>, %d : index) {{
+  %dst = ttri %d {{upper = {upper}}} : (index) -> !pto.tile<6x9x{d}, valid=5x7>
+}}
+"""
+    assert same(text, dst=_fill((6, 9), npd), d=diag) is None
+
+
+# --------------------------------------------------------------------------- TPART*
+
+PART = """
+kernel @k(%dst : !pto.tile<6x8x{d}, valid=5x7>, %src0 : !pto.tile<6x8x{d}, valid=3x7>,
+          %src1 : !pto.tile<6x8x{d}, valid=5x4>) {{
+  %dst = {op} %src0, %src1 : (!pto.tile<6x8x{d}, valid=3x7>, !pto.tile<6x8x{d}, valid=5x4>) -> !pto.tile<6x8x{d}, valid=5x7>
+}}
+"""
+
+
+@pytest.mark.parametrize("op", ["tpartadd", "tpartmul", "tpartmax", "tpartmin"])
+@pytest.mark.parametrize("d,npd", [("f32", np.float32), ("f16", np.float16), ("bf16", ml_dtypes.bfloat16),
+                                   ("i8", np.int8), ("u16", np.uint16), ("i32", np.int32)])
+def test_tpart_regions_and_specials(op: str, d: str, npd: Any) -> None:
+    rng = np.random.default_rng(9)
+    if np.dtype(npd).kind == "f" or d == "bf16":
+        pool = np.array([np.nan, -np.nan, 0.0, -0.0, np.inf, -np.inf, 1.5, -2.25, 3.0], np.float32)
+        a, b = (rng.choice(pool, size=(6, 8)).astype(npd) for _ in range(2))
+        bits = np.uint32 if d == "f32" else np.uint16
+        a.view(bits)[0, 0] = 0x7FC01234 if d == "f32" else 0x7E05     # NaN payloads
+    else:
+        a, b = _fill((6, 8), npd, 10), _fill((6, 8), npd, 11)
+    text = PART.format(d=d, op=op)
+    if op in ("tpartadd", "tpartmul") and d in ("f32", "f16", "bf16"):    # any NaN matches any NaN
+        ra, la = (_run(text, be, dict(dst=_fill((6, 8), npd), src0=a, src1=b))[1]["dst"][:5, :7]
+                  for be in ("reference", "llvm"))
+        rf, lf = ra.astype(np.float32), la.astype(np.float32)
+        assert np.array_equal(np.isnan(rf), np.isnan(lf))
+        ok = ~np.isnan(rf)
+        assert ra[ok].tobytes() == la[ok].tobytes()
+        return
+    assert same(text, dst=_fill((6, 8), npd), src0=a, src1=b) is None
+
+
+def test_tpart_in_place() -> None:
+    text = """
+kernel @k(%src0 : !pto.tile<6x8xf32, valid=5x7>, %src1 : !pto.tile<6x8xf32, valid=3x4>) {
+  %src0 = tpartmax %src0, %src1 : (!pto.tile<6x8xf32, valid=5x7>, !pto.tile<6x8xf32, valid=3x4>) -> !pto.tile<6x8xf32, valid=5x7>
+}
+"""
+    a, b = (np.arange(48, dtype=np.float32).reshape(6, 8) * k for k in (1, -2))
+    b[0, 0] = 99
+    assert same(text, ("src0",), src0=a, src1=b) is None
+
+
+# --------------------------------------------------------------------------- TQUANT
+
+def test_tquant_ties_saturation_nan() -> None:
+    src = np.array([[0.5, 1.5, 2.5, -0.5, -2.5, 127.5, 128.0, -129.0],
+                    [np.nan, np.inf, -np.inf, 1e30, -1e30, 3.49999, 0.0, -0.0]], np.float32)
+    src = np.concatenate([src, src[::-1] * 0.7]).astype(np.float32)
+    scale = np.array([[1.0], [1.0], [2.0], [np.inf]], np.float32)
+    offset = np.array([[0.5], [128.0], [-0.5], [1.0]], np.float32)
+    sym = """
+kernel @k(%dst : !pto.tile<4x8xi8>, %src : !pto.tile<4x8xf32>, %scale : !pto.tile<4x1xf32, layout=DN>) {
+  %dst = tquant %src, %scale {quantType = #pto.quant<INT8_SYM>} : (!pto.tile<4x8xf32>, !pto.tile<4x1xf32, layout=DN>) -> !pto.tile<4x8xi8>
+}
+"""
+    assert same(sym, dst=_fill((4, 8), np.int8), src=src, scale=scale) is None
+    asym = """
+kernel @k(%dst : !pto.tile<4x8xu8>, %src : !pto.tile<4x8xf32>, %scale : !pto.tile<4x1xf32, layout=DN>, %offset : !pto.tile<4x1xf32, layout=DN>) {
+  %dst = tquant %src, %scale, %offset {quantType = #pto.quant<INT8_ASYM>} : (!pto.tile<4x8xf32>, !pto.tile<4x1xf32, layout=DN>, !pto.tile<4x1xf32, layout=DN>) -> !pto.tile<4x8xu8>
+}
+"""
+    assert same(asym, dst=_fill((4, 8), np.uint8), src=src, scale=scale, offset=offset) is None
+
+
+# --------------------------------------------------------------------------- TPRINT
+
+@pytest.mark.parametrize("d,npd", [("f32", np.float32), ("bf16", ml_dtypes.bfloat16), ("i16", np.int16),
+                                   ("i1", np.bool_)])
+def test_tprint_prints_what_the_reference_prints(d: str, npd: Any, capsys: pytest.CaptureFixture) -> None:
+    from openpto.backends.llvm.rules.complex import install_hooks
+    text = f"""
+kernel @k(%src : !pto.tile<3x5x{d}, valid=2x4>) {{
+  tprint %src : (!pto.tile<3x5x{d}, valid=2x4>)
+}}
+"""
+    vals = np.array([[1, -0.0, np.nan, np.inf, 2.5], [3, -4, 1e-3, 7, 8], [9, 9, 9, 9, 9]])
+    src = (vals if d.startswith(("f", "b")) else np.nan_to_num(vals, posinf=-7)).astype(npd)
+    _exe(text, "reference")(src=src)
+    want = capsys.readouterr().out
+    assert want.startswith(f"tprint 3x5x{d} valid=2x4\n")
+    exe = _exe(text, "llvm")
+    install_hooks(exe._loaded)
+    exe(src=src)
+    assert capsys.readouterr().out == want
