@@ -13,11 +13,23 @@ import hashlib
 import json
 import os
 import tempfile
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-#: bump when generated code changes meaning, so stale entries are never used
+#: bump when the entry format changes
 CODEGEN_VERSION = "2"
+
+
+@lru_cache(maxsize=None)
+def code_fingerprint() -> str:
+    """A hash of the backend's own sources: editing a rule invalidates every entry."""
+    here = Path(__file__).resolve().parent
+    h = hashlib.sha256()
+    for f in sorted(here.rglob("*.py")):
+        h.update(f.relative_to(here).as_posix().encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()
 _MAGIC = b"PTOLLVM1"
 
 
@@ -31,7 +43,7 @@ def default_dir() -> Path:
 
 def key(module_bytes: bytes, profile: str, options: dict[str, Any], host: str) -> str:
     h = hashlib.sha256()
-    for part in (CODEGEN_VERSION.encode(), module_bytes, profile.encode(),
+    for part in (CODEGEN_VERSION.encode(), code_fingerprint().encode(), module_bytes, profile.encode(),
                  json.dumps(options, sort_keys=True, default=str).encode(), host.encode()):
         h.update(len(part).to_bytes(8, "little"))
         h.update(part)

@@ -1,6 +1,217 @@
-"""llvm lowering rules: matrix instructions."""
+"""llvm lowering rules: matrix instructions (TMATMUL / TGEMV and their _ACC, _BIAS, _MX forms).
+
+Domain: M = a.valid_rows (1 for GEMV), K = a.valid_cols, N = b.valid_cols; dst's top-left
+M x N block is written. Reads outside a source's valid region raise RUNTIME_INVALID_READ in the
+order the reference semantics read (a, b, then acc_in / bias / scale_a, scale_b).
+
+Two code paths:
+
+* f32, f16 or bf16 inputs -> f32 (every form but _MX): a register-blocked micro-kernel. For each block of
+  ``MR`` rows and ``16 * NV`` columns of C, ``MR * NV`` ``<16 x float>`` accumulators live in
+  registers across the whole K loop, fed by broadcasts of A and vector loads of B through
+  ``llvm.fma`` (f16 / bf16 widen to f32 first: their products are exact in f32, barring
+  bf16 overflow / underflow, which the tolerance covers). The sum is thus taken in f32 in another order than the reference's f64 sum,
+  which the ``sum`` numerics contract allows. Rows left over by the 8-row blocks run a 1-row
+  kernel, columns left over by the 3-vector blocks a 1-vector one; only a last < 16-column
+  edge goes through the generic path. Shapes are static, so for full tiles every bound is a
+  compile-time constant. (GEMV runs the 1-row kernel.)
+* everything else (fp8 inputs, MX scales, i8 -> i32): products and sums in f64 (exact
+  products, as the reference) rounded once to f32, or i32 wrapping sums for integers.
+"""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
+
+from llvmlite import ir
+
+from ....assembler.ir import TileOp
+from .. import numerics as N
+from ..codegen import KernelCodegen, TileRef
+
+I32, I64, F32, F64 = N.I32, N.I64, N.F32, N.F64
+LANES = 16                       # f32 lanes of one AVX-512 vector
+VT = ir.VectorType(F32, LANES)
+MR = 8                           # rows of C per micro-kernel block
+NV = 3                           # vectors of C per row in a block (NR = 48 columns)
+MX_BLOCK = 32
+
+
+# --------------------------------------------------------------------------- checks
+
+def _check_read(cg: KernelCodegen, t: TileRef, rows: ir.Value, cols: ir.Value, what: str) -> None:
+    """RUNTIME_INVALID_READ when the rows x cols prefix of ``t`` leaves its valid region
+    (``Tile.read``)."""
+    b = cg.b
+    bad = b.or_(b.icmp_signed(">", rows, t.vrows), b.icmp_signed(">", cols, t.vcols))
+    cg.fault(bad, "RUNTIME_INVALID_READ", f"{what} is read outside its valid region",
+             expected="domain {0}x{1} inside the valid region", actual="valid region {2}x{3}",
+             details=[rows, cols, t.vrows, t.vcols])
+
+
+def _ceil_blocks(b: ir.IRBuilder, k: ir.Value) -> ir.Value:
+    return b.sdiv(b.add(k, ir.Constant(I64, MX_BLOCK - 1)), ir.Constant(I64, MX_BLOCK))
+
+
+# --------------------------------------------------------------------------- generic path
+
+def _e8m0(b: ir.IRBuilder, code: ir.Value) -> ir.Value:
+    """u8 E8M0 code -> 2**(e - 127) as f64 (exact: a normal f64), 255 -> NaN."""
+    e = b.zext(code, I64)
+    bits = b.shl(b.add(e, ir.Constant(I64, 1023 - 127)), ir.Constant(I64, 52))
+    return b.select(b.icmp_unsigned("==", e, ir.Constant(I64, 255)), ir.Constant(F64, float("nan")),
+                    b.bitcast(bits, F64))
+
+
+def _generic(cg: KernelCodegen, op: TileOp, kind: str, i_range: tuple[Any, Any], j_range: tuple[Any, Any],
+             k: ir.Value) -> None:
+    """dst[i, j] for i, j in the ranges: f64 (floats) or i32 (ints) sums over k, one rounding."""
+    b = cg.b
+    dst, a, bm = cg.tile(op, "dst"), cg.tile(op, "a"), cg.tile(op, "b")
+    is_float = dst.dtype.is_float
+    acc_ty = F64 if is_float else I32
+    zero64 = ir.Constant(I64, 0)
+    slot = cg.alloca(acc_ty, "mm.acc")
+    scale_a = cg.tile(op, "scale_a") if kind == "mx" else None
+    scale_b = cg.tile(op, "scale_b") if kind == "mx" else None
+    prior = cg.tile(op, "acc_in") if kind == "acc" else cg.tile(op, "bias") if kind == "bias" else None
+
+    def widen(t: TileRef, i: ir.Value, j: ir.Value) -> ir.Value:
+        v = t.load(b, i, j)
+        if is_float:
+            return b.fpext(v, F64)
+        return b.sext(v, I32) if v.type.width < 32 else v
+
+    with cg.loop(i_range[0], i_range[1], name="gi") as i:
+        with cg.loop(j_range[0], j_range[1], name="gj") as j:
+            b.store(ir.Constant(acc_ty, 0), slot)
+            with cg.loop(0, k, name="gk") as kk:
+                x, y = widen(a, i, kk), widen(bm, kk, j)
+                if scale_a is not None and scale_b is not None:
+                    blk = b.sdiv(kk, ir.Constant(I64, MX_BLOCK))
+                    sa = _e8m0(b, scale_a.load_raw(b, i, blk))
+                    sb = _e8m0(b, scale_b.load_raw(b, blk, j))
+                    x, y = b.fmul(x, sa), b.fmul(y, sb)
+                p = b.fmul(x, y) if is_float else b.mul(x, y)
+                s = b.load(slot, typ=acc_ty)
+                b.store(b.fadd(s, p) if is_float else b.add(s, p), slot)
+            total = b.load(slot, typ=acc_ty)
+            if prior is not None:          # acc_in[i, j] or bias[0, j], added before the rounding
+                extra = widen(prior, i if kind == "acc" else zero64, j)
+                total = b.fadd(extra, total) if is_float else b.add(extra, total)
+            if is_float:
+                total = b.fptrunc(total, F32)
+            dst.store(b, i, j, total)
+
+
+# --------------------------------------------------------------------------- f32 micro-kernel
+
+def _bcast(b: ir.IRBuilder, s: ir.Value) -> ir.Value:
+    v = b.insert_element(ir.Constant(VT, ir.Undefined), s, ir.Constant(I32, 0))
+    return b.shuffle_vector(v, ir.Constant(VT, ir.Undefined), ir.Constant(ir.VectorType(I32, LANES), [0] * LANES))
+
+
+def _load_row(b: ir.IRBuilder, t: TileRef, i: ir.Value, j: ir.Value) -> ir.Value:
+    """t[i, j:j+16] as ``<16 x float>`` (f16 widens exactly, bf16 by a 16-bit shift)."""
+    ptr = t.addr(b, i, j)
+    if t.dtype.name == "f32":
+        return b.load(ptr, typ=VT, align=4)
+    raw = b.load(ptr, typ=ir.VectorType(t.elem, LANES), align=2)
+    if t.dtype.name == "f16":
+        return b.fpext(raw, VT)
+    wide = b.zext(raw, ir.VectorType(I32, LANES))
+    return b.bitcast(b.shl(wide, ir.Constant(ir.VectorType(I32, LANES), [16] * LANES)), VT)
+
+
+def _floor_to(b: ir.IRBuilder, lo: ir.Value | int, hi: ir.Value, step: int) -> ir.Value:
+    """lo + the largest multiple of ``step`` that fits in [lo, hi)."""
+    lo = KernelCodegen.i64(lo)
+    span = b.sub(hi, lo)
+    span = b.select(b.icmp_signed("<", span, ir.Constant(I64, 0)), ir.Constant(I64, 0), span)
+    return b.add(lo, b.mul(b.sdiv(span, ir.Constant(I64, step)), ir.Constant(I64, step)))
+
+
+def _fast_blocks(cg: KernelCodegen, op: TileOp, kind: str, rows_: tuple[Any, ir.Value],
+                 cols_: tuple[Any, ir.Value], k: ir.Value, mr: int, nv: int) -> None:
+    """The micro-kernel over rows [r0, r1) x cols [c0, c1) of C in mr x (16 * nv) blocks (the
+    ranges are whole blocks): mr * nv vector accumulators stay in registers over all of K."""
+    b = cg.b
+    dst, a, bm = cg.tile(op, "dst"), cg.tile(op, "a"), cg.tile(op, "b")
+    fma = "llvm.fma.v16f32"
+    slots = [[cg.alloca(VT, f"mm.c{r}_{v}") for v in range(nv)] for r in range(mr)]
+    zero = ir.Constant(VT, None)
+    zero64 = ir.Constant(I64, 0)
+    bias = cg.tile(op, "bias") if kind == "bias" else None
+    acc_in = cg.tile(op, "acc_in") if kind == "acc" else None
+    with cg.loop(rows_[0], rows_[1], mr, name="mi") as i0:
+        rows = [b.add(i0, ir.Constant(I64, r)) for r in range(mr)]
+        with cg.loop(cols_[0], cols_[1], LANES * nv, name="mj") as j0:
+            cols = [b.add(j0, ir.Constant(I64, LANES * v)) for v in range(nv)]
+            for r in range(mr):
+                for v in range(nv):
+                    if acc_in is not None:
+                        init = b.load(acc_in.addr(b, rows[r], cols[v]), typ=VT, align=4)
+                    elif bias is not None:
+                        init = b.load(bias.addr(b, zero64, cols[v]), typ=VT, align=4)
+                    else:
+                        init = zero
+                    b.store(init, slots[r][v])
+            with cg.loop(0, k, name="mk") as kk:
+                bv = [_load_row(b, bm, kk, cols[v]) for v in range(nv)]
+                for r in range(mr):
+                    av = _bcast(b, a.load(b, rows[r], kk))
+                    for v in range(nv):
+                        s = slots[r][v]
+                        b.store(cg.intrinsic(fma, VT, [av, bv[v], b.load(s, typ=VT)]), s)
+            for r in range(mr):
+                for v in range(nv):
+                    b.store(b.load(slots[r][v], typ=VT), dst.addr(b, rows[r], cols[v]), align=4)
+
+
+def _fast(cg: KernelCodegen, op: TileOp, kind: str, m: ir.Value, n: ir.Value, k: ir.Value, nv: int) -> None:
+    """f32 C = A @ B: MR-row blocks then single rows, each over NV-vector column blocks then
+    single vectors; the last < 16 columns (and nothing else) through the generic path."""
+    b = cg.b
+    rsplit = _floor_to(b, 0, m, MR)
+    c1 = _floor_to(b, 0, n, LANES * nv)
+    c2 = _floor_to(b, c1, n, LANES) if nv > 1 else c1
+    for rows, mr in (((0, rsplit), MR), ((rsplit, m), 1)):
+        _fast_blocks(cg, op, kind, rows, (0, c1), k, mr, nv)
+        if nv > 1:
+            _fast_blocks(cg, op, kind, rows, (c1, c2), k, mr, 1)
+    _generic(cg, op, kind, (0, m), (c2, n), k)
+
+
+# --------------------------------------------------------------------------- the rules
+
+def _rule(kind: str, gemv: bool) -> Callable[[KernelCodegen, TileOp], None]:
+    def rule(cg: KernelCodegen, op: TileOp) -> None:
+        b = cg.b
+        dst, a, bm = cg.tile(op, "dst"), cg.tile(op, "a"), cg.tile(op, "b")
+        one = ir.Constant(I64, 1)
+        m = one if gemv else a.vrows
+        k, n = a.vcols, bm.vcols
+        if gemv:
+            _check_read(cg, a, m, k, "a")
+        _check_read(cg, bm, k, n, "b")
+        if kind == "acc":
+            _check_read(cg, cg.tile(op, "acc_in"), m, n, "acc_in")
+        elif kind == "bias":
+            _check_read(cg, cg.tile(op, "bias"), one, n, "bias")
+        elif kind == "mx":
+            kb = _ceil_blocks(b, k)
+            _check_read(cg, cg.tile(op, "scale_a"), m, kb, "scale_a")
+            _check_read(cg, cg.tile(op, "scale_b"), kb, n, "scale_b")
+        fast = dst.dtype.name == "f32" and a.dtype == bm.dtype and a.dtype.name in ("f32", "f16", "bf16")
+        nv = min(NV, dst.cols // LANES)
+        if fast and kind != "mx" and nv >= 1:
+            _fast(cg, op, kind, m, n, k, nv)
+        else:
+            _generic(cg, op, kind, (0, m), (0, n), k)
+    rule.__doc__ = f"{'TGEMV' if gemv else 'TMATMUL'} ({kind})"
+    return rule
+
 
 RULES: dict[str, Any] = {}
+for _prefix, _gemv in (("TMATMUL", False), ("TGEMV", True)):
+    for _suffix, _kind in (("", "plain"), ("_ACC", "acc"), ("_BIAS", "bias"), ("_MX", "mx")):
+        RULES[_prefix + _suffix] = _rule(_kind, _gemv)
