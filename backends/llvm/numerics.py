@@ -82,12 +82,13 @@ def store(b: ir.IRBuilder, d: dt.DType, value: ir.Value) -> ir.Value:
 
 
 def bf16_round(b: ir.IRBuilder, value: ir.Value) -> ir.Value:
-    """f32 -> bf16 bits, round to nearest even (subnormals kept, NaN stays a quiet NaN). llvmlite
+    """f32 -> bf16 bits, round to nearest even (subnormals kept, NaN -> the quiet NaN with its sign, as ml_dtypes). llvmlite
     has no ``bfloat`` type, so the bits are computed in integers, which vectorise well."""
     bits = b.bitcast(value, I32)
     lsb = b.and_(b.lshr(bits, ir.Constant(I32, 16)), ir.Constant(I32, 1))
     rounded = b.lshr(b.add(bits, b.add(lsb, ir.Constant(I32, 0x7FFF))), ir.Constant(I32, 16))
-    quiet = b.or_(b.lshr(bits, ir.Constant(I32, 16)), ir.Constant(I32, 0x40))
+    quiet = b.or_(b.and_(b.lshr(bits, ir.Constant(I32, 16)), ir.Constant(I32, 0x8000)),
+                  ir.Constant(I32, 0x7FC0))   # ml_dtypes' NaN: sign kept, payload dropped
     is_nan = b.fcmp_unordered("uno", value, value)
     return b.trunc(b.select(is_nan, quiet, rounded), I16)
 
