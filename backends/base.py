@@ -57,6 +57,15 @@ class Executable(abc.ABC):
                            actual=", ".join(self.kernels))
         return self.run(self.module.kernels[0].name, *args, **kwargs)
 
+    def _check_launch(self, kernel: str, block_num: Any) -> None:
+        """The checks every backend's ``run`` makes before binding arguments."""
+        if kernel not in self.kernels:
+            raise PTOError("PTO_KERNEL", f"no kernel @{kernel} in the module",
+                           expected=", ".join(self.kernels), actual=kernel)
+        if not isinstance(block_num, int) or isinstance(block_num, bool) or block_num < 1:
+            raise PTOError("PTO_BLOCK_NUM", "block_num must be a positive integer", expected=">= 1",
+                           actual=repr(block_num))
+
     @abc.abstractmethod
     def run(self, kernel: str, *args: Any, block_num: int = 1, trace: bool = False,
             **kwargs: Any) -> Result:

@@ -118,7 +118,7 @@ kernel @k(%x : !pto.memref<?x16xf32>, %step : index, %v : index) {
     exe(x, 1, 3)
 
 
-def test_blocks_on_threads_and_the_gil_is_released(tmp_path: pathlib.Path) -> None:
+def test_blocks_on_threads_and_concurrent_launches(tmp_path: pathlib.Path) -> None:
     m = pto.load(ROOT / "examples" / "vector_add.pto")
     exe = pto.compile(m, "llvm", cache_dir=tmp_path, threads=4)
     a = np.random.default_rng(0).standard_normal((32 * 37, 1024)).astype(np.float32)

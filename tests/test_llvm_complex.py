@@ -11,25 +11,8 @@ import numpy as np
 import pytest
 
 import openpto as pto
-from openpto.isa.diagnostics import PTOError
 
-_EXES: dict[tuple[str, str], Any] = {}
-
-
-def _exe(text: str, backend: str) -> Any:
-    key = (text, backend)
-    if key not in _EXES:
-        _EXES[key] = pto.compile(pto.parse(text), backend=backend, profile="cpu")
-    return _EXES[key]
-
-
-def _run(text: str, backend: str, args: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
-    arrays = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in args.items()}
-    try:
-        _exe(text, backend)(**arrays)
-    except PTOError as e:
-        return e.code, {}
-    return None, arrays
+from llvm_support import executable as _exe, run_program as _run  # noqa: E402
 
 
 def same(text: str, outs: tuple[str, ...] = ("dst",), **args: Any) -> str | None:

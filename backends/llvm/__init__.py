@@ -141,12 +141,7 @@ class LLVMExecutable(Executable):
         return slots
 
     def run(self, kernel: str, *args: Any, block_num: int = 1, trace: bool = False, **kwargs: Any) -> Result:
-        if kernel not in self._kernels:
-            raise PTOError("PTO_KERNEL", f"no kernel @{kernel} in the module",
-                           expected=", ".join(self.kernels), actual=kernel)
-        if not isinstance(block_num, int) or isinstance(block_num, bool) or block_num < 1:
-            raise PTOError("PTO_BLOCK_NUM", "block_num must be a positive integer", expected=">= 1",
-                           actual=repr(block_num))
+        self._check_launch(kernel, block_num)
         kr = self._kernels[kernel]
         values = bind(kr.kernel, args, kwargs)
         staged: list[tuple[np.ndarray, np.ndarray]] = []

@@ -34,12 +34,7 @@ class ReferenceExecutable(Executable):
 
     def run(self, kernel: str, *args: Any, block_num: int = 1, trace: bool = False,
             **kwargs: Any) -> Result:
-        if kernel not in self._kernels:
-            raise PTOError("PTO_KERNEL", f"no kernel @{kernel} in the module",
-                           expected=", ".join(self.kernels), actual=kernel)
-        if not isinstance(block_num, int) or isinstance(block_num, bool) or block_num < 1:
-            raise PTOError("PTO_BLOCK_NUM", "block_num must be a positive integer", expected=">= 1",
-                           actual=repr(block_num))
+        self._check_launch(kernel, block_num)
         k, low, outs = self._kernels[kernel]
         values = bind(k, args, kwargs)
         t0 = time.perf_counter_ns()

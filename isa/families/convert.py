@@ -25,7 +25,7 @@ from ..values import Tile
 from ._helpers import tile_in, tile_out
 
 
-class _Dir(enum.Enum):
+class Dir(enum.Enum):
     """How a magnitude is rounded (a RoundMode becomes one of these per sign)."""
 
     NEAREST_EVEN = "nearest, ties to the even multiple"
@@ -36,27 +36,27 @@ class _Dir(enum.Enum):
 
 
 # RoundMode -> (direction on |x| for x >= 0, direction on |x| for x < 0)
-_DIRS: dict[RoundMode, tuple[_Dir, _Dir]] = {
-    RoundMode.NONE: (_Dir.NEAREST_EVEN, _Dir.NEAREST_EVEN),
-    RoundMode.RINT: (_Dir.NEAREST_EVEN, _Dir.NEAREST_EVEN),
-    RoundMode.ROUND: (_Dir.NEAREST_AWAY, _Dir.NEAREST_AWAY),
-    RoundMode.FLOOR: (_Dir.TOWARD_ZERO, _Dir.AWAY),
-    RoundMode.CEIL: (_Dir.AWAY, _Dir.TOWARD_ZERO),
-    RoundMode.TRUNC: (_Dir.TOWARD_ZERO, _Dir.TOWARD_ZERO),
-    RoundMode.ODD: (_Dir.ODD, _Dir.ODD),
+DIRS: dict[RoundMode, tuple[Dir, Dir]] = {
+    RoundMode.NONE: (Dir.NEAREST_EVEN, Dir.NEAREST_EVEN),
+    RoundMode.RINT: (Dir.NEAREST_EVEN, Dir.NEAREST_EVEN),
+    RoundMode.ROUND: (Dir.NEAREST_AWAY, Dir.NEAREST_AWAY),
+    RoundMode.FLOOR: (Dir.TOWARD_ZERO, Dir.AWAY),
+    RoundMode.CEIL: (Dir.AWAY, Dir.TOWARD_ZERO),
+    RoundMode.TRUNC: (Dir.TOWARD_ZERO, Dir.TOWARD_ZERO),
+    RoundMode.ODD: (Dir.ODD, Dir.ODD),
 }
 
 # Whether to step up from floor(|x| / 2**k): (inexact, sign(frac - 1/2), floor is odd) -> bool
-_UP: dict[_Dir, Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]] = {
-    _Dir.NEAREST_EVEN: lambda inexact, half, odd: (half > 0) | ((half == 0) & odd),
-    _Dir.NEAREST_AWAY: lambda inexact, half, odd: half >= 0,
-    _Dir.TOWARD_ZERO: lambda inexact, half, odd: np.zeros_like(inexact),
-    _Dir.AWAY: lambda inexact, half, odd: inexact,
-    _Dir.ODD: lambda inexact, half, odd: inexact & ~odd,
+_UP: dict[Dir, Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]] = {
+    Dir.NEAREST_EVEN: lambda inexact, half, odd: (half > 0) | ((half == 0) & odd),
+    Dir.NEAREST_AWAY: lambda inexact, half, odd: half >= 0,
+    Dir.TOWARD_ZERO: lambda inexact, half, odd: np.zeros_like(inexact),
+    Dir.AWAY: lambda inexact, half, odd: inexact,
+    Dir.ODD: lambda inexact, half, odd: inexact & ~odd,
 }
 
 # Directions whose overflow gives infinity (IEEE); the others give the largest finite value.
-_OVERFLOW_TO_INF = {_Dir.NEAREST_EVEN, _Dir.NEAREST_AWAY, _Dir.AWAY}
+OVERFLOW_TO_INF = {Dir.NEAREST_EVEN, Dir.NEAREST_AWAY, Dir.AWAY}
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,7 @@ class _Format:
         return cls(int(info.nmant) + 1, int(info.minexp), float(info.max), has_inf)
 
 
-_FORMATS = {d: _Format.of(d) for d in dt.ALL if d.is_float}
+FORMATS = {d: _Format.of(d) for d in dt.ALL if d.is_float}
 _POW2_U64 = np.array([1 << b for b in range(64)], dtype=np.uint64)
 
 
@@ -122,9 +122,9 @@ def _split(mag: np.ndarray, k: np.ndarray) -> tuple[np.ndarray, ...]:
     return fl, rem != 0, np.sign(2 * rem - (np.int64(1) << k)), (fl & np.uint64(1)) == 1
 
 
-def _pick(neg: np.ndarray, mode: RoundMode, table: dict[_Dir, object]) -> np.ndarray:
+def _pick(neg: np.ndarray, mode: RoundMode, table: dict[Dir, object]) -> np.ndarray:
     """Per element, ``table[direction]`` for the direction ``mode`` takes at that sign."""
-    pos_dir, neg_dir = _DIRS[mode]
+    pos_dir, neg_dir = DIRS[mode]
     return np.where(neg, table[neg_dir], table[pos_dir])
 
 
@@ -150,7 +150,7 @@ def _to_int(p: _Parts, d: dt.DType, mode: RoundMode, sat: SatMode) -> np.ndarray
 
 
 def _to_float(p: _Parts, src: dt.DType, d: dt.DType, mode: RoundMode, sat: SatMode) -> np.ndarray:
-    f = _FORMATS[d]
+    f = FORMATS[d]
     if src == d:    # same float type: round to an integral value (public f32 -> f32 behaviour)
         k = np.zeros(p.mag.shape, dtype=np.int64)
     else:
@@ -159,7 +159,7 @@ def _to_float(p: _Parts, src: dt.DType, d: dt.DType, mode: RoundMode, sat: SatMo
             k = np.maximum(k, 0)     # an integer below 2**p is exact
     r = _round(p, k, mode)
     val = np.ldexp(r.astype(np.float64), k.astype(np.int32))
-    overflowed = _pick(p.neg, mode, {way: np.inf if way in _OVERFLOW_TO_INF else f.max for way in _Dir})
+    overflowed = _pick(p.neg, mode, {way: np.inf if way in OVERFLOW_TO_INF else f.max for way in Dir})
     val = np.where(val > f.max, overflowed, val)
     val = np.where(p.inf, np.inf, val)
     if not f.has_inf:   # f8e4m3: saturation ON gives the largest finite value, OFF gives NaN

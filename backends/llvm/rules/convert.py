@@ -17,7 +17,7 @@ from llvmlite import ir
 from ....assembler.ir import TileOp
 from ....isa import dtypes as dt
 from ....isa.attrs import RoundMode, SatMode
-from ....isa.families.convert import _DIRS, _FORMATS, _OVERFLOW_TO_INF, _Dir
+from ....isa.families.convert import DIRS, FORMATS, OVERFLOW_TO_INF, Dir
 from .. import numerics as N
 from ..codegen import Access, KernelCodegen, MapRule
 
@@ -42,22 +42,22 @@ class _Split:
     def __init__(self, inexact: ir.Value, above_half: ir.Value, at_half: ir.Value, odd: ir.Value) -> None:
         self.inexact, self.above_half, self.at_half, self.odd = inexact, above_half, at_half, odd
 
-    def up(self, b: ir.IRBuilder, way: _Dir) -> ir.Value:
+    def up(self, b: ir.IRBuilder, way: Dir) -> ir.Value:
         """Whether direction ``way`` steps up from the floor (the reference's ``_UP`` table)."""
-        if way is _Dir.NEAREST_EVEN:
+        if way is Dir.NEAREST_EVEN:
             return b.or_(self.above_half, b.and_(self.at_half, self.odd))
-        if way is _Dir.NEAREST_AWAY:
+        if way is Dir.NEAREST_AWAY:
             return b.or_(self.above_half, self.at_half)
-        if way is _Dir.TOWARD_ZERO:
+        if way is Dir.TOWARD_ZERO:
             return _true(False)
-        if way is _Dir.AWAY:
+        if way is Dir.AWAY:
             return self.inexact
         return b.and_(self.inexact, b.not_(self.odd))
 
 
-def _pick(b: ir.IRBuilder, neg: ir.Value, mode: RoundMode, of: Callable[[_Dir], ir.Value]) -> ir.Value:
+def _pick(b: ir.IRBuilder, neg: ir.Value, mode: RoundMode, of: Callable[[Dir], ir.Value]) -> ir.Value:
     """``of(direction)`` for the direction ``mode`` takes at each element's sign."""
-    pos_dir, neg_dir = _DIRS[mode]
+    pos_dir, neg_dir = DIRS[mode]
     if pos_dir is neg_dir:
         return of(pos_dir)
     return b.select(neg, of(neg_dir), of(pos_dir))
@@ -143,7 +143,7 @@ def _to_int(cg: KernelCodegen, p: _Parts, d: dt.DType, mode: RoundMode, sat: Sat
 def _to_float(cg: KernelCodegen, p: _Parts, src: dt.DType, d: dt.DType, mode: RoundMode,
               sat: SatMode) -> ir.Value:
     b = cg.b
-    f = _FORMATS[d]
+    f = FORMATS[d]
     if p.is_float:
         if src == d:   # same float type: round to an integral value
             k = _i(0)
@@ -160,7 +160,7 @@ def _to_float(cg: KernelCodegen, p: _Parts, src: dt.DType, d: dt.DType, mode: Ro
         r = b.uitofp(b.add(fl, b.zext(_pick(b, p.neg, mode, lambda w: sp.up(b, w)), I64)), F64)
     val = b.fmul(r, _pow2(b, k))
     inf = _d(float("inf"))
-    overflowed = _pick(b, p.neg, mode, lambda w: inf if w in _OVERFLOW_TO_INF else _d(f.max))
+    overflowed = _pick(b, p.neg, mode, lambda w: inf if w in OVERFLOW_TO_INF else _d(f.max))
     val = b.select(b.fcmp_ordered(">", val, _d(f.max)), overflowed, val)
     val = b.select(p.inf, inf, val)
     if not f.has_inf:

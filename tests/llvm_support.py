@@ -1,0 +1,31 @@
+"""Run a PTO program on a backend and collect the fault code or the arrays it leaves: the
+llvm family tests compare these between the llvm and the reference backend."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import openpto as pto
+from openpto.isa.diagnostics import PTOError
+
+_EXES: dict[tuple[str, str], Any] = {}
+
+
+def executable(text: str, backend: str) -> Any:
+    """``text`` compiled for profile cpu on ``backend``, once per process."""
+    key = (text, backend)
+    if key not in _EXES:
+        _EXES[key] = pto.compile(pto.parse(text), backend=backend, profile="cpu")
+    return _EXES[key]
+
+
+def run_program(text: str, backend: str, args: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
+    """(fault code, {}) when the run raises, else (None, the argument arrays after the run);
+    inputs are copied, so one ``args`` serves both backends."""
+    arrays = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in args.items()}
+    try:
+        executable(text, backend)(**arrays)
+    except PTOError as e:
+        return e.code, {}
+    return None, {k: v for k, v in arrays.items() if isinstance(v, np.ndarray)}
