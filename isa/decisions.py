@@ -43,8 +43,10 @@ DECISIONS: tuple[Decision, ...] = (
              "A logical mask is the only encoding every backend can produce and consume identically."),
     Decision("Float min/max and NaN",
              "NaN handling unspecified.",
-             "IEEE 754-2019 minimum/maximum: NaN propagates, -0 < +0.",
-             "Deterministic, vectorisable on CPU and GPU, matches numpy minimum/maximum for NaN."),
+             "IEEE 754-2019 minimum/maximum: NaN propagates, -0 < +0; which NaN (its payload) is "
+             "unspecified, for elementwise, expand and reduction forms alike.",
+             "Deterministic, vectorisable on CPU and GPU, matches numpy minimum/maximum for NaN; "
+             "payloads differ between targets (x86 keeps an operand's, GPUs give a canonical NaN)."),
     Decision("Float equality",
              "The CPU simulator's TCMPS EQ/NE use |a-b| < 1e-9; TCMP is exact.",
              "All compares are exact IEEE comparisons; NaN is unordered (only NE holds); -0 == +0.",
