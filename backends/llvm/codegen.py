@@ -404,6 +404,23 @@ class KernelCodegen:
         b.ret(ir.Constant(I32, 1))
         b.position_at_end(ok)
 
+    def check_read(self, t: "TileRef", rows: ir.Value, cols: ir.Value, what: str) -> None:
+        """RUNTIME_INVALID_READ unless the rows x cols prefix lies in ``t``'s valid region
+        (the reference's ``Tile.read``)."""
+        b = self.b
+        bad = b.or_(b.icmp_signed(">", rows, t.vrows), b.icmp_signed(">", cols, t.vcols))
+        self.fault(bad, "RUNTIME_INVALID_READ", f"{what} is read outside its valid region",
+                   expected="domain {0}x{1} inside the valid region", actual="valid region {2}x{3}",
+                   details=[rows, cols, t.vrows, t.vcols])
+
+    def check_write(self, t: "TileRef", rows: ir.Value, cols: ir.Value, what: str) -> None:
+        """RUNTIME_INVALID_WRITE unless a rows x cols block fits ``t``'s valid region."""
+        b = self.b
+        bad = b.or_(b.icmp_signed(">", rows, t.vrows), b.icmp_signed(">", cols, t.vcols))
+        self.fault(bad, "RUNTIME_INVALID_WRITE", f"{what} is written outside its valid region",
+                   expected="a {0}x{1} block inside the valid region", actual="valid region {2}x{3}",
+                   details=[rows, cols, t.vrows, t.vcols])
+
     def intrinsic(self, name: str, ret: ir.Type, args: Sequence[ir.Value]) -> ir.Value:
         """Call an LLVM intrinsic (``llvm.fabs.f32`` ...) or libm function by name."""
         fn = self.module.globals.get(name)
@@ -535,10 +552,7 @@ class KernelCodegen:
                 t = self.tile(op, acc.operand)
                 need_r = r if acc.kind != "col" else _min1(b, r)
                 need_c = c if acc.kind != "row" else _min1(b, c)
-                bad = b.or_(b.icmp_signed(">", need_r, t.vrows), b.icmp_signed(">", need_c, t.vcols))
-                self.fault(bad, "RUNTIME_INVALID_READ", f"{acc.what or acc.operand} is read outside its valid region",
-                           expected="domain {0}x{1} inside the valid region", actual="valid region {2}x{3}",
-                           details=[need_r, need_c, t.vrows, t.vcols])
+                self.check_read(t, need_r, need_c, acc.what or acc.operand)
             if rule.check is not None:
                 rule.check(self, op)
         scalars = [[self.scalar(op, a.operand) if a.kind == "scalar" else None for a in rule.reads]

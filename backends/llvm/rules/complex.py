@@ -85,24 +85,6 @@ def _input(cg: KernelCodegen, op: TileOp, name: str, dst: str = "dst") -> TileRe
     return _snapshot(cg, t) if same else t
 
 
-def _invalid_read(cg: KernelCodegen, t: TileRef, rows: ir.Value, cols: ir.Value, what: str) -> None:
-    """RUNTIME_INVALID_READ unless rows x cols lies in ``t``'s valid region (``Tile.read``)."""
-    b = cg.b
-    bad = b.or_(b.icmp_signed(">", rows, t.vrows), b.icmp_signed(">", cols, t.vcols))
-    cg.fault(bad, "RUNTIME_INVALID_READ", f"{what} is read outside its valid region",
-             expected="domain {0}x{1} inside the valid region", actual="valid region {2}x{3}",
-             details=[rows, cols, t.vrows, t.vcols])
-
-
-def _invalid_write(cg: KernelCodegen, t: TileRef, rows: ir.Value, cols: ir.Value, what: str) -> None:
-    """RUNTIME_INVALID_WRITE unless rows x cols lies in ``t``'s valid region."""
-    b = cg.b
-    bad = b.or_(b.icmp_signed(">", rows, t.vrows), b.icmp_signed(">", cols, t.vcols))
-    cg.fault(bad, "RUNTIME_INVALID_WRITE", f"{what} is written outside its valid region",
-             expected="valid region of at least {0}x{1}", actual="valid region {2}x{3}",
-             details=[rows, cols, t.vrows, t.vcols])
-
-
 def _index(b: ir.IRBuilder, t: TileRef, i: ir.Value, j: ir.Value) -> ir.Value:
     """An index-tile element as i64 (sign- or zero-extended by its dtype)."""
     v = t.load_raw(b, i, j)
@@ -156,8 +138,8 @@ def _tsort32(cg: KernelCodegen, op: TileOp) -> None:
     d = src.dtype
     per = 8 // d.itemsize
     rows, n = src.vrows, src.vcols
-    _invalid_write(cg, dst, rows, b.mul(n, _c(per)), "dst")
-    _invalid_read(cg, idx, rows, n, "idx")
+    cg.check_write(dst, rows, b.mul(n, _c(per)), "dst")
+    cg.check_read(idx, rows, n, "idx")
     key_ty = F32 if d.is_float else I32
     keys, raws, idxs = (cg.alloca(ty, "sort." + n, size=SORT_BLOCK)
                         for ty, n in ((key_ty, "keys"), (src.elem, "raws"), (I32, "idxs")))
@@ -211,7 +193,7 @@ def _tmrgsort(cg: KernelCodegen, op: TileOp) -> None:
     dst, executed = cg.tile(op, "dst"), cg.tile(op, "executed")
     d = dst.dtype
     per = 8 // d.itemsize
-    _invalid_write(cg, executed, _c(1), _c(4), "executed")
+    cg.check_write(executed, _c(1), _c(4), "executed")
     names = [n for n in ("src0", "src1", "src2", "src3") if n in op.args]
     srcs = [_input(cg, op, n) for n in names]
     zero = _c(0)
@@ -279,14 +261,14 @@ def _tgather(cg: KernelCodegen, op: TileOp) -> None:
         step, first = _PATTERN[cg.attrs(op).get("maskPattern") or MaskPattern.P1111]
         width = b.select(b.icmp_signed(">", cols, _c(0)),
                          b.add(_c(first + 1), b.mul(_c(step), b.sub(cols, _c(1)))), _c(0))
-        _invalid_read(cg, src, rows, width, "src")
+        cg.check_read(src, rows, width, "src")
         with cg.loop(0, rows, name="g.r") as i:
             with cg.loop(0, cols, name="g.c") as j:
                 dst.store_raw(b, i, j, src.load_raw(b, i, b.add(_c(first), b.mul(j, _c(step)))))
         return
     idx = _input(cg, op, "idx")
     src = _input(cg, op, "src")
-    _invalid_read(cg, idx, rows, cols, "idx")
+    cg.check_read(idx, rows, cols, "idx")
     limit = _c(src.rows * src.cols)
     _check_indices(cg, idx, rows, cols, lambda i, j: _index(b, idx, i, j), limit,
                    "idx (flat index into src's static storage)")
@@ -304,7 +286,7 @@ def _tgatherb(cg: KernelCodegen, op: TileOp) -> None:
     per_block = BLOCK_BYTES // size
     rows, cols = dst.vrows, dst.vcols
     blocks = b.sdiv(b.add(b.mul(cols, _c(size)), _c(BLOCK_BYTES - 1)), _c(BLOCK_BYTES))
-    _invalid_read(cg, offsets, rows, blocks, "offsets")
+    cg.check_read(offsets, rows, blocks, "offsets")
     nbytes = src.rows * src.cols * src.dtype.itemsize
     limit = _c(max(nbytes - BLOCK_BYTES + 1, 0))
     _check_indices(cg, offsets, rows, blocks, lambda i, j: _index(b, offsets, i, j), limit,
@@ -336,7 +318,7 @@ def _tscatter(cg: KernelCodegen, op: TileOp) -> None:
     bad = b.and_(b.icmp_signed(">", rows, _c(0)), b.icmp_signed(">", cols, dst.vcols))
     cg.fault(bad, "RUNTIME_OOB", "TSCATTER writes columns outside dst's valid region",
              expected="src valid cols <= {0}", actual="{1}", details=[dst.vcols, cols])
-    _invalid_read(cg, idx, rows, cols, "idx")
+    cg.check_read(idx, rows, cols, "idx")
     _check_indices(cg, idx, rows, cols, lambda i, j: _index(b, idx, i, j), dst.vrows, "idx (destination row)")
     with cg.loop(0, rows, name="sc.r") as i:       # row-major: the last writer wins
         with cg.loop(0, cols, name="sc.c") as j:
@@ -463,7 +445,7 @@ def _quant_check(cg: KernelCodegen, op: TileOp) -> None:
     dst = cg.tile(op, "dst")
     for name in ("scale", "offset"):
         if name in op.args:
-            _invalid_read(cg, cg.tile(op, name), dst.vrows, _c(1), name)
+            cg.check_read(cg.tile(op, name), dst.vrows, _c(1), name)
 
 
 # ----------------------------------------------------------------------------- TPRINT

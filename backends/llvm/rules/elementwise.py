@@ -233,10 +233,7 @@ def select_bits(cg: KernelCodegen, op: TileOp, picks: tuple[str, str], other: ir
     tiles = []
     for name in names:
         t = cg.tile(op, name)
-        bad = b.or_(b.icmp_signed(">", r, t.vrows), b.icmp_signed(">", c, t.vcols))
-        cg.fault(bad, "RUNTIME_INVALID_READ", f"{name} is read outside its valid region",
-                 expected="domain {0}x{1} inside the valid region", actual="valid region {2}x{3}",
-                 details=[r, c, t.vrows, t.vcols])
+        cg.check_read(t, r, c, name)
         tiles.append(t)
     with cg.loop(0, r, name="r") as i:
         with cg.loop(0, c, name="c") as j:

@@ -38,16 +38,6 @@ MX_BLOCK = 32
 
 # --------------------------------------------------------------------------- checks
 
-def _check_read(cg: KernelCodegen, t: TileRef, rows: ir.Value, cols: ir.Value, what: str) -> None:
-    """RUNTIME_INVALID_READ when the rows x cols prefix of ``t`` leaves its valid region
-    (``Tile.read``)."""
-    b = cg.b
-    bad = b.or_(b.icmp_signed(">", rows, t.vrows), b.icmp_signed(">", cols, t.vcols))
-    cg.fault(bad, "RUNTIME_INVALID_READ", f"{what} is read outside its valid region",
-             expected="domain {0}x{1} inside the valid region", actual="valid region {2}x{3}",
-             details=[rows, cols, t.vrows, t.vcols])
-
-
 def _ceil_blocks(b: ir.IRBuilder, k: ir.Value) -> ir.Value:
     return b.sdiv(b.add(k, ir.Constant(I64, MX_BLOCK - 1)), ir.Constant(I64, MX_BLOCK))
 
@@ -191,16 +181,16 @@ def _rule(kind: str, gemv: bool) -> Callable[[KernelCodegen, TileOp], None]:
         m = one if gemv else a.vrows
         k, n = a.vcols, bm.vcols
         if gemv:
-            _check_read(cg, a, m, k, "a")
-        _check_read(cg, bm, k, n, "b")
+            cg.check_read(a, m, k, "a")
+        cg.check_read(bm, k, n, "b")
         if kind == "acc":
-            _check_read(cg, cg.tile(op, "acc_in"), m, n, "acc_in")
+            cg.check_read(cg.tile(op, "acc_in"), m, n, "acc_in")
         elif kind == "bias":
-            _check_read(cg, cg.tile(op, "bias"), one, n, "bias")
+            cg.check_read(cg.tile(op, "bias"), one, n, "bias")
         elif kind == "mx":
             kb = _ceil_blocks(b, k)
-            _check_read(cg, cg.tile(op, "scale_a"), m, kb, "scale_a")
-            _check_read(cg, cg.tile(op, "scale_b"), kb, n, "scale_b")
+            cg.check_read(cg.tile(op, "scale_a"), m, kb, "scale_a")
+            cg.check_read(cg.tile(op, "scale_b"), kb, n, "scale_b")
         fast = dst.dtype.name == "f32" and a.dtype == bm.dtype and a.dtype.name in ("f32", "f16", "bf16")
         nv = min(NV, dst.cols // LANES)
         if fast and kind != "mx" and nv >= 1:

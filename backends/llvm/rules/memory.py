@@ -213,11 +213,7 @@ class _Indexed:
         return n
 
     def _read_check(self, r: ir.Value, c: ir.Value) -> None:
-        b, t = self.cg.b, self.idx
-        bad = b.or_(b.icmp_signed(">", r, t.vrows), b.icmp_signed(">", c, t.vcols))
-        self.cg.fault(bad, "RUNTIME_INVALID_READ", "idx is read outside its valid region",
-                      expected="domain {0}x{1} inside the valid region", actual="valid region {2}x{3}",
-                      details=[r, c, t.vrows, t.vcols])
+        self.cg.check_read(self.idx, r, c, "idx")
 
     @property
     def idx_cols(self) -> ir.Value:

@@ -62,24 +62,6 @@ def _check_window(cg: KernelCodegen, t: TileRef, r0: ir.Value, c0: ir.Value, row
              details=[t.vrows, t.vcols, r0, c0, b.add(r0, rows), b.add(c0, cols)])
 
 
-def _check_fits(cg: KernelCodegen, dst: TileRef, rows: ir.Value, cols: ir.Value) -> None:
-    """RUNTIME_INVALID_WRITE unless a rows x cols block fits dst's valid region."""
-    b = cg.b
-    bad = b.or_(b.icmp_signed(">", rows, dst.vrows), b.icmp_signed(">", cols, dst.vcols))
-    cg.fault(bad, "RUNTIME_INVALID_WRITE", "destination is written outside its valid region",
-             expected="a {0}x{1} block inside the valid region", actual="valid region {2}x{3}",
-             details=[rows, cols, dst.vrows, dst.vcols])
-
-
-def _check_read(cg: KernelCodegen, t: TileRef, rows: ir.Value, cols: ir.Value, what: str) -> None:
-    """RUNTIME_INVALID_READ unless the rows x cols prefix lies in t's valid region (Tile.read)."""
-    b = cg.b
-    bad = b.or_(b.icmp_signed(">", rows, t.vrows), b.icmp_signed(">", cols, t.vcols))
-    cg.fault(bad, "RUNTIME_INVALID_READ", f"{what} is read outside its valid region",
-             expected="domain {0}x{1} inside the valid region", actual="valid region {2}x{3}",
-             details=[rows, cols, t.vrows, t.vcols])
-
-
 def _fp8_keep(b: ir.IRBuilder, d: dt.DType, raw: ir.Value) -> ir.Value:
     """relu's keep test on fp8 bits: positive (sign clear, not zero) or NaN."""
     mag = b.and_(raw, ir.Constant(I8, 0x7F))
@@ -148,45 +130,37 @@ def _tmov(cg: KernelCodegen, op: TileOp) -> None:
     """dst[i, j] = transfer(src[i, j]) over src's valid region (inside dst's)."""
     dst, src, fp = cg.tile(op, "dst"), cg.tile(op, "src"), _fp(cg, op)
     r, c = src.vrows, src.vcols
-    _check_fits(cg, dst, r, c)
+    cg.check_write(dst, r, c, "destination")
     if fp is not None:
-        _check_read(cg, fp, cg.i64(1), c, "scaling tile fp")
+        cg.check_read(fp, cg.i64(1), c, "scaling tile fp")
     move = _transfer(cg, src, dst, fp, _relu(cg, op))
     with cg.loop(0, r, name="r") as i:
         with cg.loop(0, c, name="c") as j:
             dst.store_raw(cg.b, i, j, move(i, j, j))
 
 
-def _textract(cg: KernelCodegen, op: TileOp) -> None:
-    """dst[i, j] = transfer(src[r0 + i, c0 + j]) over dst's valid region."""
-    dst, src, fp = cg.tile(op, "dst"), cg.tile(op, "src"), _fp(cg, op)
-    r0, c0 = cg.scalar(op, "r0"), cg.scalar(op, "c0")
-    r, c = dst.vrows, dst.vcols
-    _check_window(cg, src, r0, c0, r, c, "source")
-    if fp is not None:
-        _check_read(cg, fp, cg.i64(1), c, "scaling tile fp")
-    move = _transfer(cg, src, dst, fp, _relu(cg, op))
-    b = cg.b
-    with cg.loop(0, r, name="r") as i:
-        si = b.add(r0, i)
-        with cg.loop(0, c, name="c") as j:
-            dst.store_raw(b, i, j, move(si, b.add(c0, j), j))
-
-
-def _tinsert(cg: KernelCodegen, op: TileOp) -> None:
-    """dst[r0 + i, c0 + j] = transfer(src[i, j]) over src's valid region; the rest of dst stays."""
-    dst, src, fp = cg.tile(op, "dst"), cg.tile(op, "src"), _fp(cg, op)
-    r0, c0 = cg.scalar(op, "r0"), cg.scalar(op, "c0")
-    r, c = src.vrows, src.vcols
-    _check_window(cg, dst, r0, c0, r, c, "destination")
-    if fp is not None:
-        _check_read(cg, fp, cg.i64(1), c, "scaling tile fp")
-    move = _transfer(cg, src, dst, fp, _relu(cg, op))
-    b = cg.b
-    with cg.loop(0, r, name="r") as i:
-        di = b.add(r0, i)
-        with cg.loop(0, c, name="c") as j:
-            dst.store_raw(b, di, b.add(c0, j), move(i, j, j))
+def _windowed(into_dst: bool) -> Callable[[KernelCodegen, TileOp], None]:
+    """TEXTRACT (``into_dst`` false): dst[i, j] = transfer(src[r0 + i, c0 + j]) over dst's
+    valid region. TINSERT: dst[r0 + i, c0 + j] = transfer(src[i, j]) over src's valid region,
+    the rest of dst unchanged. The window must lie inside the offset tile."""
+    def rule(cg: KernelCodegen, op: TileOp) -> None:
+        dst, src, fp = cg.tile(op, "dst"), cg.tile(op, "src"), _fp(cg, op)
+        r0, c0 = cg.scalar(op, "r0"), cg.scalar(op, "c0")
+        small = src if into_dst else dst
+        r, c = small.vrows, small.vcols
+        _check_window(cg, dst if into_dst else src, r0, c0, r, c, "destination" if into_dst else "source")
+        if fp is not None:
+            cg.check_read(fp, cg.i64(1), c, "scaling tile fp")
+        move = _transfer(cg, src, dst, fp, _relu(cg, op))
+        b = cg.b
+        with cg.loop(0, r, name="r") as i:
+            wi = b.add(r0, i)
+            with cg.loop(0, c, name="c") as j:
+                if into_dst:
+                    dst.store_raw(b, wi, b.add(c0, j), move(i, j, j))
+                else:
+                    dst.store_raw(b, i, j, move(wi, b.add(c0, j), j))
+    return rule
 
 
 # --------------------------------------------------------------------------- TTRANS
@@ -195,7 +169,7 @@ def _ttrans(cg: KernelCodegen, op: TileOp) -> None:
     """dst[j, i] = src[i, j] over src's valid region (bits); tmp is not used."""
     dst, src = cg.tile(op, "dst"), cg.tile(op, "src")
     r, c = src.vrows, src.vcols
-    _check_fits(cg, dst, c, r)
+    cg.check_write(dst, c, r, "destination")
     b = cg.b
     if not _same_buffer(op):
         with cg.loop(0, r, name="r") as i:
@@ -354,7 +328,7 @@ def _timg2col(cg: KernelCodegen, op: TileOp) -> None:
     cg.fault(bad, "RUNTIME_OOB", "the im2col window leaves the im2col matrix",
              expected=f"rows in [0, {oh * ow}), cols in [0, {{0}})", actual="rows [{1}, {3}), cols [{2}, {4})",
              details=[kcols, m0, k0, b.add(m0, r), b.add(k0, c)])
-    _check_read(cg, src, cg.i64(h * w), ch, "feature map")
+    cg.check_read(src, cg.i64(h * w), ch, "feature map")
     pad = _raw_const(dst.elem, _bits_of(_as_dtype(int(a.get("pad_value", 0)), dst.dtype)))
     one = cg.i64(1)
     chs = b.select(b.icmp_signed("<", ch, one), one, ch)          # never divide by 0
@@ -377,8 +351,8 @@ def _timg2col(cg: KernelCodegen, op: TileOp) -> None:
 
 RULES: dict[str, Any] = {
     "TMOV": _tmov, "TMOV_FP": _tmov,
-    "TEXTRACT": _textract, "TEXTRACT_FP": _textract,
-    "TINSERT": _tinsert, "TINSERT_FP": _tinsert,
+    "TEXTRACT": _windowed(False), "TEXTRACT_FP": _windowed(False),
+    "TINSERT": _windowed(True), "TINSERT_FP": _windowed(True),
     "TTRANS": _ttrans, "TRESHAPE": _treshape,
     "TFILLPAD": _tfillpad, "TFILLPAD_EXPAND": _tfillpad, "TFILLPAD_INPLACE": _tfillpad_inplace,
     "TIMG2COL": _timg2col,

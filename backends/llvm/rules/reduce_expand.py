@@ -149,10 +149,7 @@ def _broadcast(axis: str) -> Callable[[KernelCodegen, TileOp], None]:
         one = ir.Constant(I64, 1)
         need_r = r if axis == "row" else b.select(b.icmp_signed("<", r, one), r, one)
         need_c = c if axis == "col" else b.select(b.icmp_signed("<", c, one), c, one)
-        bad = b.or_(b.icmp_signed(">", need_r, src.vrows), b.icmp_signed(">", need_c, src.vcols))
-        cg.fault(bad, "RUNTIME_INVALID_READ", f"{what} is read outside its valid region",
-                 expected="domain {0}x{1} inside the valid region", actual="valid region {2}x{3}",
-                 details=[need_r, need_c, src.vrows, src.vcols])
+        cg.check_read(src, need_r, need_c, what)
         zero = ir.Constant(I64, 0)
         with cg.loop(0, r, name="r") as i:
             if axis == "row":
