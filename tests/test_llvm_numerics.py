@@ -31,10 +31,10 @@ class _Shim:
         return self.b.call(fn, list(args))
 
 
-def _map_ir(build: Callable[[_Shim, ir.Value], ir.Value], in_ty: ir.Type, out_ty: ir.Type) -> str:
-    """IR of ``void map(ptr in, ptr out, i64 n)``: out[k] = build(in[k])."""
-    m = ir.Module(name="t")
-    fn = ir.Function(m, ir.FunctionType(ir.VoidType(), [N.PTR, N.PTR, N.I64]), "map")
+def _add_map(m: ir.Module, name: str, in_ty: ir.Type, out_ty: ir.Type,
+             build: Callable[[ir.IRBuilder, ir.Value], ir.Value]) -> None:
+    """Add ``void name(ptr in, ptr out, i64 n)`` to ``m``: out[k] = build(builder, in[k])."""
+    fn = ir.Function(m, ir.FunctionType(ir.VoidType(), [N.PTR, N.PTR, N.I64]), name)
     src, dst, n = fn.args
     for a in (src, dst):
         a.add_attribute("noalias")
@@ -47,12 +47,17 @@ def _map_ir(build: Callable[[_Shim, ir.Value], ir.Value], in_ty: ir.Type, out_ty
     b.cbranch(b.icmp_signed("<", k, n), body, done)
     b.position_at_end(body)
     x = b.load(b.gep(src, [k], inbounds=True, source_etype=in_ty), typ=in_ty)
-    y = build(_Shim(m, b), x)
-    b.store(y, b.gep(dst, [k], inbounds=True, source_etype=out_ty))
+    b.store(build(b, x), b.gep(dst, [k], inbounds=True, source_etype=out_ty))
     k.add_incoming(b.add(k, ir.Constant(N.I64, 1)), b.block)
     b.branch(head)
     b.position_at_end(done)
     b.ret_void()
+
+
+def _map_ir(build: Callable[[_Shim, ir.Value], ir.Value], in_ty: ir.Type, out_ty: ir.Type) -> str:
+    """IR of ``void map(ptr in, ptr out, i64 n)``: out[k] = build(in[k])."""
+    m = ir.Module(name="t")
+    _add_map(m, "map", in_ty, out_ty, lambda b, x: build(_Shim(m, b), x))
     return str(m)
 
 
@@ -271,25 +276,12 @@ def _cvt_module(cases: list[tuple[dt.DType, dt.DType, RoundMode, SatMode]], leve
         op = SimpleNamespace(args={"src": SimpleNamespace(type=SimpleNamespace(dtype=src)),
                                    "dst": SimpleNamespace(type=SimpleNamespace(dtype=dst))},
                              attrs={"roundMode": mode, "satMode": sat})
-        in_ty, out_ty = N.storage(src), N.storage(dst)
-        fn = ir.Function(m, ir.FunctionType(ir.VoidType(), [N.PTR, N.PTR, N.I64]), f"cvt{n}")
-        a, o, cnt = fn.args
-        entry, head, body, done = (fn.append_basic_block(x) for x in ("entry", "head", "body", "done"))
-        b = ir.IRBuilder(entry)
-        b.branch(head)
-        b.position_at_end(head)
-        k = b.phi(N.I64)
-        k.add_incoming(ir.Constant(N.I64, 0), entry)
-        b.cbranch(b.icmp_signed("<", k, cnt), body, done)
-        b.position_at_end(body)
-        x = N.load(b, src, b.load(b.gep(a, [k], source_etype=in_ty), typ=in_ty))
-        y = cvt._tcvt(_CvtShim(m, b), op, [x])
-        b.store(N.store(b, dst, y), b.gep(o, [k], source_etype=out_ty))
-        k.add_incoming(b.add(k, ir.Constant(N.I64, 1)), b.block)
-        b.branch(head)
-        b.position_at_end(done)
-        b.ret_void()
-        names.append(fn.name)
+        name = f"cvt{n}"
+
+        def build(b: ir.IRBuilder, x: ir.Value, src=src, dst=dst, op=op) -> ir.Value:  # noqa: ANN001
+            return N.store(b, dst, cvt._tcvt(_CvtShim(m, b), op, [N.load(b, src, x)]))
+        _add_map(m, name, N.storage(src), N.storage(dst), build)
+        names.append(name)
     mod = target.optimize(str(m), level)
     loaded = target.Loaded(target.machine().emit_object(mod))
     _KEEP.append(loaded)

@@ -368,6 +368,21 @@ class KernelCodegen:
         b.branch(header)
         b.position_at_end(done)
 
+    @contextlib.contextmanager
+    def while_(self, cond: Callable[[], ir.Value], name: str = "w") -> Iterator[None]:
+        """``while cond(): body``; ``cond`` emits its code in the loop header."""
+        b = self.b
+        head = b.append_basic_block(name + ".head")
+        body = b.append_basic_block(name + ".body")
+        done = b.append_basic_block(name + ".done")
+        b.branch(head)
+        b.position_at_end(head)
+        b.cbranch(cond(), body, done)
+        b.position_at_end(body)
+        yield
+        b.branch(head)
+        b.position_at_end(done)
+
     def if_then(self, cond: ir.Value) -> Any:
         return self.b.if_then(cond)
 

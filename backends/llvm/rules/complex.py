@@ -13,9 +13,8 @@ process-wide cffi callback in that global.
 """
 from __future__ import annotations
 
-import contextlib
 import ctypes
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from llvmlite import ir
 
@@ -49,22 +48,6 @@ def _var(cg: KernelCodegen, ty: ir.Type, init: ir.Value, name: str = "v") -> ir.
 
 def _min(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
     return b.select(b.icmp_signed("<", x, y), x, y)
-
-
-@contextlib.contextmanager
-def _while(cg: KernelCodegen, cond: Callable[[], ir.Value], name: str = "w") -> Iterator[None]:
-    """``while cond(): body``; ``cond`` emits its code in the loop header."""
-    b = cg.b
-    head = b.append_basic_block(name + ".head")
-    body = b.append_basic_block(name + ".body")
-    done = b.append_basic_block(name + ".done")
-    b.branch(head)
-    b.position_at_end(head)
-    b.cbranch(cond(), body, done)
-    b.position_at_end(body)
-    yield
-    b.branch(head)
-    b.position_at_end(done)
 
 
 def _snapshot(cg: KernelCodegen, t: TileRef) -> TileRef:
@@ -163,7 +146,7 @@ def _tsort32(cg: KernelCodegen, op: TileOp) -> None:
                     prev = b.select(live, b.sub(p, _c(1)), _c(0))
                     return b.and_(live, _greater(b, key, b.load(at(keys, key_ty, prev), typ=key_ty)))
 
-                with _while(cg, moves, "s.ins"):
+                with cg.while_(moves, "s.ins"):
                     p = b.load(pos, typ=I64)
                     q = b.sub(p, _c(1))
                     for arr, ty in ((keys, key_ty), (raws, src.elem), (idxs, I32)):
@@ -218,7 +201,7 @@ def _tmrgsort(cg: KernelCodegen, op: TileOp) -> None:
         ok = b.and_(b.icmp_signed("<", b.load(out, typ=I64), capacity), anylive)
         return b.and_(ok, alllive) if exhausted else ok
 
-    with _while(cg, go_on, "merge"):
+    with cg.while_(go_on, "merge"):
         have = ir.Constant(I1, 0)
         best = zero
         best_key: ir.Value | None = None
