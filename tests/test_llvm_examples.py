@@ -1,6 +1,6 @@
 """Every example in ``examples/`` (and the benchmark kernels) gives the same results on the
 llvm backend as on the reference backend, within the programs' error budgets, on one block
-and on several blocks run side by side."""
+and on several blocks run side by side, and executes every instruction as many times."""
 from __future__ import annotations
 
 import pathlib
@@ -50,13 +50,15 @@ def test_llvm_matches_reference(path: str, tmp_path: pathlib.Path) -> None:
     make, blocks = CASES[path]
     args = make()
     kernel = module.kernels[0]
-    outs = {}
+    outs, counts = {}, {}
     for backend, options in (("reference", {}), ("llvm", {"cache_dir": tmp_path})):
         mine = {k: (v.copy(order="K") if isinstance(v, np.ndarray) else v) for k, v in args.items()}
         exe = pto.compile(module, backend, "cpu", **options)
         res = exe.run(kernel.name, block_num=blocks, **mine)
-        outs[backend] = res.outputs
+        outs[backend], counts[backend] = res.outputs, res.counters
     assert outs["llvm"].keys() == outs["reference"].keys() and outs["llvm"]
+    # the same instructions ran as often (loops, branches and every block counted)
+    assert counts["llvm"] == counts["reference"] and counts["llvm"]["instructions"] > 0
     budget = error_budget(kernel)
     for name, want in outs["reference"].items():
         d = compare(name, outs["llvm"][name], want, budget)

@@ -156,14 +156,18 @@ class LLVMExecutable(Executable):
         args_p = ffi.cast("int64_t*", slots.ctypes.data)
         t0 = time.perf_counter_ns()
 
-        def block(b: int) -> tuple[int, np.ndarray, int, int]:
+        ncount = len(kr.abi.counters)
+
+        def block(b: int) -> tuple[int, np.ndarray, int, int, np.ndarray]:
             ws = np.empty(kr.abi.workspace + 64, dtype=np.uint8)
             base = ws.ctypes.data
             aligned = base + (-base % 64)
             err = np.zeros(ERR_SLOTS, dtype=np.int64)
             start = time.perf_counter_ns()
             rc = kr.fn(args_p, ffi.cast("void*", aligned), b, block_num, ffi.cast("int64_t*", err.ctypes.data))
-            return rc, err, start, time.perf_counter_ns()
+            end = time.perf_counter_ns()
+            counts = np.frombuffer(ws, np.int64, ncount, aligned - base).copy()
+            return rc, err, start, end, counts
 
         workers = min(block_num, self.threads)
         if workers <= 1:
@@ -177,14 +181,17 @@ class LLVMExecutable(Executable):
                 results = list(pool.map(block, range(block_num)))
         for (v, c) in staged:
             v[...] = c
-        for rc, err, _, _ in results:
+        for rc, err, *_ in results:
             if rc:
                 raise self._fault(kr, err)
         events = None
         if trace:
             events = [{"name": f"@{kernel}", "pipe": "V", "block": b, "ts_ns": s - t0, "dur_ns": e - s,
-                       "line": None} for b, (_, _, s, e) in enumerate(results)]
-        return Result({n: values[n] for n in kr.outputs}, {"launches": 1, "blocks": len(results)}, events)
+                       "line": None} for b, (_, _, s, e, _) in enumerate(results)]
+        total = sum((r[4] for r in results), np.zeros(ncount, np.int64))
+        counters = {m: int(n) for m, n in zip(kr.abi.counters, total) if n}
+        counters["instructions"] = sum(counters.values())
+        return Result({n: values[n] for n in kr.outputs}, counters, events)
 
     @staticmethod
     def _fault(kr: _Kernel, err: np.ndarray) -> RuntimeFault:

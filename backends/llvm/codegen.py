@@ -6,8 +6,9 @@ ABI of every generated kernel (``KernelABI`` says where each parameter lives)::
 
 ``args`` is an array of i64 slots: a global tensor takes 1 + 2 * rank slots (address, shape,
 element strides), a tile parameter one (its address), a scalar one (integers as two's
-complement, floats as f64 bits). Local tiles live in ``workspace`` at offsets fixed here.
-The function returns 0, or 1 after writing ``err[0] = fault site + 1`` and the site's detail
+complement, floats as f64 bits). Local tiles live in ``workspace`` at offsets fixed here,
+after one i64 per mnemonic the kernel uses (``KernelABI.counters``): how often each ran,
+written when the kernel returns normally (the ``Result`` counters). The function returns 0, or 1 after writing ``err[0] = fault site + 1`` and the site's detail
 values to ``err[1:]``; the runtime turns that into the site's ``RuntimeFault``.
 
 Scalars live in stack slots (LLVM promotes them to registers), so structured control flow
@@ -46,6 +47,7 @@ class KernelABI:
     nslots: int
     tile_offsets: Mapping[str, int]   # local tile name -> byte offset in the workspace
     workspace: int                    # bytes per block
+    counters: tuple[str, ...] = ()    # mnemonics whose execution counts (i64) open the workspace
 
 
 @dataclass(frozen=True)
@@ -66,15 +68,16 @@ def abi_for(kernel: Kernel, symbol: str) -> KernelABI:
     for p in kernel.params:
         slots[p.name] = n
         n += 1 + 2 * p.type.rank if isinstance(p.type, GlobalType) else 1
+    counters = tuple(sorted({st.instr.mnemonic for st in kernel.walk() if isinstance(st, TileOp)}))
     offsets: dict[str, int] = {}
-    size = 0
+    size = -(-8 * len(counters) // WORKSPACE_ALIGN) * WORKSPACE_ALIGN
     params = {p.name for p in kernel.params}
     for name, t in kernel.tiles().items():
         if name in params:
             continue
         offsets[name] = size
         size += -(-max(t.nbytes, 1) // WORKSPACE_ALIGN) * WORKSPACE_ALIGN
-    return KernelABI(symbol, slots, max(n, 1), offsets, size)
+    return KernelABI(symbol, slots, max(n, 1), offsets, size, counters)
 
 
 # --------------------------------------------------------------------------- operands
@@ -221,6 +224,11 @@ class KernelCodegen:
         self.current: Stmt | None = None
         self._state: dict[str, ir.Value] = {}
         self._scratch = 0
+        # execution counts per mnemonic: stack slots (registers after mem2reg), written to the
+        # head of the workspace when the kernel returns normally
+        self._counts = {m: self.alloca(I64, "count." + m) for m in abi.counters}
+        for slot in self._counts.values():
+            self._alloca_builder.store(self.i64(0), slot)
         self._setup_params()
 
     # ------------------------------------------------------------------ basics
@@ -468,6 +476,9 @@ class KernelCodegen:
     def generate(self) -> KernelABI:
         """Emit the kernel; returns its ABI with the workspace grown by any scratch buffers."""
         self.block(self.kernel.body, ())
+        for k, slot in enumerate(self._counts.values()):
+            at = self.b.gep(self.ws_ptr, [self.i64(8 * k)], inbounds=True, source_etype=I8)
+            self.b.store(self.b.load(slot, typ=I64), at)
         self.b.ret(ir.Constant(I32, 0))
         self._alloca_builder.branch(self.fn.blocks[1])
         return dataclasses.replace(self.abi, workspace=self.abi.workspace + self._scratch)
@@ -550,13 +561,20 @@ class KernelCodegen:
                 self.block(s.else_body, s.results)
 
     def _tileop(self, s: TileOp, targets: Sequence[Value]) -> None:
+        self._count(s)
         self.rules[s.instr.mnemonic](self, s)
+
+    def _count(self, s: TileOp) -> None:
+        slot = self._counts[s.instr.mnemonic]
+        self.b.store(self.b.add(self.b.load(slot, typ=I64), self.i64(1)), slot)
 
     # ------------------------------------------------------------------ fused elementwise groups
     def _maps(self, ops: list[TileOp]) -> None:
         b = self.b
         first = ops[0]
         rules: list[MapRule] = [self.rules[o.instr.mnemonic] for o in ops]
+        for op in ops:
+            self._count(op)
         dst0 = self.tile(first, rules[0].dst)
         r, c = dst0.vrows, dst0.vcols
         for op, rule in zip(ops, rules):          # every check before any element is computed
