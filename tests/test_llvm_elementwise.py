@@ -113,6 +113,32 @@ def test_tsel_keeps_nan_payloads(tmp_path: pathlib.Path) -> None:
     _same_bits(ref["dst"], got["dst"])
 
 
+def test_selects_fuse_with_arithmetic_and_keep_bits(tmp_path: pathlib.Path) -> None:
+    """cmp -> adds -> sel -> sel -> sels in one loop: a select reads a value an earlier member
+    computed (as stored, rounded to bf16) and the bits another select wrote (NaN payloads)."""
+    bits = np.array([0xFFC1, 0x7F81, 0x7FFF, 0x8000, 0x3F80, 0xFF80, 0x0001, 0x7FC0, 0x4049, 0xC2F7], np.uint16)
+    a = np.tile(bits, 8).reshape(8, 10).view(BF16)
+    b = np.roll(a, 3, axis=1).copy()
+    t, m = _tile(a.shape, "bf16"), _tile(a.shape, "i1")
+    text = (f"kernel @k(%d : {t}, %e : {t}, %c : {t}, %m : {m}, %a : {t}, %b : {t}) {{\n"
+            f"  %m = tcmp %a, %b {{cmpMode = #pto.cmp<GT>}} : ({t}, {t}) -> {m}\n"
+            f"  %c = tadds %a, 1.5 : ({t}, bf16) -> {t}\n"
+            f"  %d = tsel %m, %c, %a : ({m}, {t}, {t}) -> {t}\n"
+            f"  %e = tsel %m, %b, %d : ({m}, {t}, {t}) -> {t}\n"
+            f"  %d = tsels %m, %e, -0.0 : ({m}, {t}, bf16) -> {t}\n}}\n")
+    ir_text = llvm.generate(pto.parse(text))[0]
+    loops = [ln for ln in ir_text.splitlines() if ln.startswith("c.head")]
+    assert loops == ["c.head:"], "the five instructions are not one loop"
+    z = np.zeros_like(a)
+    ref, got = _run_both(text, tmp_path, d=z, e=z, c=z, m=np.zeros(a.shape, bool), a=a, b=b)
+    np.testing.assert_array_equal(ref["m"], got["m"])
+    for name in ("d", "e"):                    # selects: every bit, NaN payloads included
+        _same_bits(ref[name], got[name])
+    nan = np.isnan(ref["c"].astype(np.float32))          # arithmetic: any NaN matches any NaN
+    assert np.array_equal(nan, np.isnan(got["c"].astype(np.float32)))
+    _same_bits(ref["c"][~nan], got["c"][~nan])
+
+
 @pytest.mark.parametrize("mn, d, s", [
     ("tadds", "i8", 100), ("tmuls", "u16", 65533), ("tdivs", "i32", 0), ("tshrs", "i16", -1),
     ("tshls", "u8", 7), ("trems", "i32", -3), ("tfmods", "f32", -0.0), ("trems", "f16", 2.5),

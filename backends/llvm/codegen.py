@@ -173,21 +173,26 @@ class GlobalView:
 @dataclass(frozen=True)
 class Access:
     """How a map rule reads an operand: ``elem`` at (i, j); ``row`` at (i, 0) (a per-row
-    value); ``col`` at (0, j); ``scalar`` once. ``what`` names it in RUNTIME_INVALID_READ."""
+    value); ``col`` at (0, j); ``scalar`` once. ``what`` names it in RUNTIME_INVALID_READ.
+    ``raw``: an ``elem`` read as its stored bits instead of its compute value."""
 
     operand: str
     kind: str = "elem"
     what: str = ""
+    raw: bool = False
 
 
 @dataclass(frozen=True)
 class MapRule:
     """``dst[i, j] = fn(cg, op, values)`` over dst's valid region, values in ``reads`` order
-    (compute types); the result is in dst's compute type. Consecutive map rules fuse."""
+    (compute types, or stored bits for ``raw`` reads); the result is in dst's compute type,
+    or its stored bits when ``raw_result`` (selects must copy bits: a trip through f32 would
+    quieten or canonicalise NaNs). Consecutive map rules fuse."""
 
     reads: tuple[Access, ...]
     fn: Callable[["KernelCodegen", TileOp, list[ir.Value]], ir.Value]
     dst: str = "dst"
+    raw_result: bool = False
     check: Callable[["KernelCodegen", TileOp], None] | None = None   # extra run-time checks
 
 
@@ -601,7 +606,8 @@ class KernelCodegen:
                          if a.kind == "row" and a.operand in tiles[k] and tiles[k][a.operand].name not in written}
                         for k, rule in enumerate(rules)]
             with self.loop(0, c, name="c") as j:
-                current: dict[str, ir.Value] = {}
+                # what earlier members wrote at (i, j): tile name -> (stored bits, compute value)
+                current: dict[str, tuple[ir.Value, ir.Value]] = {}
                 for k, (op, rule) in enumerate(zip(ops, rules)):
                     self.current = op
                     vals = []
@@ -614,8 +620,11 @@ class KernelCodegen:
                             continue
                         t = tiles[k][a.operand]
                         if a.kind == "elem":
-                            v = current.get(t.name)
-                            vals.append(v if v is not None else t.load(b, i, j))
+                            fwd = current.get(t.name)
+                            if fwd is not None:
+                                vals.append(fwd[0] if a.raw else fwd[1])
+                            else:
+                                vals.append(t.load_raw(b, i, j) if a.raw else t.load(b, i, j))
                         elif a.kind == "row":
                             v = row_vals[k].get(a.operand)
                             vals.append(v if v is not None else t.load(b, i, zero))
@@ -623,9 +632,9 @@ class KernelCodegen:
                             vals.append(t.load(b, zero, j))
                     out = rule.fn(self, op, vals)
                     d = dsts[k]
-                    d.store(b, i, j, out)
-                    current[d.name] = N.load(b, d.dtype, N.store(b, d.dtype, out)) \
-                        if d.dtype.is_float and d.dtype.name != "f32" else out
+                    bits = out if rule.raw_result else N.store(b, d.dtype, out)
+                    d.store_raw(b, i, j, bits)
+                    current[d.name] = (bits, N.load(b, d.dtype, bits))   # the value as stored
 
 
 def _min1(b: ir.IRBuilder, v: ir.Value) -> ir.Value:

@@ -3,7 +3,8 @@
 Each instruction is one entry of a table: a function of the compute values (f32 for every
 float dtype, the integer in its own width, i1 masks) that dispatches on the dtype the
 reference computes in (the first source's), so every rule is a ``MapRule`` and consecutive
-ones fuse into one vectorisable loop. The ``op_*`` helpers are shared with the tile-scalar
+ones fuse into one vectorisable loop; TSEL reads and writes stored bits (``raw``) so that it
+copies NaN payloads exactly and still fuses. The ``op_*`` helpers are shared with the tile-scalar
 family, which applies the same arithmetic with a scalar operand.
 """
 from __future__ import annotations
@@ -221,30 +222,12 @@ def _tcmp(cg: KernelCodegen, op: TileOp, v: list[ir.Value]) -> ir.Value:
     return compare(cg, dtype_of(op, "src0"), cg.attrs(op)["cmpMode"], v[0], v[1])
 
 
-def select_bits(cg: KernelCodegen, op: TileOp, picks: tuple[str, str], other: ir.Value | None = None) -> None:
-    """dst = mask ? picks[0] : picks[1] (or ``other``, raw storage bits, when given), copying
-    the stored bits: a select must keep NaN payloads, which a trip through the f32 compute
-    type does not (bf16 stores canonicalise NaN). Not a map rule for that reason: map rules
-    store compute values."""
-    b = cg.b
-    dst = cg.tile(op, "dst")
-    r, c = dst.vrows, dst.vcols
-    names = ("mask",) + (picks if other is None else picks[:1])
-    tiles = []
-    for name in names:
-        t = cg.tile(op, name)
-        cg.check_read(t, r, c, name)
-        tiles.append(t)
-    with cg.loop(0, r, name="r") as i:
-        with cg.loop(0, c, name="c") as j:
-            m = tiles[0].load(b, i, j)
-            x = tiles[1].load_raw(b, i, j)
-            y = tiles[2].load_raw(b, i, j) if other is None else other
-            dst.store_raw(b, i, j, b.select(m, x, y))
+def op_select(cg: KernelCodegen, op: TileOp, v: list[ir.Value]) -> ir.Value:
+    """mask ? a : b on stored bits (NaN payloads and -0 kept): a raw-result map rule."""
+    return cg.b.select(v[0], v[1], v[2])
 
 
-def _tsel(cg: KernelCodegen, op: TileOp) -> None:
-    select_bits(cg, op, ("src0", "src1"))
+MASK = Access("mask", "elem", "mask")
 
 
 # --------------------------------------------------------------------------- the table
@@ -274,4 +257,5 @@ RULES: dict[str, Any] = {
     name: MapRule(reads, on_first_source(fn, reads[0].operand)) for name, (reads, fn) in _TABLE.items()
 }
 RULES["TCMP"] = MapRule(BIN, _tcmp)
-RULES["TSEL"] = _tsel
+RULES["TSEL"] = MapRule((MASK, Access("src0", "elem", "source 0", raw=True),
+                         Access("src1", "elem", "source 1", raw=True)), op_select, raw_result=True)

@@ -53,11 +53,10 @@ def _tcmps(cg: KernelCodegen, op: TileOp, v: list[ir.Value]) -> ir.Value:
     return E.compare(cg, E.dtype_of(op, "src"), cg.attrs(op)["cmpMode"], v[0], _scalar(cg, op, v[1]))
 
 
-def _tsels(cg: KernelCodegen, op: TileOp) -> None:
-    """mask ? src : scalar, bit for bit (see ``elementwise.select_bits``)."""
-    d = E.dtype_of(op, "src")
-    s = N.store(cg.b, d, _scalar(cg, op, cg.scalar(op, "scalar")))
-    E.select_bits(cg, op, ("src", "scalar"), s)
+def _tsels(cg: KernelCodegen, op: TileOp, v: list[ir.Value]) -> ir.Value:
+    """mask ? src : scalar on stored bits (the scalar rounded to src's dtype)."""
+    s = N.store(cg.b, E.dtype_of(op, "src"), _scalar(cg, op, v[2]))
+    return E.op_select(cg, op, [v[0], v[1], s])
 
 
 def _texpands(cg: KernelCodegen, op: TileOp, v: list[ir.Value]) -> ir.Value:
@@ -76,6 +75,7 @@ RULES.update({
     "TADDSC": MapRule(FUSED, _fused(E.op_add)),
     "TSUBSC": MapRule(FUSED, _fused(E.op_sub)),
     "TCMPS": MapRule(SRC_S, _tcmps),
-    "TSELS": _tsels,
+    "TSELS": MapRule((E.MASK, Access("src", "elem", "source 0", raw=True), Access("scalar", "scalar", "scalar")),
+                     _tsels, raw_result=True),
     "TEXPANDS": MapRule((Access("scalar", "scalar", "scalar"),), _texpands),
 })
