@@ -44,7 +44,7 @@ DECISIONS: tuple[Decision, ...] = (
     Decision("Float min/max and NaN",
              "NaN handling unspecified.",
              "IEEE 754-2019 minimum/maximum: NaN propagates, -0 < +0; which NaN (its payload) is "
-             "unspecified, for elementwise, expand and reduction forms alike.",
+             "unspecified, in every form (tile-tile, tile-scalar, expand, reduction).",
              "Deterministic, vectorisable on CPU and GPU, matches numpy minimum/maximum for NaN; "
              "payloads differ between targets (x86 keeps an operand's, GPUs give a canonical NaN)."),
     Decision("Float equality",

@@ -96,7 +96,7 @@ class Numerics:
     def describe(self) -> str:
         base = {
             "exact": "exact: bit-identical results on every backend",
-            "rounded": "correctly rounded (IEEE binary32 round-to-nearest-even; f16/bf16 compute in f32 and round once); integers wrap",
+            "rounded": "correctly rounded (IEEE binary32 round-to-nearest-even; f16/bf16 compute in f32 and round once); integers wrap; a NaN result may be any NaN (payloads are not specified)",
             "ulp": f"within {self.ulp:g} ulp of the correctly rounded result; special values exact",
             "sum": "order-independent: |result - exact| <= n * eps(dtype) * sum(|terms|), n = reduction length",
             "unspecified": "backend-defined (conformance does not test values)",
@@ -106,6 +106,9 @@ class Numerics:
 
 EXACT = Numerics("exact")
 ROUNDED = Numerics("rounded")
+#: IEEE 754-2019 maximum/minimum: the result is one operand, bit for bit, except that which
+#: NaN a NaN result is stays free (targets differ: x86 keeps an operand's, GPUs canonicalise)
+MINMAX = Numerics("rounded", note="the result is one of the operands (nothing is rounded)")
 SUM = Numerics("sum")
 
 

@@ -214,7 +214,9 @@ def _mathfn(name: str) -> Callable[[np.ndarray], np.ndarray]:
     return _compile(lambda cg, v: fn(cg, v), N.F32, N.F32, np.float32)
 
 
-def _check_math(name: str, x: np.ndarray, ref: Callable[[np.ndarray], np.ndarray]) -> None:
+def _check_math(name: str, x: np.ndarray, ref: Callable[[np.ndarray], np.ndarray], bound: float) -> None:
+    """Special values bit-exact; elsewhere within ``bound`` ulp of the exact value (the spec
+    allows 2 ulp from the correctly rounded result; the functions promise tighter)."""
     got = _mathfn(name)(x)
     with np.errstate(all="ignore"):
         exact = ref(x.astype(np.float64))
@@ -224,14 +226,14 @@ def _check_math(name: str, x: np.ndarray, ref: Callable[[np.ndarray], np.ndarray
     fin = special & ~np.isnan(want)
     _same_bits(got[fin], want[fin], x[fin])
     err = _ulp_error(got[~special], exact[~special])
-    assert err.max() <= 2.0, (err.max(), x[~special][np.argmax(err)])
+    assert err.max() <= bound, (err.max(), x[~special][np.argmax(err)])
 
 
 def test_exp_ulp_and_specials() -> None:
     edges = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 88.72283, 88.72284, 88.7229, 89.0, -87.33655,
                       -87.3366, -100.0, -103.27893, -103.972, -103.98, -104.0, -150.0, 1e-30, -1e-30,
                       2.0 ** -149, 1.0, -1.0], dtype=np.float32)
-    _check_math("exp", np.concatenate([_math_inputs(5, -104.0, 89.0), edges]), np.exp)
+    _check_math("exp", np.concatenate([_math_inputs(5, -104.0, 89.0), edges]), np.exp, 1.5)
 
 
 def test_log_ulp_and_specials() -> None:
@@ -241,7 +243,7 @@ def test_log_ulp_and_specials() -> None:
     edges = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, -1.0, -1e-40, 1.0, 2.0 ** -149, 3.4028235e38,
                       0.70710677, 0.7071068, 1.4142135, 1.4142137], dtype=np.float32)
     x = np.concatenate([_math_inputs(7, 0.0, 100.0), near1, sub, edges])
-    _check_math("log", x, np.log)
+    _check_math("log", x, np.log, 1.0)
 
 
 def test_exp_log_loops_vectorise() -> None:

@@ -100,8 +100,8 @@ def test_row_max_nan_and_signed_zero() -> None:
     src = np.ones((4, 40), np.float32)
     src[0, :] = -0.0
     src[0, 7] = 0.0                                        # +0 > -0
-    src.view(np.uint32)[1, 35] = 0x7FC00011                # one NaN in the loop's tail
-    src.view(np.uint32)[2, 3] = 0xFFC00001                 # NaNs in the vector part
+    src.view(np.uint32)[1, 35] = 0x7FC00011                # one NaN near the row's end
+    src.view(np.uint32)[2, 3] = 0xFFC00001                 # two NaNs of opposite signs
     src.view(np.uint32)[2, 38] = 0x7FC00002
     src[3, :] = -np.inf
     want, got = _run_both(text, {"dst": np.zeros((4, 1), np.float32), "src": src})

@@ -8,8 +8,9 @@ ABI of every generated kernel (``KernelABI`` says where each parameter lives)::
 element strides), a tile parameter one (its address), a scalar one (integers as two's
 complement, floats as f64 bits). Local tiles live in ``workspace`` at offsets fixed here,
 after one i64 per mnemonic the kernel uses (``KernelABI.counters``): how often each ran,
-written when the kernel returns normally (the ``Result`` counters). The function returns 0, or 1 after writing ``err[0] = fault site + 1`` and the site's detail
-values to ``err[1:]``; the runtime turns that into the site's ``RuntimeFault``.
+written when the kernel returns normally (the ``Result`` counters). The function returns 0,
+or 1 after writing ``err[0] = fault site + 1`` and the site's detail values to ``err[1:]``;
+the runtime turns that into the site's ``RuntimeFault``.
 
 Scalars live in stack slots (LLVM promotes them to registers), so structured control flow
 needs no phi bookkeeping. Tile instructions go through ``rules`` (mnemonic -> rule); rules
@@ -203,8 +204,9 @@ Rule = Callable[["KernelCodegen", TileOp], None]
 
 class KernelCodegen:
     """Generates one kernel. Rules use: ``b`` (the IR builder), ``tile``/``glob``/``scalar``/
-    ``attrs`` to read operands, ``loop``/``if_then`` for control flow, ``fault`` for checks,
-    ``intrinsic`` and ``helper`` for calls."""
+    ``attrs`` to read operands, ``loop``/``while_``/``if_then`` for control flow, ``fault``,
+    ``check_read`` and ``check_write`` for checks, ``intrinsic`` and ``helper`` for calls,
+    ``alloca``/``scratch``/``state`` for storage."""
 
     def __init__(self, module: ir.Module, kernel: Kernel, abi: KernelABI, rules: Mapping[str, Any],
                  filename: str | None = None) -> None:

@@ -46,7 +46,7 @@ def _require_region(tile: Tile, rows: int, cols: int, what: str) -> None:
     """A result block must land inside the output's valid region (else it would be poison)."""
     if rows > tile.valid[0] or cols > tile.valid[1]:
         raise RuntimeFault("RUNTIME_INVALID_WRITE", f"{what} is written outside its valid region",
-                           expected=f"valid region of at least {rows}x{cols}",
+                           expected=f"a {rows}x{cols} block inside the valid region",
                            actual=f"valid region {tile.valid[0]}x{tile.valid[1]}")
 
 

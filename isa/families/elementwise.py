@@ -10,7 +10,7 @@ from .. import constraints as K
 from .. import dtypes as dt
 from ..attrs import CmpMode
 from ..registry import declare
-from ..spec import (Attr, Domain, Example, Family, Instruction, Numerics, ROUNDED, EXACT, same, tuples)
+from ..spec import (Attr, Domain, Example, Family, Instruction, MINMAX, Numerics, ROUNDED, EXACT, same, tuples)
 from ..types import Pipe
 from ..values import Tile
 from ._helpers import same_types, tile_in, tile_out
@@ -70,10 +70,12 @@ _elementwise("TDIV", "divide", _float_or_int(np.divide, C.int_div), BIN, dt.NUME
              special="Floats: x/0 = ±inf, 0/0 = NaN. Integers: x/0 = -1 (all bits set), "
                      "MIN/-1 = MIN (wraps).")
 _elementwise("TMIN", "minimum", C.ieee_min, BIN, dt.NUMERIC,
-             "dst[i, j] = min(src0[i, j], src1[i, j]) (IEEE 754-2019 `minimum`).", a2=A2_ARITH, a5=A5_MINMAX,
+             "dst[i, j] = min(src0[i, j], src1[i, j]) (IEEE 754-2019 `minimum`).", numerics=MINMAX,
+             a2=A2_ARITH, a5=A5_MINMAX,
              special="NaN in either operand gives NaN; min(-0, +0) = -0.")
 _elementwise("TMAX", "maximum", C.ieee_max, BIN, dt.NUMERIC,
-             "dst[i, j] = max(src0[i, j], src1[i, j]) (IEEE 754-2019 `maximum`).", a2=A2_ARITH, a5=A5_MINMAX,
+             "dst[i, j] = max(src0[i, j], src1[i, j]) (IEEE 754-2019 `maximum`).", numerics=MINMAX,
+             a2=A2_ARITH, a5=A5_MINMAX,
              special="NaN in either operand gives NaN; max(-0, +0) = +0.")
 
 _A2_BITWISE = (dt.I8, dt.U8, dt.I16, dt.U16)

@@ -22,7 +22,7 @@ from .. import constraints as K
 from .. import dtypes as dt
 from ..diagnostics import RuntimeFault
 from ..registry import declare
-from ..spec import (Attr, Constraint, Domain, EXACT, Example, Family, Instruction, Numerics, ROUNDED,
+from ..spec import (Attr, Constraint, Domain, EXACT, Example, Family, Instruction, MINMAX, Numerics, ROUNDED,
                     same)
 from ..types import Layout, Pipe, TileType, Type
 from ..values import Tile
@@ -205,8 +205,8 @@ _ACCURACY = {
                                  "|result - exact| <= n * eps(dtype) * |exact|; f16/bf16 multiply in "
                                  "at least f32; the reference uses f64 and rounds once; integers are "
                                  "exact (they wrap)"),
-    "MAX": ROUNDED,     # NaN propagation is fixed, payloads are not (as for TMAX/TMIN)
-    "MIN": ROUNDED,
+    "MAX": MINMAX,
+    "MIN": MINMAX,
 }
 
 _WORD = {"SUM": "sum", "PROD": "product", "MAX": "maximum", "MIN": "minimum"}
@@ -362,9 +362,9 @@ _EXPAND_OPS: dict[str, _Op] = {
     "DIV": _Op(_float_or_int(np.divide, C.int_div), dt.NUMERIC, ROUNDED, "divide", "src0[i, j] / s",
                "Floats: x/0 = ±inf, 0/0 = NaN, inf/inf = NaN. Integers truncate toward zero; x/0 = -1 "
                "(all bits set, i.e. the maximum for unsigned types); MIN/-1 = MIN (wraps)."),
-    "MAX": _Op(C.ieee_max, dt.NUMERIC, ROUNDED, "maximum", "maximum(src0[i, j], s)",
+    "MAX": _Op(C.ieee_max, dt.NUMERIC, MINMAX, "maximum", "maximum(src0[i, j], s)",
                "IEEE 754-2019 maximum: NaN in either operand gives NaN; max(-0, +0) = +0."),
-    "MIN": _Op(C.ieee_min, dt.NUMERIC, ROUNDED, "minimum", "minimum(src0[i, j], s)",
+    "MIN": _Op(C.ieee_min, dt.NUMERIC, MINMAX, "minimum", "minimum(src0[i, j], s)",
                "IEEE 754-2019 minimum: NaN in either operand gives NaN; min(-0, +0) = -0."),
     "EXPDIF": _Op(_expdif, dt.FLOATS, _EXP_NUMERICS, "exponential of the difference",
                   "exp(src0[i, j] - s)",

@@ -16,7 +16,7 @@ from .. import constraints as K
 from .. import dtypes as dt
 from ..attrs import CmpMode
 from ..registry import declare
-from ..spec import (Attr, Domain, DTypeRule, EXACT, Example, Family, Instruction, Numerics, ROUNDED,
+from ..spec import (Attr, Domain, DTypeRule, EXACT, Example, Family, Instruction, MINMAX, Numerics, ROUNDED,
                     same, tuples)
 from ..types import Pipe
 from ..values import Tile
@@ -88,11 +88,11 @@ _tile_scalar("TMULS", "multiply by a scalar", np.multiply, dt.NUMERIC,
              special="IEEE: 0 * inf = NaN; integers keep the low bits of the product.")
 _tile_scalar("TMAXS", "maximum with a scalar", C.ieee_max, dt.NUMERIC,
              "dst[i, j] = maximum(src[i, j], scalar) (IEEE 754-2019 `maximum`).",
-             _example(*F32_EXAMPLE, 0.0), numerics=EXACT, a2=A2_ARITH, a5=A5_MINMAX,
+             _example(*F32_EXAMPLE, 0.0), numerics=MINMAX, a2=A2_ARITH, a5=A5_MINMAX,
              special="NaN in src or scalar gives NaN; max(-0, +0) = +0.")
 _tile_scalar("TMINS", "minimum with a scalar", C.ieee_min, dt.NUMERIC,
              "dst[i, j] = minimum(src[i, j], scalar) (IEEE 754-2019 `minimum`).",
-             _example(*F32_EXAMPLE, 0.0), numerics=EXACT, a2=A2_ARITH, a5=A5_MINMAX,
+             _example(*F32_EXAMPLE, 0.0), numerics=MINMAX, a2=A2_ARITH, a5=A5_MINMAX,
              special="NaN in src or scalar gives NaN; min(-0, +0) = -0.")
 _tile_scalar("TREMS", "remainder by a scalar (floored)", _rem(True), dt.NUMERIC_SIGNED,
              "dst[i, j] = src[i, j] - floor(src[i, j] / scalar) * scalar: the floored remainder, "

@@ -257,5 +257,5 @@ RULES: dict[str, Any] = {
     name: MapRule(reads, on_first_source(fn, reads[0].operand)) for name, (reads, fn) in _TABLE.items()
 }
 RULES["TCMP"] = MapRule(BIN, _tcmp)
-RULES["TSEL"] = MapRule((MASK, Access("src0", "elem", "source 0", raw=True),
-                         Access("src1", "elem", "source 1", raw=True)), op_select, raw_result=True)
+RULES["TSEL"] = MapRule((MASK, Access("src0", "elem", "src0", raw=True),
+                         Access("src1", "elem", "src1", raw=True)), op_select, raw_result=True)

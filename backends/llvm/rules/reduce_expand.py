@@ -70,7 +70,7 @@ class _Reduce:
     def narrow(self, b: ir.IRBuilder, d: Any, acc: ir.Value) -> ir.Value:
         return b.fptrunc(acc, F32) if d.is_float and self.kind == "PROD" else acc
 
-    def combine(self, cg: KernelCodegen, d: Any, acc: ir.Value, x: ir.Value, axis: str) -> ir.Value:
+    def combine(self, cg: KernelCodegen, d: Any, acc: ir.Value, x: ir.Value) -> ir.Value:
         b = cg.b
         if self.kind == "SUM":
             return b.fadd(acc, x, flags=("reassoc",)) if d.is_float else b.add(acc, x)
@@ -104,7 +104,7 @@ def _row_reduction(kind: str) -> Callable[[KernelCodegen, TileOp], None]:
             b.store(red.identity(d), acc)
             with cg.loop(0, c, name="c") as j:
                 x = red.widen(b, d, src.load(b, i, j))
-                b.store(red.combine(cg, d, b.load(acc, typ=red.acc_type(d)), x, "row"), acc)
+                b.store(red.combine(cg, d, b.load(acc, typ=red.acc_type(d)), x), acc)
             dst.store(b, i, zero, red.narrow(b, d, b.load(acc, typ=red.acc_type(d))))
     return rule
 
@@ -131,7 +131,7 @@ def _col_reduction(kind: str) -> Callable[[KernelCodegen, TileOp], None]:
             with cg.loop(0, c, name="c") as j:
                 p = slot(j)
                 x = red.widen(b, d, src.load(b, i, j))
-                b.store(red.combine(cg, d, b.load(p, typ=ty), x, "col"), p)
+                b.store(red.combine(cg, d, b.load(p, typ=ty), x), p)
         with cg.loop(0, c, name="c") as j:
             dst.store(b, zero, j, red.narrow(b, d, b.load(slot(j), typ=ty)))
     return rule

@@ -75,7 +75,7 @@ RULES.update({
     "TADDSC": MapRule(FUSED, _fused(E.op_add)),
     "TSUBSC": MapRule(FUSED, _fused(E.op_sub)),
     "TCMPS": MapRule(SRC_S, _tcmps),
-    "TSELS": MapRule((E.MASK, Access("src", "elem", "source 0", raw=True), Access("scalar", "scalar", "scalar")),
+    "TSELS": MapRule((E.MASK, Access("src", "elem", "src", raw=True), Access("scalar", "scalar", "scalar")),
                      _tsels, raw_result=True),
     "TEXPANDS": MapRule((Access("scalar", "scalar", "scalar"),), _texpands),
 })
