@@ -89,7 +89,9 @@ def _valid_result(cg: KernelCodegen, axis: str, dst: TileRef, rows: ir.Value, co
              expected="dst valid region {0}x{1}", actual="{2}x{3}", details=[rows, cols, dst.vrows, dst.vcols])
 
 
-def _row_reduction(kind: str) -> Callable[[KernelCodegen, TileOp], None]:
+def _reduction(axis: str, kind: str) -> Callable[[KernelCodegen, TileOp], None]:
+    """Rows: one accumulator per row, reduced along it (a vectorised reduction). Columns: one
+    accumulator per column, all updated row by row (an elementwise loop that vectorises)."""
     red = _Reduce(kind)
 
     def rule(cg: KernelCodegen, op: TileOp) -> None:
@@ -97,43 +99,37 @@ def _row_reduction(kind: str) -> Callable[[KernelCodegen, TileOp], None]:
         src, dst = cg.tile(op, "src"), cg.tile(op, "dst")
         d = src.dtype
         r, c = src.vrows, src.vcols
-        _valid_result(cg, "row", dst, r, ir.Constant(I64, 1))
-        acc = cg.alloca(red.acc_type(d), "row.acc")
-        zero = ir.Constant(I64, 0)
-        with cg.loop(0, r, name="r") as i:
-            b.store(red.identity(d), acc)
-            with cg.loop(0, c, name="c") as j:
-                x = red.widen(b, d, src.load(b, i, j))
-                b.store(red.combine(cg, d, b.load(acc, typ=red.acc_type(d)), x), acc)
-            dst.store(b, i, zero, red.narrow(b, d, b.load(acc, typ=red.acc_type(d))))
-    return rule
-
-
-def _col_reduction(kind: str) -> Callable[[KernelCodegen, TileOp], None]:
-    red = _Reduce(kind)
-
-    def rule(cg: KernelCodegen, op: TileOp) -> None:
-        b = cg.b
-        src, dst = cg.tile(op, "src"), cg.tile(op, "dst")
-        d = src.dtype
-        r, c = src.vrows, src.vcols
-        _valid_result(cg, "col", dst, ir.Constant(I64, 1), c)
+        zero, one = ir.Constant(I64, 0), ir.Constant(I64, 1)
         ty = red.acc_type(d)
+
+        def add(p: ir.Value, i: ir.Value, j: ir.Value) -> None:
+            b.store(red.combine(cg, d, b.load(p, typ=ty), red.widen(b, d, src.load(b, i, j))), p)
+
+        def result(p: ir.Value) -> ir.Value:
+            return red.narrow(b, d, b.load(p, typ=ty))
+
+        if axis == "row":
+            _valid_result(cg, "row", dst, r, one)
+            acc = cg.alloca(ty, "row.acc")
+            with cg.loop(0, r, name="r") as i:
+                b.store(red.identity(d), acc)
+                with cg.loop(0, c, name="c") as j:
+                    add(acc, i, j)
+                dst.store(b, i, zero, result(acc))
+            return
+        _valid_result(cg, "col", dst, one, c)
         accs = cg.alloca(ir.ArrayType(ty, max(src.cols, 1)), "col.acc")
 
         def slot(j: ir.Value) -> ir.Value:
-            return b.gep(accs, [ir.Constant(I64, 0), j], inbounds=True)
+            return b.gep(accs, [zero, j], inbounds=True)
 
-        zero = ir.Constant(I64, 0)
         with cg.loop(0, c, name="c") as j:
             b.store(red.identity(d), slot(j))
         with cg.loop(0, r, name="r") as i:
             with cg.loop(0, c, name="c") as j:
-                p = slot(j)
-                x = red.widen(b, d, src.load(b, i, j))
-                b.store(red.combine(cg, d, b.load(p, typ=ty), x), p)
+                add(slot(j), i, j)
         with cg.loop(0, c, name="c") as j:
-            dst.store(b, zero, j, red.narrow(b, d, b.load(slot(j), typ=ty)))
+            dst.store(b, zero, j, result(slot(j)))
     return rule
 
 
@@ -194,7 +190,7 @@ def _rules() -> dict[str, Any]:
     for axis in ("row", "col"):
         A = axis.upper()
         for kind in ("SUM", "MAX", "MIN", "PROD"):
-            rules[f"T{A}{kind}"] = (_row_reduction if axis == "row" else _col_reduction)(kind)
+            rules[f"T{A}{kind}"] = _reduction(axis, kind)
         rules[f"T{A}EXPAND"] = _broadcast(axis)
         reads = (Access("src0", "elem", "src0"), _VECTOR[axis])
         for name, fn in _BINARY.items():
