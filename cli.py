@@ -14,6 +14,7 @@ from .assembler.loading import is_bytecode, parse_bytes, read_bytes
 from .isa import PTOError
 from .isa import docgen, registry
 from .isa.profiles import PROFILES
+from .isa.types import ScalarType
 from .isa.render import instruction_json, spec_json
 
 
@@ -135,6 +136,19 @@ def _kernel(m: Module, name: str | None) -> Kernel:
     raise PTOError("PTO_KERNEL", f"no kernel @{name} in the module", expected=have, actual=name)
 
 
+def _require_arguments(kernel: Kernel, given: dict[str, object]) -> None:
+    """Every parameter needs a value: running on arrays nobody asked for would print
+    numbers computed from zeros. ``--random`` or ``--zeros`` fill the rest on request."""
+    missing = [p for p in kernel.params if p.name not in given]
+    if not missing:
+        return
+    how = [f"--arg {p.name}=" + ("VALUE" if isinstance(p.type, ScalarType) else "FILE.npy") for p in missing]
+    raise PTOError("PTO_ARG", f"@{kernel.name}: no value for " + ", ".join(f"%{p.name}" for p in missing),
+                   expected=" ".join(how), actual="no --arg for " + ", ".join(p.name for p in missing),
+                   notes=["or fill the arrays not given with --random [--seed N] or --zeros "
+                          "(with --shape NAME=AxB for dynamic dims); scalars always need --arg"])
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     import copy
     import time
@@ -152,6 +166,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     given = {n: literal(v) for n, v in map(parse_assignment, args.arg)}
     shapes = {n: parse_shape(v) for n, v in map(parse_assignment, args.shape)}
     outs = list(map(parse_assignment, args.out))
+    if not (args.random or args.zeros):
+        _require_arguments(kernel, given)
     values = fill(kernel, given, shapes, args.seed if args.random else None)
     for name, _ in outs:   # before the run, so a typo does not cost one
         if name not in values:
@@ -265,8 +281,12 @@ def _parser() -> argparse.ArgumentParser:
                      help="the shape of an array parameter not given (dynamic dims)")
     run.add_argument("--out", action="append", default=[], metavar="NAME=FILE.npy",
                      help="save an array parameter after the run")
-    run.add_argument("--random", action="store_true",
-                     help="fill array parameters not given with random values (else zeros)")
+    fill_mode = run.add_mutually_exclusive_group()
+    fill_mode.add_argument("--random", action="store_true",
+                           help="fill array parameters not given with random values")
+    fill_mode.add_argument("--zeros", action="store_true",
+                           help="fill array parameters not given with zeros "
+                                "(without --random or --zeros every parameter needs --arg)")
     run.add_argument("--seed", type=int, default=0, help="the seed --random draws from (default 0)")
     run.add_argument("--block-num", type=int, default=1, help="run block indices 0..N-1")
     run.add_argument("--relaxed", action="store_true", help="no uninitialised-read or poison checks")

@@ -208,15 +208,30 @@ def test_run_softmax_with_random_inputs(cli, softmax: pathlib.Path, tmp_path: pa
 def test_run_with_an_input_file(cli, softmax: pathlib.Path, tmp_path: pathlib.Path) -> None:
     x = (np.random.default_rng(1).standard_normal((32, 1024)) * 4).astype(np.float32)
     np.save(tmp_path / "in.npy", x)
-    rc, _, _ = cli("run", softmax, "--arg", f"x={tmp_path / 'in.npy'}", "--shape", "y=32x1024",
+    rc, _, _ = cli("run", softmax, "--arg", f"x={tmp_path / 'in.npy'}", "--zeros", "--shape", "y=32x1024",
                    "--arg", "rows=32", "--out", f"y={tmp_path / 'y.npy'}")
     assert rc == 0
     np.testing.assert_allclose(np.load(tmp_path / "y.npy"), softmax_rows(x), rtol=2e-6, atol=1e-9)
 
 
-def test_run_without_random_fills_zeros(cli, softmax: pathlib.Path, tmp_path: pathlib.Path) -> None:
-    assert cli("run", softmax, *RUN, "--out", f"y={tmp_path / 'y.npy'}")[0] == 0
+def test_a_parameter_without_a_value_is_an_error_not_zeros(cli, softmax: pathlib.Path,
+                                                           tmp_path: pathlib.Path) -> None:
+    rc, out, err = cli("run", softmax, *RUN, "--out", f"y={tmp_path / 'y.npy'}")
+    assert (rc, out) == (2, "") and not (tmp_path / "y.npy").exists()
+    head, expected, actual, note = err.splitlines()
+    assert head == "PTO_ARG: @softmax: no value for %x, %y"
+    assert expected == "  expected: --arg x=FILE.npy --arg y=FILE.npy"
+    assert actual == "  actual:   no --arg for x, y" and "--random" in note and "--zeros" in note
+    rc, _, err = cli("run", softmax, "--shape", "x=64x1024", "--shape", "y=64x1024")
+    assert rc == 2 and err.startswith("PTO_ARG: @softmax: no value for %x, %y, %rows")
+    assert "--arg rows=VALUE" in err
+
+
+def test_zeros_fills_on_request(cli, softmax: pathlib.Path, tmp_path: pathlib.Path) -> None:
+    assert cli("run", softmax, "--zeros", *RUN, "--out", f"y={tmp_path / 'y.npy'}")[0] == 0
     assert np.array_equal(np.load(tmp_path / "y.npy"), np.full((64, 1024), 1 / 1024, np.float32))
+    with pytest.raises(SystemExit):
+        cli("run", softmax, "--zeros", "--random", *RUN)
 
 
 def test_compare_with_reference(cli, softmax: pathlib.Path) -> None:
@@ -231,9 +246,9 @@ def test_relaxed_applies_to_both_sides_of_a_comparison(cli, tmp_path: pathlib.Pa
     src = tmp_path / "u.pto"                                 # stores a tile it never wrote
     src.write_text("kernel @k(%g : !pto.memref<16x16xf32>) {\n  .tile %t : !pto.tile<16x16xf32>\n"
                    "  tstore %g[0, 0], %t : (!pto.memref<16x16xf32>, !pto.tile<16x16xf32>)\n}\n")
-    rc, _, err = cli("run", src)
+    rc, _, err = cli("run", src, "--zeros")
     assert rc == 2 and f"{src}:3:3: RUNTIME_UNINIT_READ" in err
-    assert cli("run", src, "--relaxed", "--compare-with", "reference")[0] == 0
+    assert cli("run", src, "--zeros", "--relaxed", "--compare-with", "reference")[0] == 0
 
 
 def test_trace_is_chrome_json(cli, softmax: pathlib.Path, tmp_path: pathlib.Path) -> None:
