@@ -10,6 +10,7 @@ from typing import Any, NoReturn
 
 from ..isa import attrs as A
 from ..isa.diagnostics import Location, ParseError, PTOError, StructError
+from ..isa.suggest import did_you_mean
 from ..isa.types import Pipe, Type, parse_type
 from .ir import Number, Value
 from .lexer import (ATTR, EOF, ERROR, FLOAT, IDENT, INT, NAME_MARK, NEWLINE, PUNCT, TYPE, VALUE, VALUE_NAME,
@@ -273,7 +274,7 @@ class Cursor:
         key, value = m.groups()
         cls = ENUM_KEYS.get(key)
         if cls is None:
-            self.fail("PARSE_ATTR", f"unknown attribute kind '{key}'", tok,
+            self.fail("PARSE_ATTR", f"unknown attribute kind '{key}'{did_you_mean(key, ENUM_KEYS)}", tok,
                       expected=", ".join(sorted(ENUM_KEYS)), actual=key)
         return cls, self.member(cls, value, tok)
 
@@ -284,7 +285,7 @@ class Cursor:
         for m in cls:
             if m.name.upper() == v or str(m.value).upper() == v:
                 return m
-        self.fail("PARSE_ATTR", f"'{value}' is not a {cls.__name__}", tok,
+        self.fail("PARSE_ATTR", f"'{value}' is not a {cls.__name__}{did_you_mean(value, (m.name for m in cls))}", tok,
                   expected=" | ".join(m.name for m in cls), actual=value)
 
     def operand(self) -> Item:

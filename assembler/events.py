@@ -13,6 +13,7 @@ from typing import Any
 
 from ..isa.families.sync import OP_CLASS_PIPE
 from ..isa.registry import get
+from ..isa.suggest import did_you_mean
 from ..isa.types import INDEX, ScalarType
 from .ir import PipeLit, TileOp, make_lit
 from .lexer import IDENT, PUNCT, VALUE, Token
@@ -30,7 +31,7 @@ class EventParser:
         t: Token = self.expect(IDENT, what="an operation class (TLOAD, TVEC, TMATMUL, ...)")
         pipe = OP_CLASS_PIPE.get(t.text.upper())
         if pipe is None:
-            self.fail("PARSE_ATTR", f"unknown operation class '{t.text}'", t,
+            self.fail("PARSE_ATTR", f"unknown operation class '{t.text}'{did_you_mean(t.text, OP_CLASS_PIPE)}", t,
                       expected=" | ".join(OP_CLASS_PIPE), actual=t.text)
         return PipeLit(pipe)
 

@@ -21,7 +21,8 @@ import gc
 from typing import Any, Callable, Iterator
 
 from ..isa.diagnostics import PTOError, PTOErrorGroup, StructError
-from ..isa.registry import lookup as lookup_instruction
+from ..isa.registry import lookup as lookup_instruction, names as registry_names
+from ..isa.suggest import did_you_mean
 from . import scalar_ops as S
 from .control import ControlParser, Finish
 from .cursor import Defer, Silent, location
@@ -367,7 +368,9 @@ class Parser(ControlParser, EventParser):
         spec = S.lookup(mt.text)
         if spec is not None:
             return [self._scalar(spec, mt, results, scope)]
-        self.fail("PARSE_UNKNOWN_MNEMONIC", f"unknown mnemonic '{mt.text}'", mt,
+        known = (*registry_names(), *(o.text_name for o in S.SCALAR_OPS.values()), *CONTROL, *CONSTANT, *ALLOC,
+                 *EVENT_FORMS)
+        self.fail("PARSE_UNKNOWN_MNEMONIC", f"unknown mnemonic '{mt.text}'{did_you_mean(mt.text, known)}", mt,
                   expected="an instruction listed by 'pto isa', an arith scalar op, for, if or yield",
                   actual=mt.text)
 

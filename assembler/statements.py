@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..isa.diagnostics import Location
+from ..isa.suggest import did_you_mean
 from ..isa.types import INDEX, ScalarType, TileType, Type
 from . import scalar_ops as S
 from .cursor import Defer
@@ -14,6 +15,8 @@ from .scope import Scope
 from .tileops import TileOpParser
 
 I1 = ScalarType("i1")
+
+DIRECTIVES = (".arg", ".const", ".tile")
 
 
 @dataclass
@@ -159,7 +162,7 @@ class StatementParser(TileOpParser):
             vt = self.expect(VALUE, what="%name")
             self.pending = [vt.text[1:]]
             return [self._tile_decl(dt, vt, scope)]
-        self.fail("PARSE_DIRECTIVE", f"unknown directive '{dt.text}'", dt, expected=".arg, .const, .tile",
+        self.fail("PARSE_DIRECTIVE", f"unknown directive '{dt.text}'{did_you_mean(dt.text, DIRECTIVES)}", dt, expected=".arg, .const, .tile",
                   actual=dt.text)
 
     def _constant(self, mt: Token, results: list[Token], scope: Scope) -> Const:
@@ -207,7 +210,8 @@ class StatementParser(TileOpParser):
         if spec.predicates:
             pt = self.expect(IDENT, what="a predicate")
             if pt.text not in spec.predicates:
-                self.fail("PARSE_ATTR", f"'{pt.text}' is not a {spec.name} predicate", pt,
+                self.fail("PARSE_ATTR", f"'{pt.text}' is not a {spec.name} predicate"
+                          f"{did_you_mean(pt.text, spec.predicates)}", pt,
                           expected=" ".join(spec.predicates), actual=pt.text)
             pred = pt.text
             self.expect(PUNCT, ",")

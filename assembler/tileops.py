@@ -14,6 +14,7 @@ from typing import Any
 
 from ..isa.diagnostics import Location, PTOError
 from ..isa.spec import Instruction, Kind, Operand
+from ..isa.suggest import did_you_mean
 from ..isa.types import INDEX, SCALAR_NAMES, ScalarType, TileType, Type
 from .cursor import Cursor, Defer, Item, Silent
 from .ir import Lit, MemRef, PipeLit, TileOp, Value, make_lit
@@ -323,7 +324,8 @@ class TileOpParser(Cursor):
             try:
                 decl = instr.attr(nt.text)
             except KeyError:
-                self.fail("STRUCT_UNKNOWN_ATTR", f"{instr.asm_name} has no attribute '{nt.text}'", nt,
+                self.fail("STRUCT_UNKNOWN_ATTR", f"{instr.asm_name} has no attribute '{nt.text}'"
+                          f"{did_you_mean(nt.text, (a.name for a in instr.attrs))}", nt,
                           expected=", ".join(a.name for a in instr.attrs) or "no attributes",
                           actual=nt.text)
             if nt.text in out:

@@ -18,10 +18,12 @@ from ..isa import profiles
 from ..isa.checks import check_legality, check_structure
 from ..isa.diagnostics import LegalityError, Location, PTOError, PTOErrorGroup, StructError
 from ..isa.profiles import Profile
+from ..isa.suggest import did_you_mean
 from ..isa.types import INDEX, GlobalType, ScalarType, TileType, Type
 from . import scalar_ops as S
 from .ir import (Const, For, If, Kernel, Lit, MemRef, Module, ScalarOp, Stmt, TileDecl, TileOp, Value,
                  Yield, make_lit)
+from .initialisation import uninitialised_reads
 from .ordering import SIGN as FLAG_SIGN, check_order
 from .operands import defines, gap_error, kind_error
 from .scope import MISSING, Scope
@@ -32,7 +34,8 @@ _TYPE = operator.attrgetter("type")
 
 def diagnose(module: Module, profile: str | None = None) -> list[PTOError]:
     """Every structural diagnostic, legality for ``profile`` when one is named, and the
-    ordering of manual flags (``ordering.py``) for kernels that are otherwise sound."""
+    ordering of manual flags (``ordering.py``) and reads of never-written tiles
+    (``initialisation.py``) for kernels that are otherwise sound."""
     prof = profiles.get(profile) if profile is not None else None
     errs: list[PTOError] = []
     seen: set[str] = set()
@@ -48,6 +51,8 @@ def diagnose(module: Module, profile: str | None = None) -> list[PTOError]:
             errs += kernel_errs
         else:
             errs += check_order(k)
+        if not kernel_errs:                         # so do never-written tiles (initialisation.py)
+            errs += uninitialised_reads(k)
     return errs
 
 
@@ -308,7 +313,8 @@ class _KernelCheck:
         declared = {o.name for o in instr.operands}
         for name in s.args:
             if name not in declared:
-                self._err("STRUCT_UNKNOWN_OPERAND", f"{instr.asm_name} has no operand '{name}'",
+                self._err("STRUCT_UNKNOWN_OPERAND", f"{instr.asm_name} has no operand '{name}'"
+                          f"{did_you_mean(name, declared)}",
                           expected=", ".join(sorted(declared)), actual=name)
         gap = gap_error(instr, s.args)
         if gap:
@@ -363,7 +369,8 @@ class _KernelCheck:
     def _scalar(self, s: ScalarOp, scope: Scope) -> None:
         spec = S.SCALAR_OPS.get(s.op)
         if spec is None:
-            self._err("STRUCT_SCALAR_TYPE", f"unknown scalar op '{s.op}'", expected=" ".join(S.SCALAR_OPS))
+            self._err("STRUCT_SCALAR_TYPE", f"unknown scalar op '{s.op}'{did_you_mean(s.op, S.SCALAR_OPS)}",
+                      expected=" ".join(S.SCALAR_OPS))
         elif len(s.operands) != spec.arity:
             self._err("STRUCT_SCALAR_TYPE", f"{s.op} takes {spec.arity} operand(s)", expected=spec.arity,
                       actual=len(s.operands))

@@ -9,6 +9,7 @@ from . import constraints as K
 from .diagnostics import LegalityError, Location as Loc, PTOError, StructError
 from .profiles import Profile
 from .spec import Instruction, Kind
+from .suggest import did_you_mean
 from .types import EventType, GlobalType, ScalarType, TileType, Type
 
 _KIND_OF: dict[Kind, tuple[type, ...]] = {
@@ -48,7 +49,8 @@ def check_structure(instr: Instruction, types: Mapping[str, Type], attrs: Mappin
     declared = {a.name: a for a in instr.attrs}
     for name in attrs:
         if name not in declared:
-            errs.append(StructError("STRUCT_UNKNOWN_ATTR", f"{instr.mnemonic} has no attribute '{name}'",
+            errs.append(StructError("STRUCT_UNKNOWN_ATTR", f"{instr.mnemonic} has no attribute '{name}'"
+                                    f"{did_you_mean(name, declared)}",
                                     location=where, expected=", ".join(declared) or "no attributes",
                                     actual=name))
     for a in instr.attrs:

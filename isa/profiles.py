@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from .diagnostics import SpecError
+from .suggest import did_you_mean
 from .types import Layout, Location, Pipe
 
 KB = 1024
@@ -112,5 +113,5 @@ def get(name: str) -> Profile:
     try:
         return PROFILES[name]
     except KeyError:
-        raise SpecError("SPEC_UNKNOWN_PROFILE", f"unknown profile '{name}'",
+        raise SpecError("SPEC_UNKNOWN_PROFILE", f"unknown profile '{name}'{did_you_mean(name, PROFILES)}",
                         expected=", ".join(PROFILES), actual=name) from None

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from .diagnostics import SpecError
 from .spec import Family, Instruction
+from .suggest import did_you_mean
 
 _TABLE: dict[str, Instruction] = {}
 _LOOKUP: dict[str, Instruction] = {}
@@ -29,10 +30,15 @@ def lookup(name: str) -> Instruction | None:
     return _LOOKUP.get(normalize(name))
 
 
+def names() -> list[str]:
+    """Every accepted mnemonic (lowercase, aliases included): what unknown names are matched against."""
+    return list(_LOOKUP)
+
+
 def get(name: str) -> Instruction:
     instr = lookup(name)
     if instr is None:
-        raise SpecError("SPEC_UNKNOWN_INSTRUCTION", f"unknown instruction '{name}'",
+        raise SpecError("SPEC_UNKNOWN_INSTRUCTION", f"unknown instruction '{name}'{did_you_mean(name, _LOOKUP)}",
                         expected="a mnemonic listed by 'pto isa'", actual=name)
     return instr
 

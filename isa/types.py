@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from . import dtypes as dt
 from .diagnostics import ParseError
+from .suggest import did_you_mean
 
 class Location(enum.Enum):
     """On-chip buffer a tile lives in (Ascend names: UB, L1, L0A, L0B, L0C, BT, FB)."""
@@ -209,8 +210,19 @@ _PUBLIC_LAYOUTS = {
 }
 
 
-def _fail(text: str, msg: str, expected: object = None) -> ParseError:
-    return ParseError("PARSE_TYPE", f"{msg} in type '{text}'", expected=expected)
+_TILE_OPTIONS = ("loc", "layout", "valid", "pad")
+_MEMREF_OPTIONS = ("strides", "layout")
+_TYPE_HEADS = (*SCALAR_NAMES, "!pto.tile", "!pto.tile_buf", "!pto.memref", "!pto.global", "!pto.event")
+
+
+def _type_head(text: str) -> str:
+    """What names the kind of a type spelling: all of a scalar, ``!pto.tile`` of a tile."""
+    return text.partition("<")[0].strip()
+
+
+def _fail(text: str, msg: str, expected: object = None, suggest: str = "") -> ParseError:
+    """A PARSE_TYPE error; ``suggest`` is a did-you-mean tail for an unknown name."""
+    return ParseError("PARSE_TYPE", f"{msg} in type '{text}'{suggest}", expected=expected)
 
 
 def _split_top(body: str) -> list[str]:
@@ -234,7 +246,8 @@ def _dtype(text: str, name: str) -> dt.DType:
     try:
         return dt.get(name)
     except KeyError:
-        raise _fail(text, f"unknown element type '{name}'", expected=" ".join(dt.BY_NAME)) from None
+        raise _fail(text, f"unknown element type '{name}'", expected=" ".join(dt.BY_NAME),
+                    suggest=did_you_mean(name, dt.BY_NAME)) from None
 
 
 def _extent(text: str, tok: str) -> int | None:
@@ -258,8 +271,8 @@ def _enum(text: str, enum_cls: type[enum.Enum], value: str) -> enum.Enum:
     for member in enum_cls:
         if member.value.lower() == value.lower() or member.name.lower() == value.lower():
             return member
-    raise _fail(text, f"bad {enum_cls.__name__} '{value}'",
-                expected=", ".join(m.value for m in enum_cls))
+    raise _fail(text, f"bad {enum_cls.__name__} '{value}'", expected=", ".join(m.value for m in enum_cls),
+                suggest=did_you_mean(value, (m.value for m in enum_cls)))
 
 
 def _parse_tile(text: str, body: str) -> TileType:
@@ -286,7 +299,8 @@ def _parse_tile(text: str, body: str) -> TileType:
                 raise _fail(text, f"bad valid region '{value}'", expected="ROWSxCOLS with '?' for dynamic")
             kw["valid_rows"], kw["valid_cols"] = _extent(text, vr), _extent(text, vc)
         else:
-            raise _fail(text, f"unknown tile option '{key}'", expected="loc, layout, valid, pad")
+            raise _fail(text, f"unknown tile option '{key}'", expected=", ".join(_TILE_OPTIONS),
+                        suggest=did_you_mean(key, _TILE_OPTIONS))
     if rows <= 0 or cols <= 0:
         raise _fail(text, "tile extents must be positive", expected="rows > 0 and cols > 0")
     return _checked(text, TileType(rows, cols, dtype, **kw))
@@ -338,7 +352,8 @@ def _parse_memref(text: str, body: str) -> GlobalType:
         elif key == "layout":
             layout = _enum(text, GlobalLayout, value)
         else:
-            raise _fail(text, f"unknown memref option '{key}'", expected="strides, layout")
+            raise _fail(text, f"unknown memref option '{key}'", expected=", ".join(_MEMREF_OPTIONS),
+                        suggest=did_you_mean(key, _MEMREF_OPTIONS))
     return GlobalType(dims, dtype, strides, layout)
 
 
@@ -351,7 +366,8 @@ def parse_type(text: str) -> Type:
         return EVENT
     m = re.match(r"^!pto\.(tile_buf|tile|memref|global)<(.*)>$", t, re.S)
     if not m:
-        raise _fail(t, "unknown type", expected="!pto.tile<...>, !pto.memref<...>, !pto.event or a scalar type")
+        raise _fail(t, "unknown type", expected="!pto.tile<...>, !pto.memref<...>, !pto.event or a scalar type",
+                    suggest=did_you_mean(_type_head(t), _TYPE_HEADS))
     kind, body = m.groups()
     if kind == "tile":
         return _parse_tile(t, body)

@@ -1,0 +1,96 @@
+"""Diagnostics that tell the user what to change: did-you-mean suggestions for unknown names,
+layout errors at the tile declaration, and statically known out-of-bounds global windows."""
+from __future__ import annotations
+
+import pytest
+
+import openpto as pto
+from openpto.assembler import Kernel, Module, TileOp, Value, diagnose
+from openpto.isa import profiles, registry
+from openpto.isa.suggest import did_you_mean, nearest
+from openpto.isa.types import parse_type
+
+T = "!pto.tile<16x16xf32>"
+PRELUDE = f".arg %a : {T}\n.arg %i : index\n"
+
+
+def errors(text: str, profile: str | None = "cpu") -> list[pto.PTOError]:
+    """Every diagnostic of parsing then verifying ``text``."""
+    try:
+        m = pto.parse(text, filename="k.pto")
+    except pto.PTOErrorGroup as g:
+        return g.errors
+    except pto.PTOError as e:
+        return [e]
+    return diagnose(m, profile)
+
+
+def only(text: str, profile: str | None = "cpu") -> pto.PTOError:
+    errs = errors(text, profile)
+    assert len(errs) == 1, [e.render() for e in errs]
+    return errs[0]
+
+
+# --------------------------------------------------------------------------- did you mean
+
+def test_nearest_is_case_insensitive_strips_prefixes_and_keeps_the_candidate_spelling() -> None:
+    assert nearest("TMUL_S", ["tmuls", "tmul", "tadd"]) == ["tmuls"]
+    assert nearest("pto.tloadd", ["tload", "tstore"]) == ["tload"]
+    assert nearest("cmpmode", ["cmpMode", "roundMode"]) == ["cmpMode"]
+    assert nearest("xyzzy", ["tload", "tstore"]) == []
+    assert nearest("x" * 1000, ["x"]) == []          # no quadratic search on huge names
+    assert did_you_mean("tadx", ["tadd", "tand", "tabs"]) == ", did you mean tadd or tand?"
+    assert did_you_mean("zzz", ["tadd"]) == ""
+
+
+SUGGESTIONS = [
+    # (statement after the prelude, code, expected message)
+    ("%d = tmul_s %a, 1.0", "PARSE_UNKNOWN_MNEMONIC", "unknown mnemonic 'tmul_s', did you mean tmuls?"),
+    ("%d = pto.TLOADD %a", "PARSE_UNKNOWN_MNEMONIC", "unknown mnemonic 'pto.TLOADD', did you mean tload?"),
+    ("%c = arith.addx %i, %i : index", "PARSE_UNKNOWN_MNEMONIC",
+     "unknown mnemonic 'arith.addx', did you mean arith.addf, arith.addi or tadd?"),
+    ("scf.fro", "PARSE_UNKNOWN_MNEMONIC", "unknown mnemonic 'scf.fro', did you mean for?"),
+    ("%d = frobnicate %a", "PARSE_UNKNOWN_MNEMONIC", "unknown mnemonic 'frobnicate'"),
+    (".tiel %t : !pto.tile<16x16xf32>", "PARSE_DIRECTIVE", "unknown directive '.tiel', did you mean .tile?"),
+    ("%m = tcmp %a, %a {cmpmode = GT}", "STRUCT_UNKNOWN_ATTR",
+     "tcmp has no attribute 'cmpmode', did you mean cmpMode?"),
+    ("%m = tcmp %a, %a {cmpMode = GTT}", "PARSE_ATTR", "'GTT' is not a CmpMode, did you mean GT?"),
+    ("%m = tcmp %a, %a {cmpMode = #pto.cpm<GT>}", "PARSE_ATTR", "unknown attribute kind 'cpm', did you mean cmp?"),
+    ("%c = arith.cmpi sltt, %i, %i", "PARSE_ATTR", "'sltt' is not a cmpi predicate, did you mean slt?"),
+    ("barrier(TVECC)", "PARSE_ATTR", "unknown operation class 'TVECC', did you mean TVEC?"),
+    (".arg %b : f23", "PARSE_TYPE", "unknown type in type 'f23', did you mean f32?"),
+    (".arg %b : !pto.tlie<16x16xf32>", "PARSE_TYPE", "unknown type in type '!pto.tlie<16x16xf32>', did you mean !pto.tile?"),
+    (".arg %b : !pto.tile<16x16xf33>", "PARSE_TYPE",
+     "unknown element type 'f33' in type '!pto.tile<16x16xf33>', did you mean f32?"),
+    (".arg %b : !pto.tile<16x16xf32, lco=vec>", "PARSE_TYPE",
+     "unknown tile option 'lco' in type '!pto.tile<16x16xf32, lco=vec>', did you mean loc?"),
+    (".arg %b : !pto.tile<16x16xf32, loc=lfet>", "PARSE_TYPE",
+     "bad Location 'lfet' in type '!pto.tile<16x16xf32, loc=lfet>', did you mean left?"),
+    (".arg %b : !pto.memref<16xf32, strid=[1]>", "PARSE_TYPE",
+     "unknown memref option 'strid' in type '!pto.memref<16xf32, strid=[1]>', did you mean strides?"),
+]
+
+
+@pytest.mark.parametrize("stmt, code, message", SUGGESTIONS)
+def test_unknown_names_suggest_the_nearest_valid_one(stmt: str, code: str, message: str) -> None:
+    e = only(PRELUDE + stmt + "\n")
+    assert (e.code, e.message) == (code, message)
+
+
+def test_built_modules_get_suggestions_for_operands_and_attributes() -> None:
+    tadd, tcmp = registry.get("TADD"), registry.get("TCMP")
+    a = Value("a", parse_type(T))
+    bad_operand = TileOp(tadd, {"dst": a, "src0": a, "src_1": a})
+    bad_attr = TileOp(tcmp, {"dst": Value("m", parse_type("!pto.tile<16x16xi1>")), "src0": a, "src1": a},
+                      {"cmp_mode": 1})
+    errs = diagnose(Module((Kernel("k", (a,), (bad_operand, bad_attr)),)), "cpu")
+    msgs = {e.code: e.message for e in errs}
+    assert msgs["STRUCT_UNKNOWN_OPERAND"] == "tadd has no operand 'src_1', did you mean src1?"
+    assert msgs["STRUCT_UNKNOWN_ATTR"].endswith("has no attribute 'cmp_mode', did you mean cmpMode?")
+
+
+def test_api_lookups_suggest_too() -> None:
+    with pytest.raises(pto.PTOError, match=r"unknown instruction 'tmatmull', did you mean tmatmul\?"):
+        registry.get("tmatmull")
+    with pytest.raises(pto.PTOError, match=r"unknown profile 'a33', did you mean a3\?"):
+        profiles.get("a33")
