@@ -3,6 +3,7 @@ as tracebacks."""
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import os
 import sys
@@ -10,7 +11,9 @@ from typing import Callable, Sequence
 
 from . import check, load
 from .assembler.ir import Kernel, Module
-from .assembler.loading import is_bytecode, parse_bytes, read_bytes
+from .assembler.format import format_source
+from .assembler.loading import decode_text, is_bytecode, read_bytes
+from .assembler.parser import parse
 from .isa import PTOError
 from .isa import docgen, registry
 from .isa.profiles import PROFILES
@@ -77,12 +80,17 @@ def _cmd_fmt(args: argparse.Namespace) -> int:
     if is_bytecode(original):   # -i would silently turn the bytecode file into text
         raise PTOError("PTO_FILE", f"{args.file} is bytecode; fmt formats PTO-AS text (see pto dis)",
                        expected="PTO-AS text", actual="PTO bytecode")
-    text = parse_bytes(original, args.file).to_text()
+    source = decode_text(original, args.file)
+    text = format_source(parse(source, filename=args.file), source)
     if args.check:
-        if original != text.encode():
-            print(f"{args.file}: not in canonical form", file=sys.stderr)
-            return 1
-        return 0
+        if original == text.encode():
+            return 0
+        diff = difflib.unified_diff(source.splitlines(keepends=True), text.splitlines(keepends=True),
+                                    f"{args.file} (as written)", f"{args.file} (canonical)")
+        sys.stdout.writelines(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+                              for line in diff)
+        print(f"{args.file}: not in canonical form", file=sys.stderr)
+        return 1
     if args.in_place:
         _write(args.file, text)
     else:
