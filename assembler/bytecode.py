@@ -59,12 +59,11 @@ from ..isa.registry import lookup as lookup_instruction
 from ..isa.spec import Instruction
 from ..isa.types import EventType, GlobalType, Pipe, ScalarType, TileType, Type, parse_type
 from . import scalar_ops as S
-from .ir import (Arg, Bound, Const, For, If, Kernel, Lit, MemRef, Module, Number, PipeLit, ScalarOp, Stmt,
-                 TileDecl, TileOp, Value, Yield)
-from .loading import MAGIC
+from .ir import (MAX_DEPTH, Arg, Bound, Const, For, If, Kernel, Lit, MemRef, Module, Number, PipeLit, ScalarOp,
+                 Stmt, TileDecl, TileOp, Value, Yield)
 from .operands import ACCEPTS
-from .parser import MAX_DEPTH
 
+MAGIC = b"PTOBC\0"
 FORMAT_VERSION = 1
 HEADER = struct.Struct("<6sHHII")          # magic, version, flags, payload length, crc32
 MAX_INT_BITS = 4096                        # literal/attribute integers (text allows 64 digits)

@@ -12,7 +12,7 @@ from ..isa import attrs as A
 from ..isa.diagnostics import Location, ParseError, PTOError, StructError
 from ..isa.suggest import did_you_mean
 from ..isa.types import Pipe, Type, parse_type
-from .ir import Number, Value
+from .ir import Lit, MemRef, Number, PipeLit, Value
 from .lexer import (ATTR, EOF, ERROR, FLOAT, IDENT, INT, NAME_MARK, NEWLINE, PUNCT, TYPE, VALUE, VALUE_NAME,
                     Token, lex_line, new_token)
 from .scope import MISSING, POISON, Scope
@@ -290,7 +290,6 @@ class Cursor:
 
     def operand(self) -> Item:
         """``%v``, ``%g[i, j]``, ``#pto.pipe<P>`` or a literal."""
-        from .ir import Lit, MemRef, PipeLit
         t = self.peek()
         if t.kind == VALUE:
             self.next()

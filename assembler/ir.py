@@ -8,18 +8,24 @@ by region; ``For``/``If`` carry them across iterations and branches with ``Yield
 Every value reference is a ``Value`` carrying its type, so a statement is self-describing
 and a backend needs no symbol table. Equality ignores source locations, so
 ``parse(print(m)) == m`` is a meaningful test.
+
+The IR is the bottom of the assembler: it imports nothing from the front or back ends
+(``isa -> ir -> parser/printer/bytecode/verifier -> loading``). ``Module.to_text`` and
+``Module.to_bytes`` reach the printer and the bytecode writer through ``WRITERS``, which
+the package ``__init__`` fills in.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping, Union
+from typing import Any, Callable, Iterator, Mapping, Union
 
 from ..isa.diagnostics import Location
 from ..isa.spec import Instruction, Kind, Role
 from ..isa.types import INDEX, Pipe, ScalarType, TileType, Type
 
 MAIN = "main"  # the kernel a bare list of statements becomes
+MAX_DEPTH = 64  # deepest nesting of regions a module may have: the text and bytecode limit
 
 
 def _loc() -> Any:
@@ -293,13 +299,17 @@ class Module:
         raise KeyError(name)
 
     def to_text(self) -> str:
-        from .printer import print_module
-        return print_module(self)
+        """The module as canonical PTO-AS (see ``printer.py``)."""
+        return WRITERS["text"](self)  # type: ignore[return-value]
 
     def to_bytes(self) -> bytes:
         """The module as PTO bytecode (see ``bytecode.py``)."""
-        from .bytecode import dump
-        return dump(self)
+        return WRITERS["bytes"](self)  # type: ignore[return-value]
 
     def __str__(self) -> str:
         return self.to_text()
+
+
+# The writers behind ``Module.to_text`` ("text") and ``Module.to_bytes`` ("bytes"): registered
+# by ``openpto.assembler`` (imported before any of its modules), so the IR needs no import of them.
+WRITERS: dict[str, Callable[[Module], "str | bytes"]] = {}

@@ -39,6 +39,7 @@ class Token(NamedTuple):
 new_token = tuple.__new__
 
 
+WS = " \t\r\f\v"          # what separates tokens (a newline ends the line too)
 _NAME = r"[A-Za-z0-9_$.\-]+"
 _IDENT = r"[A-Za-z_][A-Za-z0-9_.]*"
 _RULES: list[tuple[str, str]] = [
@@ -91,6 +92,9 @@ def _angle_end(text: str, start: int) -> int:
 
 def lex_line(text: str, line: int) -> list[Token]:
     """The tokens of one line (``text`` holds no newline), without the NEWLINE token."""
+    # Trailing blanks first: ``finditer`` would try (and fail) a match at each of them,
+    # scanning the rest of the run every time (quadratic in the run's length).
+    text = text.rstrip(WS)
     if not text.isascii():
         return _lex_general(text, line)
     toks: list[Token] = []
@@ -100,8 +104,7 @@ def lex_line(text: str, line: int) -> list[Token]:
         kind = m.lastgroup
         if kind == "comment":
             continue
-        start = m.start(m.lastindex)  # type: ignore[arg-type]
-        end = m.end()
+        start, end = m.span(m.lastindex)  # type: ignore[arg-type]
         if end < n and text[end] == "<" and kind in _BRACKETED:
             return _lex_general(text, line)
         if kind == "error":

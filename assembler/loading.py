@@ -6,9 +6,9 @@ import codecs
 import os
 
 from ..isa.diagnostics import Location, ParseError, PTOError
+from .bytecode import MAGIC, load_bytes
 from .ir import Module
-
-MAGIC = b"PTOBC\0"
+from .parser import parse
 
 
 def read_bytes(path: str | os.PathLike[str]) -> bytes:
@@ -43,9 +43,6 @@ def decode_text(data: bytes, filename: str | None = None) -> str:
 
 def parse_bytes(data: bytes, filename: str | None = None) -> Module:
     """A module from a file's bytes: bytecode when it carries the magic, UTF-8 text otherwise."""
-    from .bytecode import load_bytes
-    from .parser import parse
-
     if is_bytecode(data):
         return load_bytes(data, filename)
     return parse(decode_text(data, filename), filename=filename)

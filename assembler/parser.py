@@ -27,20 +27,18 @@ from . import scalar_ops as S
 from .control import ControlParser, Finish
 from .cursor import Defer, Silent, location
 from .events import EVENT_FORMS, EventParser
-from .ir import MAIN, Kernel, Module, Stmt, Yield
-from .lexer import DIRECTIVE, EOF, IDENT, NAME_MARK, NEWLINE, PUNCT, SYMBOL, VALUE, VALUE_NAME, Token
+from .ir import MAIN, MAX_DEPTH, Kernel, Module, Stmt, Yield
+from .lexer import DIRECTIVE, EOF, IDENT, NAME_MARK, NEWLINE, PUNCT, SYMBOL, VALUE, VALUE_NAME, WS, Token
 from .scope import Scope
 from .statements import KernelBuild
 from .tileops import TileTemplate
 
-MAX_DEPTH = 64      # nesting of regions
 MAX_ERRORS = 100
 
 CONTROL = {"for": "for", "scf.for": "for", "if": "if", "scf.if": "if", "yield": "yield",
            "scf.yield": "yield"}
 CONSTANT = ("constant", "arith.constant")
 ALLOC = ("alloc_tile", "pto.alloc_tile")
-WS = " \t\r\f\v"          # the lexer's whitespace
 Opened = tuple[list[str], Finish]
 NO_TEMPLATE = object()       # a key whose lines take the token path
 BLANK = object()             # a key whose lines hold nothing to parse (comments, ';')
@@ -91,8 +89,16 @@ class Parser(ControlParser, EventParser):
             self.next()
 
     def skip_seps(self) -> None:
-        while self.accept(NEWLINE) or self.accept(PUNCT, ";"):
-            pass
+        """Step over newlines and ';' (a tight loop: a line may hold a million of them)."""
+        while True:
+            toks, i = self.toks, self.i
+            n = len(toks)
+            while i < n and (toks[i].kind == NEWLINE or (toks[i].kind == PUNCT and toks[i].text == ";")):
+                i += 1
+            self.i = i
+            if i < n or self.next_line >= len(self.lines):
+                return
+            self.peek()                 # lex the next line
 
     # ------------------------------------------------------------------ module and kernels
     def module(self) -> Module:
