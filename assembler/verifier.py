@@ -15,7 +15,7 @@ import operator
 from typing import Callable
 
 from ..isa import profiles
-from ..isa.checks import check_legality, check_structure
+from ..isa.checks import check_legality, check_structure, tile_layout_error
 from ..isa.diagnostics import LegalityError, Location, PTOError, PTOErrorGroup, StructError
 from ..isa.profiles import Profile
 from ..isa.suggest import did_you_mean
@@ -116,7 +116,8 @@ class _Signature:
             self.found = _guarded(lambda: check_structure(s.instr, s.types(), s.attrs, Location()),
                                   f"{s.instr.mnemonic} structure check", Location())
             if not self.found and profile is not None:
-                self.found = _guarded(lambda: check_legality(s.instr, s.types(), s.attrs, profile, Location()),
+                self.found = _guarded(lambda: check_legality(s.instr, s.types(), s.attrs, profile, Location(),
+                                                             tile_layouts=False),
                                       f"{s.instr.mnemonic} legality check", Location())
         return self.found
 
@@ -142,6 +143,8 @@ class _KernelCheck:
         self.by_args: dict[tuple, _Signature] = {}      # see ``_tile_op``
         self.scalar_rules: dict[tuple, str | None] = {}   # see ``_scalar``
         self.has_flags = False          # any set_flag / wait_flag: the ordering check has work
+        self.layout_checked: set[str] = set()       # tiles whose layout was checked at their declaration
+        self.bad_layout: dict[str, int] = {}        # ... found bad: index of the error, until a use notes it
         self.handlers = {TileOp: self._tile_op, ScalarOp: self._scalar, Const: self._const,
                          TileDecl: self._tile_decl, For: self._for, If: self._if}
 
@@ -189,6 +192,28 @@ class _KernelCheck:
         why = scope.define(v)
         if why:
             self._err("STRUCT_REDEFINED", why, actual=f"%{v.name} : {v.type}")
+        elif self.profile is not None and v.type.__class__ is TileType and v.name not in self.layout_checked:
+            self._declared_layout(v)
+
+    def _declared_layout(self, v: Value) -> None:
+        """A tile's layout must suit its location: reported once, at its declaration (the
+        ``.tile``, the parameter or the first instruction writing it), where it is changed."""
+        assert self.profile is not None and isinstance(v.type, TileType)
+        self.layout_checked.add(v.name)
+        e = tile_layout_error(v.type, self.profile, self.where, f"tile %{v.name}")
+        if e is not None:
+            self.bad_layout[v.name] = len(self.errors)
+            self.errors.append(e)
+
+    def _note_layout_uses(self, s: TileOp) -> None:
+        """Add the first instruction using a badly laid out tile to its declaration's error."""
+        for name, a in s.args.items():
+            at = self.bad_layout.pop(a.name, None) if a.__class__ is Value else None  # type: ignore[union-attr]
+            if at is not None:
+                e = self.errors[at]
+                self.errors[at] = type(e)(e.code, e.message, location=e.location, expected=e.expected,
+                                          actual=e.actual, notes=[*e.notes, f"first used by {s.instr.mnemonic} "
+                                                                  f"(operand '{name}') at {self.where}"])
 
     def _index(self, v: Value | int, scope: Scope, what: str, want: Type | None = None) -> None:
         if isinstance(v, int):
@@ -303,6 +328,8 @@ class _KernelCheck:
             found = sig.found if sig.found is not None else sig.check(s, self.profile)
             if found:
                 self.errors += _located(found, self.where)
+        if self.bad_layout:
+            self._note_layout_uses(s)
         for v in new:
             self._define(v, scope)
 
@@ -345,8 +372,11 @@ class _KernelCheck:
                                          f"{instr.mnemonic} structure check")
         if len(self.errors) == before and self.profile is not None:
             prof = self.profile
-            self.errors += self._guarded(lambda: check_legality(instr, s.types(), s.attrs, prof, self.where),
+            self.errors += self._guarded(lambda: check_legality(instr, s.types(), s.attrs, prof, self.where,
+                                                                tile_layouts=False),
                                          f"{instr.mnemonic} legality check")
+        if self.bad_layout:
+            self._note_layout_uses(s)
         for v in new:
             self._define(v, scope)
 

@@ -72,9 +72,11 @@ def check_structure(instr: Instruction, types: Mapping[str, Type], attrs: Mappin
 
 
 def check_legality(instr: Instruction, types: Mapping[str, Type], attrs: Mapping[str, Any],
-                   profile: Profile, where: Loc | None = None) -> list[PTOError]:
+                   profile: Profile, where: Loc | None = None, *, tile_layouts: bool = True) -> list[PTOError]:
     """Profile rules: instruction supported, dtype tuple, locations, layouts, per-tile capacity
-    and alignment. Assumes check_structure passed."""
+    and alignment. Assumes check_structure passed. ``tile_layouts=False`` leaves out whether
+    each tile's layout suits its location: the verifier reports that at the tile's
+    declaration (see ``tile_layout_error``), where the user has to change it."""
     where = where or Loc()
     ctx = f"profile={profile.name}"
     if not instr.supported_on(profile.name):
@@ -101,11 +103,10 @@ def check_legality(instr: Instruction, types: Mapping[str, Type], attrs: Mapping
             errs.append(LegalityError("LEGAL_LOCATION", f"{instr.mnemonic} operand '{op.name}' in wrong location",
                                       location=where, expected=" or ".join(l.value for l in op.locations),
                                       actual=t.loc.value))
-        if t.layout not in profile.layouts.get(t.loc, ()):
-            errs.append(LegalityError("LEGAL_LAYOUT", f"layout {t.layout.value} is not allowed in {t.loc.value} on "
-                                      f"{profile.name} (operand '{op.name}')", location=where,
-                                      expected=" ".join(l.value for l in profile.layouts.get(t.loc, ())),
-                                      actual=t.layout.value))
+        if tile_layouts:
+            e = tile_layout_error(t, profile, where, f"operand '{op.name}'")
+            if e is not None:
+                errs.append(e)
         if t.nbytes > profile.capacity[t.loc]:
             errs.append(LegalityError("LEGAL_CAPACITY", f"operand '{op.name}' does not fit in {t.loc.value}",
                                       location=where, expected=f"<= {profile.capacity[t.loc]} bytes",
@@ -119,6 +120,16 @@ def check_legality(instr: Instruction, types: Mapping[str, Type], attrs: Mapping
         if c.code.startswith("LEGAL"):
             errs.append(LegalityError(c.code, f"{instr.mnemonic}: {msg}", location=where, expected=c.doc, actual=msg))
     return errs
+
+
+def tile_layout_error(t: TileType, profile: Profile, where: Loc, what: str) -> LegalityError | None:
+    """LEGAL_LAYOUT when ``t``'s layout is not one ``profile`` takes in ``t``'s location."""
+    why = profile.layout_error(t.loc, t.layout)
+    if why is None:
+        return None
+    return LegalityError("LEGAL_LAYOUT", f"{why} ({what})", location=where,
+                         expected=" or ".join(l.value for l in profile.layouts.get(t.loc, ())) or "nothing",
+                         actual=t.layout.value)
 
 
 def _attr_ok(kind: type, v: Any) -> bool:

@@ -12,7 +12,7 @@ from .profiles import PROFILES
 from .registry import all_instructions, by_family
 from .render import example_statement
 from .spec import Instruction
-from .types import Pipe
+from .types import Layout, Location, Pipe
 
 
 def _dtype_table(instr: Instruction) -> list[str]:
@@ -94,6 +94,19 @@ def decisions() -> str:
         out += [f"## {n}. {d.topic}", "", f"- **Public ISA:** {d.public}", f"- **openpto:** {d.choice}",
                 f"- **Why:** {d.reason}", ""]
     return "\n".join(out)
+
+
+def layout_table() -> str:
+    """Markdown: the layouts each tile location takes on each profile (``Profile.layouts``),
+    then what each layout name means. docs/assembly.md carries it; a test keeps it equal."""
+    names = list(PROFILES)
+    lines = ["| location | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+    for loc in Location:
+        cells = [" ".join(l.value for l in PROFILES[p].layouts.get(loc, ())) or "none" for p in names]
+        lines.append(f"| `{loc.value}` | " + " | ".join(cells) + " |")
+    lines += ["", "| layout | element order |", "|---|---|"]
+    lines += [f"| `{l.value}` | {l.describe} |" for l in Layout]
+    return "\n".join(lines)
 
 
 def generate() -> dict[str, str]:

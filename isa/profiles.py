@@ -37,6 +37,17 @@ class Profile:
     cube_shape: tuple[int, int, int] = (16, 16, 16)
     notes: tuple[str, ...] = field(default_factory=tuple)
 
+    def layout_error(self, loc: Location, layout: Layout) -> str | None:
+        """Why tiles in ``loc`` cannot have ``layout`` on this profile (naming the layouts
+        the location takes), or None. A property of the tile's type alone."""
+        allowed = self.layouts.get(loc, ())
+        if layout in allowed:
+            return None
+        if not allowed:
+            return f"{self.name} has no {loc.value} tiles"
+        take = " or ".join(f"{l.value} ({l.describe})" for l in allowed)
+        return f"{loc.value} tiles on {self.name} take layout {take}; got {layout.value}"
+
     def row_alignment_error(self, rows: int, cols: int, itemsize: int, layout: Layout,
                             loc: Location) -> str | None:
         """Why a tile's static shape breaks this profile's alignment rule, or None."""

@@ -43,6 +43,20 @@ class Layout(enum.Enum):
     def boxed(self) -> bool:
         return self in (Layout.NZ, Layout.ZN, Layout.ZZ)
 
+    @property
+    def describe(self) -> str:
+        """The element order in words (diagnostics and docs say what each name means)."""
+        return LAYOUT_WORDS[self]
+
+
+LAYOUT_WORDS = {
+    Layout.ND: "row-major",
+    Layout.DN: "column-major",
+    Layout.NZ: "fractal boxes in column-major order, row-major inside",
+    Layout.ZN: "fractal boxes in row-major order, column-major inside",
+    Layout.ZZ: "fractal boxes in row-major order, row-major inside",
+}
+
 
 class GlobalLayout(enum.Enum):
     ND = "ND"

@@ -2,6 +2,8 @@
 layout errors at the tile declaration, and statically known out-of-bounds global windows."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import openpto as pto
@@ -94,3 +96,60 @@ def test_api_lookups_suggest_too() -> None:
         registry.get("tmatmull")
     with pytest.raises(pto.PTOError, match=r"unknown profile 'a33', did you mean a3\?"):
         profiles.get("a33")
+
+
+# --------------------------------------------------------------------------- layouts at the declaration
+
+GEMM = (Path(__file__).resolve().parents[1] / "examples" / "gemm.pto").read_text(encoding="utf-8")
+LEFT_ND = GEMM.replace("loc=left, layout=NZ", "loc=left")         # every spelling of %left's type
+
+
+def test_a_location_layout_error_points_at_the_declaration_with_the_use_as_a_note() -> None:
+    assert errors(GEMM, "a3") == []
+    e = only(LEFT_ND, "a3")
+    decl = next(n for n, line in enumerate(LEFT_ND.splitlines(), 1) if line.lstrip().startswith(".tile %left"))
+    assert e.code == "LEGAL_LAYOUT"
+    assert (e.location.line, e.location.col) == (decl, 3)                # the .tile, not an instruction
+    assert e.message == ("left tiles on a3 take layout ZZ (fractal boxes in row-major order, row-major "
+                         "inside) or NZ (fractal boxes in column-major order, row-major inside); got ND "
+                         "(tile %left)")
+    assert (e.expected, e.actual) == ("ZZ or NZ", "ND")
+    assert len(e.notes) == 1 and e.notes[0].startswith("first used by TEXTRACT (operand 'dst') at k.pto:")
+    assert errors(LEFT_ND, "cpu") == []                                  # cpu takes any layout anywhere
+    zz = GEMM.replace("loc=left, layout=NZ", "loc=left, layout=ZZ")
+    assert errors(zz, "a3") == []
+    assert only(zz, "a5").message.startswith(
+        "left tiles on a5 take layout NZ (fractal boxes in column-major order, row-major inside); got ZZ")
+
+
+def test_layout_errors_for_parameters_and_implicit_declarations_once_per_tile() -> None:
+    text = ("kernel @k(%a : !pto.tile<16x16xf16, loc=left>, %b : !pto.tile<16x16xf16, loc=right, layout=ZN>) {\n"
+            "  %acc = tmatmul %a, %b : (!pto.tile<16x16xf16, loc=left>, !pto.tile<16x16xf16, loc=right, layout=ZN>)"
+            " -> !pto.tile<16x16xf32, loc=acc, layout=ZN>\n"
+            "  %acc = tmatmul %a, %b\n}\n")
+    errs = errors(text, "a3")
+    assert [(e.code, e.location.line) for e in errs] == [("LEGAL_LAYOUT", 1), ("LEGAL_LAYOUT", 2)]
+    assert errs[0].message.endswith("got ND (tile %a)") and errs[0].notes[0].startswith("first used by TMATMUL")
+    assert errs[1].message.startswith("acc tiles on a3 take layout NZ") and errs[1].message.endswith("(tile %acc)")
+    assert errs[1].notes == ["first used by TMATMUL (operand 'dst') at k.pto:3:10"]
+
+
+def test_a_declared_but_unused_tile_with_a_bad_layout_is_still_reported() -> None:
+    e = only(".tile %t : !pto.tile<16x16xf32, layout=NZ>\n", "a3")
+    assert (e.code, e.location.line, e.notes) == ("LEGAL_LAYOUT", 1, [])
+    assert e.message.startswith("vec tiles on a3 take layout ND (row-major) or DN (column-major); got NZ")
+
+
+def test_instruction_layout_rules_stay_at_the_instruction() -> None:
+    # TLOAD from a DN tensor into an ND vec tile: both layouts are fine for their places; the pair is not
+    text = (".arg %g : !pto.memref<64x64xf32, layout=DN>\n.tile %t : !pto.tile<16x16xf32>\n"
+            "%t = tload %g[0, 0]\n")
+    e = only(text, "a3")
+    assert (e.code, e.location.line) == ("LEGAL_LAYOUT", 3)
+
+
+def test_the_docs_layout_table_is_the_generated_one() -> None:
+    from openpto.isa.docgen import layout_table
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "assembly.md").read_text(encoding="utf-8")
+    begin, end = "<!-- layout-table:begin -->\n", "\n<!-- layout-table:end -->"
+    assert doc[doc.index(begin) + len(begin):doc.index(end)] == layout_table()
