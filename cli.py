@@ -204,11 +204,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
         other = compile_module(m, args.compare_with, exe.profile, **options)
         theirs = other.run(kernel.name, block_num=args.block_num, **pristine)
         budget = error_budget(kernel)
-        print(f"compared with {args.compare_with} (error budget {budget:g} eps, norm-wise):")
+        print(f"compared with {args.compare_with} on the same inputs (got: {args.backend}, want: "
+              f"{args.compare_with}); error budget {budget:g} eps, the numerics contracts of @{kernel.name}'s "
+              "tile instructions added up (exact 0, rounded 1, ulp n, sums their length):")
         diffs = [compare(n, np.asarray(res.outputs[n]), np.asarray(theirs.outputs[n]), budget)
                  for n in res.outputs]
         for d in diffs:
-            print("  " + d.row())
+            print("\n".join("  " + line for line in d.row().splitlines()))
         return 0 if all(d.ok for d in diffs) else 1
     return 0
 

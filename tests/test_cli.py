@@ -241,7 +241,33 @@ def test_compare_with_reference(cli, softmax: pathlib.Path) -> None:
     assert rc == 0
     lines = out.splitlines()
     i = next(i for i, line in enumerate(lines) if line.startswith("compared with reference"))
-    assert lines[i + 1].split()[:3] == ["y", "max|diff|", "0"] and lines[i + 1].endswith(" ok")
+    assert "error budget 1029 eps" in lines[i] and "(got: reference, want: reference)" in lines[i]
+    assert lines[i + 1] == "  y (float32): ok"
+    assert lines[i + 2].startswith("    rule: norm-wise, max |got - want| <= budget x eps(float32) x max|want| = 1029 x ")
+    assert lines[i + 3] == "    decided by: no element differs"
+
+
+def test_a_comparison_says_what_its_tolerance_applies_to() -> None:
+    """A large relative difference next to a small tolerance is no contradiction: the report
+    names the norm-wise rule, its numbers and the element that decided."""
+    want = np.array([[1.0, 2.0 ** -20]], np.float32)
+    got = want.copy()
+    got[0, 1] += np.float32(2.0 ** -24)                       # relative 1/16, absolute 2^-24
+    d = compare("y", got, want, budget=2)
+    eps = 2.0 ** -23
+    assert d.ok and d.tolerance == 2 * eps * 1.0 and d.max_abs == 2.0 ** -24 and d.max_rel == 1 / 16
+    assert d.first == (0, 1) and d.rel_at == (0, 1) and d.elements == 2
+    assert d.row().splitlines() == [
+        "y (float32): ok",
+        f"  rule: norm-wise, max |got - want| <= budget x eps(float32) x max|want| = 2 x {eps:.3g} x 1 = "
+        f"{2 * eps:.3g}, over the 2 elements where neither side is NaN; NaNs must be in the same places",
+        f"  decided by: largest |got - want| {2.0 ** -24:.3g} <= {2 * eps:.3g} at (0, 1) "
+        f"(got {float(got[0, 1]):.9g}, want {2.0 ** -20:.9g}); NaN mismatches 0",
+        "  largest relative difference 0.0625 at (0, 1): shown, not judged (near-zero elements make it large)"]
+    m = compare("m", np.array([True, False, False]), np.array([True, True, False]), budget=5)
+    assert not m.ok and m.row().splitlines() == [
+        "m (bool): DIFFERS", "  rule: exact equality (bool is an integer or mask type), over all 3 elements",
+        "  decided by: 1 element(s) differ, the first at (1,) (got False, want True)"]
 
 
 def test_relaxed_applies_to_both_sides_of_a_comparison(cli, tmp_path: pathlib.Path) -> None:
