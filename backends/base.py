@@ -18,6 +18,7 @@ from ..isa.profiles import PROFILES
 from ..isa.registry import all_instructions
 from ..isa.spec import Instruction
 from ..isa.types import Type
+from .blocks import check_block_num
 
 
 @dataclass
@@ -57,14 +58,13 @@ class Executable(abc.ABC):
                            actual=", ".join(self.kernels))
         return self.run(self.module.kernels[0].name, *args, **kwargs)
 
-    def _check_launch(self, kernel: str, block_num: Any) -> None:
-        """The checks every backend's ``run`` makes before binding arguments."""
+    def _check_launch(self, kernel: str, block_num: Any) -> int:
+        """The checks every backend's ``run`` makes before binding arguments; returns
+        ``block_num`` as an int (``PTO_BLOCK_NUM`` outside 1 .. ``blocks.MAX_BLOCK_NUM``)."""
         if kernel not in self.kernels:
             raise PTOError("PTO_KERNEL", f"no kernel @{kernel} in the module",
                            expected=", ".join(self.kernels), actual=kernel)
-        if not isinstance(block_num, int) or isinstance(block_num, bool) or block_num < 1:
-            raise PTOError("PTO_BLOCK_NUM", "block_num must be a positive integer", expected=">= 1",
-                           actual=repr(block_num))
+        return check_block_num(block_num)
 
     @abc.abstractmethod
     def run(self, kernel: str, *args: Any, block_num: int = 1, trace: bool = False,

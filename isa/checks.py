@@ -137,8 +137,8 @@ def _attr_ok(kind: type, v: Any) -> bool:
         return isinstance(v, kind)
     if kind is bool:
         return isinstance(v, bool)
-    if kind is int:
-        return isinstance(v, int) and not isinstance(v, bool)
+    if kind is int:     # an int attribute is an i64, as every backend holds it
+        return isinstance(v, int) and not isinstance(v, bool) and -(1 << 63) <= v < 1 << 63
     if kind is float:
         return isinstance(v, (int, float)) and not isinstance(v, bool)
     return isinstance(v, kind)
@@ -147,4 +147,4 @@ def _attr_ok(kind: type, v: Any) -> bool:
 def _attr_domain(kind: type) -> str:
     if isinstance(kind, type) and issubclass(kind, enum.Enum):
         return " | ".join(m.name for m in kind)
-    return kind.__name__
+    return "an int in [-2^63, 2^63 - 1]" if kind is int else kind.__name__

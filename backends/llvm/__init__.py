@@ -13,8 +13,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Mapping
 
 import numpy as np
@@ -24,6 +24,7 @@ from ...isa.diagnostics import Location, PTOError, RuntimeFault
 from ...isa.types import GlobalType, ScalarType, TileType
 from ..arguments import bind, written_params
 from ..base import Backend, Executable, Result
+from ..blocks import run_blocks
 from .cache import DiskCache, key as cache_key
 from .codegen import ERR_SLOTS, FaultSite, KernelABI, abi_for
 
@@ -92,6 +93,11 @@ def generate(module: Module, filename: str | None = None) -> tuple[str, dict[str
     return str(mod), abis, faults
 
 
+def _i64(n: int) -> int:
+    """An address or integer scalar as the C ABI's i64 slot holds it (two's complement)."""
+    return n - (1 << 64) if n >= 1 << 63 else n
+
+
 class _Kernel:
     def __init__(self, kernel: Any, abi: KernelABI, faults: list[FaultSite], fn: Any) -> None:
         self.kernel, self.abi, self.faults, self.fn = kernel, abi, faults, fn
@@ -124,24 +130,20 @@ class LLVMExecutable(Executable):
             s, t, v = kr.abi.slots[p.name], p.type, values[p.name]
             if isinstance(t, GlobalType):
                 a: np.ndarray = v
-                slots[s] = a.ctypes.data
+                slots[s] = _i64(a.ctypes.data)   # bind checked whole-element strides and an i64 span
                 slots[s + 1:s + 1 + a.ndim] = a.shape
-                if any(st % a.itemsize for st in a.strides):
-                    raise RuntimeFault("RUNTIME_ARG_STRIDES", f"argument %{p.name} has strides that are not "
-                                       "a multiple of its element size", location=Location(kernel=kr.kernel.name),
-                                       expected=f"multiples of {a.itemsize} bytes", actual=str(a.strides))
                 slots[s + 1 + a.ndim:s + 1 + 2 * a.ndim] = [st // a.itemsize for st in a.strides]
             elif isinstance(t, TileType):
-                slots[s] = v.ctypes.data
+                slots[s] = _i64(v.ctypes.data)
             elif isinstance(t, ScalarType):
                 if t.is_float:
                     slots[s] = np.float64(v).view(np.int64)
                 else:
-                    slots[s] = np.int64(int(v) - (1 << 64) if int(v) >= 1 << 63 else int(v))
+                    slots[s] = _i64(int(v))
         return slots
 
     def run(self, kernel: str, *args: Any, block_num: int = 1, trace: bool = False, **kwargs: Any) -> Result:
-        self._check_launch(kernel, block_num)
+        block_num = self._check_launch(kernel, block_num)
         kr = self._kernels[kernel]
         values = bind(kr.kernel, args, kwargs)
         staged: list[tuple[np.ndarray, np.ndarray]] = []
@@ -149,7 +151,8 @@ class LLVMExecutable(Executable):
             v = values[p.name]
             if isinstance(p.type, TileType) and not v.flags.c_contiguous:
                 c = np.ascontiguousarray(v)
-                staged.append((v, c))
+                if p.name in kr.outputs:     # only what the kernel may write is copied back
+                    staged.append((v, c))
                 values[p.name] = c
         slots = self._slots(kr, values)
         ffi = self._ffi
@@ -158,8 +161,12 @@ class LLVMExecutable(Executable):
 
         ncount = len(kr.abi.counters)
 
+        per_worker = threading.local()     # one workspace per worker thread, not per block
+
         def block(b: int) -> tuple[int, np.ndarray, int, int, np.ndarray]:
-            ws = np.empty(kr.abi.workspace + 64, dtype=np.uint8)
+            ws = getattr(per_worker, "ws", None)
+            if ws is None:
+                ws = per_worker.ws = np.empty(kr.abi.workspace + 64, dtype=np.uint8)
             base = ws.ctypes.data
             aligned = base + (-base % 64)
             err = np.zeros(ERR_SLOTS, dtype=np.int64)
@@ -169,26 +176,23 @@ class LLVMExecutable(Executable):
             counts = np.frombuffer(ws, np.int64, ncount, aligned - base).copy()
             return rc, err, start, end, counts
 
-        workers = min(block_num, self.threads)
-        if workers <= 1:
-            results = []
-            for b in range(block_num):
-                results.append(block(b))
-                if results[-1][0]:
-                    break
-        else:
-            with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="pto-llvm") as pool:
-                results = list(pool.map(block, range(block_num)))
+        # lazily, in block order, at most 2 * threads in flight; the lowest failing block's fault
+        total = np.zeros(ncount, np.int64)
+        events: list[dict[str, Any]] | None = [] if trace else None
+        failure: np.ndarray | None = None
+        for b, (rc, err, start, end, counts) in enumerate(
+                run_blocks(block, block_num, min(block_num, self.threads), failed=lambda r: bool(r[0]))):
+            if rc:
+                failure = err
+                break
+            total += counts
+            if events is not None:
+                events.append({"name": f"@{kernel}", "pipe": "V", "block": b, "ts_ns": start - t0,
+                               "dur_ns": end - start, "line": None})
         for (v, c) in staged:
             v[...] = c
-        for rc, err, *_ in results:
-            if rc:
-                raise self._fault(kr, err)
-        events = None
-        if trace:
-            events = [{"name": f"@{kernel}", "pipe": "V", "block": b, "ts_ns": s - t0, "dur_ns": e - s,
-                       "line": None} for b, (_, _, s, e, _) in enumerate(results)]
-        total = sum((r[4] for r in results), np.zeros(ncount, np.int64))
+        if failure is not None:
+            raise self._fault(kr, failure)
         counters = {m: int(n) for m, n in zip(kr.abi.counters, total) if n}
         counters["instructions"] = sum(counters.values())
         return Result({n: values[n] for n in kr.outputs}, counters, events)

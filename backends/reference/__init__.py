@@ -8,7 +8,6 @@ elements fail, and every write poisons the destination outside its valid region.
 from __future__ import annotations
 
 import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -19,6 +18,7 @@ from ...isa.registry import all_instructions
 from ...isa.types import TileType
 from ..arguments import bind, written_params
 from ..base import Backend, Executable, Result
+from ..blocks import run_blocks
 from .lower import Context, KernelLowering
 from .tiles import RefTile
 
@@ -34,7 +34,7 @@ class ReferenceExecutable(Executable):
 
     def run(self, kernel: str, *args: Any, block_num: int = 1, trace: bool = False,
             **kwargs: Any) -> Result:
-        self._check_launch(kernel, block_num)
+        block_num = self._check_launch(kernel, block_num)
         k, low, outs = self._kernels[kernel]
         values = bind(k, args, kwargs)
         t0 = time.perf_counter_ns()
@@ -48,21 +48,16 @@ class ReferenceExecutable(Executable):
                     step(regs, ctx)
             return ctx
 
-        workers = min(block_num, self.threads)
-        if workers <= 1:
-            contexts = [block(b) for b in range(block_num)]
-        else:     # blocks are independent cores: run them side by side (numpy releases the GIL)
-            with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="pto-block") as pool:
-                futures = [pool.submit(block, b) for b in range(block_num)]
-                contexts = []
-                for f in futures:                 # the lowest failing block's error is raised
-                    contexts.append(f.result())
+        # blocks are independent cores: with threads > 1 they run side by side (numpy releases
+        # the GIL); either way lazily, in block order, the lowest failing block's error raised
         counts: dict[str, int] = {}
-        for ctx in contexts:
+        events: list[dict[str, Any]] | None = [] if trace else None
+        for ctx in run_blocks(block, block_num, min(block_num, self.threads)):
             for name, n in ctx.counts.items():
                 counts[name] = counts.get(name, 0) + n
+            if events is not None:
+                events.extend(ctx.trace or [])
         counts["instructions"] = sum(counts.values())
-        events = [e for ctx in contexts for e in (ctx.trace or [])] if trace else None
         return Result({n: values[n] for n in outs}, counts, events)
 
     @staticmethod

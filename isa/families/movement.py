@@ -521,6 +521,11 @@ _GEOMETRY: dict[str, int | None] = {
     "pad_left": 0, "pad_right": 0}
 
 
+#: Every geometry value and each side of the im2col matrix stays below 2^31, so the index
+#: arithmetic over them (a product of two plus a sum) fits the i64 every backend computes in.
+_GEOMETRY_MAX = (1 << 31) - 1
+
+
 def _out_size(n: int, k: int, stride: int, dilation: int, pad: int) -> int:
     return (n + pad - dilation * (k - 1) - 1) // stride + 1
 
@@ -561,13 +566,18 @@ def _img2col_rules(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str |
     a = {n: attrs.get(n, default) for n, default in _GEOMETRY.items()}
     if None in a.values():
         return None                     # a missing required attribute is reported on its own
-    small = [n for n in _GEOMETRY if a[n] < (0 if n.startswith("pad_") else 1)]
+    small = [n for n in _GEOMETRY if not (0 if n.startswith("pad_") else 1) <= a[n] <= _GEOMETRY_MAX]
     if small:
-        return f"{', '.join(small)} out of range (sizes, strides, dilations >= 1; pads >= 0)"
+        return (f"{', '.join(small)} out of range (sizes, strides, dilations >= 1; pads >= 0; "
+                f"all <= {_GEOMETRY_MAX})")
     oh, ow = _out_hw(a)
     if oh < 1 or ow < 1:
         return f"the kernel does not fit the padded feature map (output {oh}x{ow})"
     src, dst = types.get("src"), types.get("dst")
+    cols = a["kernel_h"] * a["kernel_w"] * (src.cols if isinstance(src, TileType) else 1)
+    if oh * ow > _GEOMETRY_MAX or cols > _GEOMETRY_MAX:
+        return (f"the im2col matrix ({oh * ow} x {cols}) has a side above {_GEOMETRY_MAX}, "
+                "beyond what 64-bit index arithmetic over it can hold")
     pixels = a["height"] * a["width"]
     if isinstance(src, TileType) and src.rows < pixels:
         return f"src has {src.rows} rows, the feature map needs height * width = {pixels}"
