@@ -184,7 +184,9 @@ def programs(draw, depth: int = 0) -> str:  # noqa: ANN001
     return "\n".join(lines)
 
 
-HEADER = "\n".join([".arg %n : index", ".arg %s : f32"] + [f".tile %t{k} : !pto.tile<16x16xf32>" for k in range(3)])
+# the tiles are written before the body reads them (a never-written read is STRUCT_UNINIT_READ)
+HEADER = "\n".join([".arg %n : index", ".arg %s : f32"] + [f".tile %t{k} : !pto.tile<16x16xf32>" for k in range(3)]
+                   + [f"%t{k} = texpands %s : (f32) -> !pto.tile<16x16xf32>" for k in range(3)])
 
 
 @given(programs())

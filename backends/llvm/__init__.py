@@ -28,7 +28,7 @@ from ..blocks import run_blocks
 from .cache import DiskCache, key as cache_key
 from .codegen import ERR_SLOTS, FaultSite, KernelABI, abi_for
 
-_OPTIONS = ("threads", "cache", "cache_dir")
+_OPTIONS = ("threads", "cache", "cache_dir", "checked")
 
 
 def _available() -> tuple[bool, str]:
@@ -77,11 +77,15 @@ def _site_from_json(d: dict[str, Any], statements: list[Any]) -> FaultSite:
                      d["expected"], d["actual"])
 
 
-def generate(module: Module, filename: str | None = None) -> tuple[str, dict[str, KernelABI], dict[str, list[FaultSite]]]:
-    """LLVM IR text for every kernel of ``module`` plus each kernel's ABI and fault sites."""
+def generate(module: Module, filename: str | None = None,
+             checked: bool = False) -> tuple[str, dict[str, KernelABI], dict[str, list[FaultSite]]]:
+    """LLVM IR text for every kernel of ``module`` plus each kernel's ABI and fault sites;
+    ``checked``: with run-time tile initialisation checks (``checked.py``)."""
     from llvmlite import ir
 
     from .codegen import KernelCodegen
+    if checked:
+        from .checked import CheckedCodegen as KernelCodegen  # type: ignore[assignment]
     mod = ir.Module(name="openpto")
     abis: dict[str, KernelABI] = {}
     faults: dict[str, list[FaultSite]] = {}
@@ -212,8 +216,9 @@ class LLVMExecutable(Executable):
 
 class LLVMBackend(Backend):
     """Native code for the host CPU through llvmlite. Options: ``threads`` (blocks of a
-    ``block_num`` launch run at once; default: one per core), ``cache`` (default True) and
-    ``cache_dir`` (where compiled code is kept)."""
+    ``block_num`` launch run at once; default: one per core), ``cache`` (default True),
+    ``cache_dir`` (where compiled code is kept) and ``checked`` (default False: reads of
+    never-written tile elements fail with RUNTIME_UNINIT_READ, as on the reference)."""
 
     name = "llvm"
     default_profile = "cpu"
@@ -223,16 +228,18 @@ class LLVMBackend(Backend):
         return _available()
 
     def _compile(self, module: Module, profile: str, threads: int | None = None, cache: bool = True,
-                 cache_dir: str | os.PathLike | None = None, **options: Any) -> Executable:
+                 cache_dir: str | os.PathLike | None = None, checked: bool = False, **options: Any) -> Executable:
         if options:
             raise PTOError("PTO_OPTION", f"unknown llvm backend option(s): {', '.join(options)}",
                            expected=", ".join(_OPTIONS), actual=", ".join(options))
         if threads is not None and (not isinstance(threads, int) or isinstance(threads, bool) or threads < 1):
             raise PTOError("PTO_OPTION", "threads must be a positive integer", expected=">= 1", actual=repr(threads))
+        if not isinstance(checked, bool):
+            raise PTOError("PTO_OPTION", "checked must be True or False", expected="a bool", actual=repr(checked))
         threads = threads or os.cpu_count() or 1
         from . import target
         blob = module.to_bytes()
-        k = cache_key(blob, profile, {}, target.fingerprint())
+        k = cache_key(blob, profile, {"checked": True} if checked else {}, target.fingerprint())
         store = DiskCache(cache_dir) if cache else None
         hit = store.get(k) if store is not None else None
         if hit is not None:
@@ -245,7 +252,7 @@ class LLVMBackend(Backend):
                       for name, sites in meta["faults"].items()}
             if set(faults) == set(abis) == set(meta["workspace"]):
                 return LLVMExecutable(module, profile, obj, abis, faults, threads, compiled=False)
-        ir_text, abis, faults = generate(module)
+        ir_text, abis, faults = generate(module, checked=checked)
         obj = target.compile_object(ir_text)
         if store is not None:
             store.put(k, obj, {"faults": {n: [_site_to_json(s) for s in f] for n, f in faults.items()},

@@ -569,7 +569,12 @@ class KernelCodegen:
 
     def _tileop(self, s: TileOp, targets: Sequence[Value]) -> None:
         self._count(s)
+        self._tracked(s)
         self.rules[s.instr.mnemonic](self, s)
+
+    def _tracked(self, op: TileOp) -> None:
+        """Runs before each tile instruction's checks: nothing here; checked mode
+        (``checked.py``) checks and records tile initialisation."""
 
     def _count(self, s: TileOp) -> None:
         slot = self._counts[s.instr.mnemonic]
@@ -586,6 +591,7 @@ class KernelCodegen:
         r, c = dst0.vrows, dst0.vcols
         for op, rule in zip(ops, rules):          # every check before any element is computed
             self.current = op
+            self._tracked(op)
             for acc in rule.reads:
                 if acc.kind == "scalar" or acc.operand not in op.args:
                     continue
