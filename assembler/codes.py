@@ -29,6 +29,8 @@ CODES: dict[str, str] = {
     "STRUCT_YIELD": "a yield in the wrong place, or with the wrong number or types of values",
     "STRUCT_REGION": "a region-carrying op with inconsistent results, iter_args or condition",
     "STRUCT_CHECK_FAILED": "an instruction's own check raised unexpectedly (a declaration bug)",
+    "STRUCT_OOB": "a global window that constant indices put outside the tensor's static shape "
+                  "(or a nonzero index of a whole-tensor operand)",
     "STRUCT_UNINIT_READ": "a read of a local tile that no path has written before it (initialisation.py)",
     "ORDER_WAIT_UNSET": "a wait_flag with no set_flag before it in program order (it would wait forever)",
     "ORDER_LOOP_UNBALANCED": "a loop body that changes flag counts, so its iterations synchronise differently",

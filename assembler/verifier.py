@@ -27,6 +27,7 @@ from .initialisation import uninitialised_reads
 from .ordering import SIGN as FLAG_SIGN, check_order
 from .operands import defines, gap_error, kind_error
 from .scope import MISSING, Scope
+from .windows import Constants, faults, window_operands
 
 I1 = ScalarType("i1")
 _TYPE = operator.attrgetter("type")
@@ -109,6 +110,7 @@ class _Signature:
         self.plan = tuple((defines(o), next(c for c in (Value, MemRef, Lit, object) if isinstance(s.args[o.name], c)))
                           for o in instr.operands if o.name in s.args)
         self.found: list[PTOError] | None = None
+        self.windows = window_operands(instr)     # global operands whose windows windows.py bounds
 
     def check(self, s: TileOp, profile: Profile | None) -> list[PTOError]:
         """Structure, then (when that passes) legality for ``profile``."""
@@ -145,6 +147,7 @@ class _KernelCheck:
         self.has_flags = False          # any set_flag / wait_flag: the ordering check has work
         self.layout_checked: set[str] = set()       # tiles whose layout was checked at their declaration
         self.bad_layout: dict[str, int] = {}        # ... found bad: index of the error, until a use notes it
+        self.consts = Constants()                   # integer values known statically (windows.py)
         self.handlers = {TileOp: self._tile_op, ScalarOp: self._scalar, Const: self._const,
                          TileDecl: self._tile_decl, For: self._for, If: self._if}
 
@@ -285,6 +288,8 @@ class _KernelCheck:
                 make_lit(s.value, t)
             except ValueError as e:
                 self._err("STRUCT_TYPE_MISMATCH", str(e), expected=str(t), actual=repr(s.value))
+            else:
+                self.consts.const(s)
         self._define(s.result, scope)
 
     def _tile_op(self, s: TileOp, scope: Scope) -> None:
@@ -328,6 +333,8 @@ class _KernelCheck:
             found = sig.found if sig.found is not None else sig.check(s, self.profile)
             if found:
                 self.errors += _located(found, self.where)
+            elif sig.windows:
+                self._windows(s, scope, sig.windows)
         if self.bad_layout:
             self._note_layout_uses(s)
         for v in new:
@@ -375,10 +382,17 @@ class _KernelCheck:
             self.errors += self._guarded(lambda: check_legality(instr, s.types(), s.attrs, prof, self.where,
                                                                 tile_layouts=False),
                                          f"{instr.mnemonic} legality check")
+        if len(self.errors) == before:
+            self._windows(s, scope, window_operands(instr))
         if self.bad_layout:
             self._note_layout_uses(s)
         for v in new:
             self._define(v, scope)
+
+    def _windows(self, s: TileOp, scope: Scope, windows: tuple[tuple[str, str], ...]) -> None:
+        """STRUCT_OOB for each global window that constant indices put outside its tensor."""
+        for f in faults(s, windows, self.consts, scope.lookup):
+            self._err("STRUCT_OOB", f.message, expected=f.expected, actual=f.actual)
 
     def _memref(self, a: MemRef, scope: Scope) -> None:
         if not self._use(a.base, scope):
@@ -415,6 +429,8 @@ class _KernelCheck:
             if why:
                 self._err("STRUCT_SCALAR_TYPE", f"{s.op}: {why}",
                           actual=", ".join(str(v.type) for v in s.operands) + f" -> {s.result.type}")
+            else:
+                self.consts.scalar(s, scope.lookup)
         self._define(s.result, scope)
 
     def _for(self, s: For, scope: Scope) -> None:

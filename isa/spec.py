@@ -63,6 +63,12 @@ class Operand:
     optional: bool = False
     locations: tuple[Location, ...] | None = None   # architecture-wide; None = any
     layouts: tuple[Layout, ...] | None = None
+    # global operands: the tile operand whose valid region is the window moved at the indices,
+    # or WHOLE when the operand is the whole tensor (its indices must be zero)
+    window: str | None = None
+
+
+WHOLE = "*"
 
 
 @dataclass(frozen=True)

@@ -32,12 +32,13 @@ def index_in(name: str, doc: str = "") -> Operand:
     return Operand(name, Role.IN, Kind.INDEX, doc)
 
 
-def global_in(name: str = "src", doc: str = "global tensor at an index") -> Operand:
-    return Operand(name, Role.IN, Kind.GLOBAL, doc)
+def global_in(name: str = "src", doc: str = "global tensor at an index", *, window: str) -> Operand:
+    """``window``: the tile whose valid region is the window moved, or ``spec.WHOLE``."""
+    return Operand(name, Role.IN, Kind.GLOBAL, doc, window=window)
 
 
-def global_out(name: str = "dst", doc: str = "global tensor at an index") -> Operand:
-    return Operand(name, Role.OUT, Kind.GLOBAL, doc)
+def global_out(name: str = "dst", doc: str = "global tensor at an index", *, window: str) -> Operand:
+    return Operand(name, Role.OUT, Kind.GLOBAL, doc, window=window)
 
 
 def same_types(names: tuple[str, ...] | list[str], spelling: str, **kw: Any) -> Example:

@@ -18,7 +18,7 @@ from .. import dtypes as dt
 from ..attrs import AtomicMode, IndexMode, OobMode
 from ..diagnostics import RuntimeFault
 from ..registry import declare
-from ..spec import Attr, Domain, Example, Family, Instruction, Numerics, EXACT, ROUNDED, tuples
+from ..spec import WHOLE, Attr, Domain, Example, Family, Instruction, Numerics, EXACT, ROUNDED, tuples
 from ..types import GlobalLayout, GlobalType, Layout, Location, Pipe, TileType, Type
 from ..values import GlobalRef, Tile
 from ._helpers import global_in, global_out, tile_in, tile_out
@@ -235,7 +235,7 @@ _ATOMIC_DOC = ("With atomic = ADD each element becomes old + value computed in t
 declare(Instruction(
     mnemonic="TLOAD", family=Family.MEMORY, summary="load a global window into a tile",
     operands=(tile_out("dst", "destination tile (vec or mat)", locations=(Location.VEC, Location.MAT)),
-              global_in("src", "global tensor at the window origin")),
+              global_in("src", "global tensor at the window origin", window="dst")),
     semantics=_tload,
     dtypes=tuples(("dst", "src"), _pairs(dt.STORABLE)),
     profile_dtypes={"a2": tuples(("dst", "src"), _pairs(_A2_MOVE)),
@@ -256,7 +256,7 @@ declare(Instruction(
 
 declare(Instruction(
     mnemonic="TSTORE", family=Family.MEMORY, summary="store a tile into a global window",
-    operands=(global_out("dst", "global tensor at the window origin"),
+    operands=(global_out("dst", "global tensor at the window origin", window="src"),
               tile_in("src", "source tile (vec, mat or acc)",
                       locations=(Location.VEC, Location.MAT, Location.ACC))),
     attrs=(_ATOMIC_ATTR,),
@@ -286,7 +286,7 @@ declare(Instruction(
 declare(Instruction(
     mnemonic="TSTORE_FP", family=Family.MEMORY,
     summary="store an acc tile scaled per column into a global window",
-    operands=(global_out("dst", "global tensor at the window origin"),
+    operands=(global_out("dst", "global tensor at the window origin", window="src"),
               tile_in("src", "acc tile (f32 or i32)", locations=(Location.ACC,)),
               tile_in("fp", "1 x N f32 scale tile, one scale per column", locations=(Location.SCALING,))),
     attrs=(_ATOMIC_ATTR,),
@@ -312,7 +312,7 @@ declare(Instruction(
     mnemonic="TPREFETCH", family=Family.MEMORY, summary="hint that a global window will be loaded",
     operands=(tile_out("dst", "tile whose valid region gives the window size",
                        locations=(Location.VEC, Location.MAT)),
-              global_in("src", "global tensor at the window origin")),
+              global_in("src", "global tensor at the window origin", window="dst")),
     semantics=_tprefetch,
     dtypes=tuples(("dst", "src"), _pairs(dt.STORABLE)),
     profile_dtypes={"a2": tuples(("dst", "src"), _pairs(_A2_MOVE)),
@@ -428,7 +428,7 @@ _INDEX_SPECIAL = ("Index values are exact integers (u32 read unsigned). With no 
 
 declare(Instruction(
     mnemonic="MGATHER", family=Family.MEMORY, summary="gather global elements or rows into a tile",
-    operands=(tile_out(), global_in("src", "the whole global tensor"),
+    operands=(tile_out(), global_in("src", "the whole global tensor", window=WHOLE),
               tile_in("idx", "i32/u32 index tile")),
     attrs=_INDEX_ATTRS,
     semantics=_mgather,
@@ -444,7 +444,7 @@ declare(Instruction(
 
 declare(Instruction(
     mnemonic="MSCATTER", family=Family.MEMORY, summary="scatter a tile into global elements or rows",
-    operands=(global_out("dst", "the whole global tensor"), tile_in("src", "source tile"),
+    operands=(global_out("dst", "the whole global tensor", window=WHOLE), tile_in("src", "source tile"),
               tile_in("idx", "i32/u32 index tile")),
     attrs=_INDEX_ATTRS + (Attr("atomic", AtomicMode, AtomicMode.NONE,
                                "NONE: plain write; ADD / MAX / MIN: read-modify-write"),),
