@@ -1,1 +1,2 @@
-"""conformance: lands with its own issue; see DESIGN.md."""
+"""conformance: spec-derived cases at levels L0-L3 that any backend is run against (runner.py,
+report.py, plugin.py; ``pto conformance``). See docs/design.md and the README."""

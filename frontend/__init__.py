@@ -1,1 +1,1 @@
-"""frontend: lands with its own issue; see DESIGN.md."""
+"""frontend: a later stage (tensor code compiled to PTO kernels); nothing here yet. See docs/design.md."""

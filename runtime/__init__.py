@@ -1,1 +1,1 @@
-"""runtime: lands with its own issue; see DESIGN.md."""
+"""runtime: a later stage (a task runtime driving executables); nothing here yet. See docs/design.md."""

@@ -240,3 +240,86 @@ def test_checked_mode_gives_the_default_modes_results_on_the_examples(path: str)
     assert n_plain == n_checked and n_plain["instructions"] > 0 and plain.keys() == checked.keys()
     for name, want in plain.items():
         np.testing.assert_array_equal(checked[name], want)     # bit for bit: the same code runs
+
+
+# ----------------------------------------------------------------------------- fuzz: both, against the reference
+
+def _program(draw, depth: int, uid: list[int], ivs: tuple[str, ...]) -> list[str]:
+    """Random statements over local tiles t0..t2: writes, reads, re-declarations, loops whose
+    trip count and branches whose condition come from the arguments."""
+    lines: list[str] = []
+    kinds = ["load", "expand", "add", "add", "store", "store", "decl"] + (["for", "if"] if depth < 2 else [])
+    for _ in range(draw(st.integers(1, 4))):
+        kind = draw(st.sampled_from(kinds))
+        a, b, d = (f"%t{draw(st.integers(0, 2))}" for _ in range(3))
+        uid[0] += 1
+        if kind == "load":
+            lines.append(f"{d} = tload %x[0, 0] : ({G}) -> {T}")
+        elif kind == "expand":
+            lines.append(f"{d} = texpands 1.5 : (f32) -> {T}")
+        elif kind == "add":
+            lines.append(f"{d} = tadd {a}, {b} : ({T}, {T}) -> {T}")
+        elif kind == "store":
+            lines.append(f"tstore %y[0, 0], {a} : ({G}, {T})")
+        elif kind == "decl":
+            lines.append(f".tile {d} : {T}")
+        elif kind == "for":
+            iv = f"%i{uid[0]}"
+            lines += [f"scf.for {iv} = 0 to %n step 1 {{", *_program(draw, depth + 1, uid, ivs + (iv,)), "}"]
+        else:
+            lhs, rhs = draw(st.sampled_from(("%n", "%m") + ivs)), draw(st.sampled_from(("%n", "%m") + ivs))
+            p = f"%p{uid[0]}"
+            lines += [f"{p} = arith.cmpi ult, {lhs}, {rhs} : index", f"scf.if {p} {{",
+                      *_program(draw, depth + 1, uid, ivs), "} else {", *_program(draw, depth + 1, uid, ivs), "}"]
+    return lines
+
+
+@st.composite
+def programs(draw) -> str:
+    body = _program(draw, 0, [0], ())
+    return (f"kernel @k(%x : {G}, %y : {G}, %n : index, %m : index) {{\n"
+            + "".join(f".tile %t{k} : {T}\n" for k in range(3)) + "\n".join(body) + "\n}\n")
+
+
+INPUTS = ((0, 0), (0, 1), (1, 0), (2, 1), (2, 3))
+XS = np.random.default_rng(5).standard_normal((16, 8)).astype(np.float32)
+
+
+@given(programs())
+def test_fuzz_no_static_report_on_a_read_that_runs_cleanly(text: str) -> None:
+    """Soundness against the reference: a statement the verifier reports never runs cleanly."""
+    m = pto.parse(text, filename="f.pto")
+    errs = diagnose(m, "cpu")
+    assert all(e.code == "STRUCT_UNINIT_READ" for e in errs), [e.render() for e in errs]
+    reported = {e.location.line for e in errs}
+    exe = ReferenceBackend()._compile(m, "cpu")           # past the verifier: run what it rejects
+    for n, k in INPUTS:
+        try:
+            res = exe.run("k", XS, np.zeros_like(XS), n, k, trace=True)
+        except PTOError as e:
+            assert e.code == "RUNTIME_UNINIT_READ", e.render()
+            continue
+        assert not reported & {ev["line"] for ev in res.trace}, text
+
+
+@settings(max_examples=12)
+@given(programs())
+def test_fuzz_checked_llvm_faults_and_results_are_the_references(text: str) -> None:
+    from openpto.backends.llvm import LLVMBackend
+    m = pto.parse(text, filename="f.pto")
+    ref = ReferenceBackend()._compile(m, "cpu")
+    got = LLVMBackend()._compile(m, "cpu", checked=True, cache=False)
+    for n, k in INPUTS:
+        outs = []
+        for exe in (ref, got):
+            y = np.zeros_like(XS)
+            try:
+                exe.run("k", XS, y, n, k)
+                outs.append(y)
+            except PTOError as e:
+                outs.append((e.code, e.message, e.actual, e.location.line))
+        want, have = outs
+        if isinstance(want, tuple) or isinstance(have, tuple):
+            assert have == want, text
+        else:
+            np.testing.assert_array_equal(have, want)
