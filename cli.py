@@ -204,9 +204,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
         other = compile_module(m, args.compare_with, exe.profile, **options)
         theirs = other.run(kernel.name, block_num=args.block_num, **pristine)
         budget = error_budget(kernel)
-        print(f"compared with {args.compare_with} on the same inputs (got: {args.backend}, want: "
-              f"{args.compare_with}); error budget {budget:g} eps, the numerics contracts of @{kernel.name}'s "
-              "tile instructions added up (exact 0, rounded 1, ulp n, sums their length):")
+        print(f"compared with {args.compare_with} on the same inputs (got: {args.backend}, want: {args.compare_with})")
+        print(f"  error budget: {budget:g} eps, the numerics contracts of @{kernel.name}'s tile instructions "
+              "added up (exact 0, rounded 1, ulp n, sums their length)")
         diffs = [compare(n, np.asarray(res.outputs[n]), np.asarray(theirs.outputs[n]), budget)
                  for n in res.outputs]
         for d in diffs:
