@@ -56,10 +56,12 @@ class Constants:
 
     def scalar(self, s: ScalarOp, lookup: Lookup) -> None:
         """Fold ``s`` when it is integer arithmetic or a value-keeping cast of known values."""
+        fold = _FOLD.get(s.op)
+        if (fold is None and s.op not in _CASTS) or not self.known:
+            return
         args = [self.value(v, lookup) for v in s.operands]
         if not args or None in args:
             return
-        fold = _FOLD.get(s.op)
         if fold is not None and len(args) == 2:
             self.define(s.result, fold(*args))
         elif s.op in _CASTS and len(args) == 1:

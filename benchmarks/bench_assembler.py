@@ -213,7 +213,8 @@ class KernelGen:
                 for loc, b in need.items():
                     used[loc] = used.get(loc, 0) + b
                 self.variants.append((v, f"_{len(self.variants)}"))
-        self.defined: set[str] = set()   # result buffers written so far (kernel-wide)
+        self.defined: set[str] = set()   # result buffers declared or written so far (kernel-wide)
+        self.written: set[str] = set()   # ... written on the way here: only these are read in place
 
     def new(self, prefix: str) -> str:
         self.fresh += 1
@@ -240,12 +241,16 @@ class KernelGen:
         v, sfx = self.rng.choice(self.variants)
         index_of = {o.name: self.rng.choice(idx) for o in v.instr.operands if o.kind is Kind.INDEX
                     and o.name in v.types and self.rng.random() < 0.5}
-        index_of.update({str(k): self.rng.choice(idx) for k in range(5)})
+        # memory operand indices: the origin or a run-time value, so no window is statically outside
+        # its tensor (the verifier reports constant out-of-bounds windows as STRUCT_OOB)
+        index_of.update({str(k): self.rng.choice(["%c0", "%n"]) for k in range(5)})
         known = all(r + sfx in self.defined for r in v.results)
         signature = not (known and v.results and self.rng.random() < 0.3)
-        in_place = known and v.in_place and self.rng.random() < 0.3
+        in_place = (known and v.in_place and self.rng.random() < 0.3
+                    and all(r + sfx in self.written for r in v.results))   # no STRUCT_UNINIT_READ
         self.emit(depth, render_statement(v, sfx, index_of, signature, self.rng, in_place))
         self.defined.update(r + sfx for r in v.results)
+        self.written.update(r + sfx for r in v.results)
 
     def scalar_ops(self, depth: int, idx: list[str], flt: list[str]) -> None:
         r = self.rng.random()
@@ -296,10 +301,14 @@ class KernelGen:
         self.emit(depth, f"{cond} = arith.cmpi slt, {self.rng.choice(idx)}, {self.rng.choice(idx)} : index")
         self.emit(depth, f"{res} = scf.if {cond} -> (f32) {{")
         half = max((budget - 4) // 2, 1)
+        before, after = set(self.written), set()
         for part in range(2):
+            self.written = set(before)          # what one branch writes, the other has not
             self.body(depth + 1, list(idx), list(flt), half)
+            after |= self.written
             self.emit(depth + 1, f"scf.yield {self.rng.choice(flt)} : f32")
             self.emit(depth, "} else {" if part == 0 else "}", counts=False)
+        self.written = after
         flt.append(res)
 
     def body(self, depth: int, idx: list[str], flt: list[str], budget: int) -> None:
