@@ -3,8 +3,14 @@
 Loading never executes anything: the reader decodes integers, strings and tags and looks
 instructions up in the registry by mnemonic. Every malformed input raises ``BytecodeError``
 (``BCODE_*``) whose message names the byte offset; counts are bounded by the bytes left and
-nesting by the parser's limit, so no length field can make the reader allocate or recurse
+nesting by the IR's limit, so no length field can make the reader allocate or recurse
 beyond the file's size.
+
+Bytecode is a compact encoding of what PTO-AS says, never more: names must be names the
+text form spells (``BCODE_NAME``), and a decoded module is printed and parsed back, the
+parser being the one definition of a well-formed module (scoping, literal kinds, statement
+forms); a module that does not come back the same is refused (``BCODE_TEXT``). So
+``parse(dis(x)) == load(x)`` for every file that loads.
 
 Equal modules give identical bytes (source locations are not stored: they are not part of
 a module's identity, and ``pto dis`` regenerates canonical text), so a file's hash can key
@@ -53,15 +59,17 @@ import struct
 import zlib
 from typing import Any, Callable, NoReturn
 
-from ..isa import attrs as A
-from ..isa.diagnostics import BytecodeError, Location, ParseError
+from ..isa.diagnostics import BytecodeError, Location, ParseError, PTOError
 from ..isa.registry import lookup as lookup_instruction
 from ..isa.spec import Instruction
 from ..isa.types import EventType, GlobalType, Pipe, ScalarType, TileType, Type, parse_type
 from . import scalar_ops as S
 from .ir import (MAX_DEPTH, Arg, Bound, Const, For, If, Kernel, Lit, MemRef, Module, Number, PipeLit, ScalarOp,
                  Stmt, TileDecl, TileOp, Value, Yield)
-from .operands import ACCEPTS
+from .lexer import is_name
+from .operands import ACCEPTS, ENUM_KINDS, KIND_OF_ENUM
+from .parser import collector_paused, parse
+from .printer import print_module, print_statement
 
 MAGIC = b"PTOBC\0"
 FORMAT_VERSION = 1
@@ -80,9 +88,6 @@ N_FALSE, N_TRUE, N_INT, N_FLOAT, N_ENUM = range(5)
 A_VALUE, A_LIT, A_MEMREF, A_PIPE = range(4)
 B_VALUE, B_INT = range(2)
 
-ENUM_KINDS: dict[str, type[enum.Enum]] = {key: cls for cls, key in A.ENUM_SPELLING.items()}
-ENUM_KINDS["pipe"] = Pipe
-_KIND_OF_ENUM = {cls: key for key, cls in ENUM_KINDS.items()}
 _F64 = struct.Struct("<d")
 _TYPES = (TileType, GlobalType, ScalarType, EventType)
 
@@ -140,6 +145,8 @@ class _Writer:
         key = (v.name, v.type)
         idx = self.values.get(key)
         if idx is None:
+            if not is_name(v.name):
+                _encode_error(f"value name {v.name!r} cannot be written as %name")
             self.string(v.name)
             self.type_(v.type)
             idx = self.values[key] = len(self.values)
@@ -203,7 +210,7 @@ class _Writer:
 
     def attr_value(self, v: Any) -> None:
         if isinstance(v, enum.Enum):
-            kind = _KIND_OF_ENUM.get(type(v))
+            kind = KIND_OF_ENUM.get(type(v))
             if kind is None:
                 _encode_error(f"attribute value {v!r} is not of an attribute enum")
             self.out.append(N_ENUM)
@@ -301,6 +308,8 @@ class _Writer:
     def module(self, m: Module) -> bytes:
         self.uint(len(m.kernels))
         for k in m.kernels:
+            if not is_name(k.name):
+                _encode_error(f"kernel name {k.name!r} cannot be written as @name")
             self.uint(self.string(k.name))
             self.values_(k.params)
             self.body(k.body, 0)
@@ -571,22 +580,70 @@ class _Reader:
                           expected="a type as the printer spells it", actual=spelling[:200])
             self.types.append(t)
 
+    def name(self, what: str, sigil: str) -> str:
+        """A string that must be a name the text form spells (``lexer.is_name``)."""
+        start = self.pos
+        name = self.string()
+        if not is_name(name):
+            self.fail("BCODE_NAME", f"{what} name {name[:80]!r} cannot be written as {sigil}name", start,
+                      expected="one or more of A-Z a-z 0-9 _ $ . -", actual=repr(name[:200]))
+        return name
+
     def value_table(self) -> None:
         for _ in range(self.count(2, "value")):
-            self.values.append(Value(self.string(), self.index(self.types, "type")))
+            self.values.append(Value(self.name("value", "%"), self.index(self.types, "type")))
 
     def kernels(self) -> tuple[Kernel, ...]:
-        out = []
+        out: list[Kernel] = []
         for _ in range(self.count(3, "kernel")):
-            name = self.string()
+            start = self.pos
+            name = self.name("kernel", "@")
+            if any(k.name == name for k in out):
+                self.fail("BCODE_NAME", f"kernel @{name} is defined twice", start, actual=name)
             params = self.values_()
             out.append(Kernel(name, params, self.body(0)))
         return tuple(out)
 
 
 def load_bytes(data: bytes, filename: str | None = None) -> Module:
-    """Decode bytecode; ``BytecodeError`` (a ``BCODE_*`` code and the byte offset) on any defect."""
-    data = bytes(data)
+    """Decode bytecode; ``BytecodeError`` (a ``BCODE_*`` code and the byte offset) on any defect,
+    ``BCODE_TEXT`` for a module the text form cannot hold (see ``text_form``)."""
+    with collector_paused():
+        module = _decode(bytes(data), filename)
+    return text_form(module, filename)
+
+
+def text_form(module: Module, filename: str | None = None) -> Module:
+    """``module`` if its canonical text parses back to it, else ``BytecodeError`` (BCODE_TEXT)
+    naming the first difference: what a file holds must be what ``pto dis`` shows."""
+    text = print_module(module)
+    try:
+        back = parse(text)
+    except PTOError as e:
+        first = getattr(e, "errors", [e])[0]
+        raise BytecodeError("BCODE_TEXT", f"the module has no text form: {first.code}: {first.message}",
+                            location=Location(file=filename), expected="a module PTO-AS can express",
+                            actual=(first.location.source_line or "").strip()[:200]) from None
+    if back != module:
+        raise BytecodeError("BCODE_TEXT", "the module's text reads back as another module "
+                            "(a value used with another type than its definition's, or the like)",
+                            location=Location(file=filename), expected="a module PTO-AS can express",
+                            actual=_first_difference(module, back)[:200])
+    return module
+
+
+def _first_difference(module: Module, back: Module) -> str:
+    """The text of the first simple statement (else the kernel) that reads back differently."""
+    for k, kb in zip(module.kernels, back.kernels):
+        if k != kb:
+            for s, sb in zip(k.walk(), kb.walk()):
+                if s != sb and not isinstance(s, (For, If)):
+                    return print_statement(s)
+            return f"kernel @{k.name}"
+    return f"{len(module.kernels)} kernel(s), read back as {len(back.kernels)}"
+
+
+def _decode(data: bytes, filename: str | None) -> Module:
     r = _Reader(data, 0, len(data), filename)
     if not data.startswith(MAGIC):
         if MAGIC.startswith(data):

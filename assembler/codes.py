@@ -28,6 +28,8 @@ CODES: dict[str, str] = {
     "STRUCT_SCALAR_TYPE": "a scalar op applied to operand types it does not take",
     "STRUCT_YIELD": "a yield in the wrong place, or with the wrong number or types of values",
     "STRUCT_REGION": "a region-carrying op with inconsistent results, iter_args or condition",
+    "STRUCT_NAME": "a kernel or value name the text form cannot write (printing a module built in "
+                   "Python: empty, or a character outside A-Z a-z 0-9 _ $ . -)",
     "STRUCT_CHECK_FAILED": "an instruction's own check raised unexpectedly (a declaration bug)",
     "STRUCT_OOB": "a global window that constant indices put outside the tensor's static shape "
                   "(or a nonzero index of a whole-tensor operand)",
@@ -46,5 +48,9 @@ CODES: dict[str, str] = {
                      "misplaced or unread section bytes, nesting too deep",
     "BCODE_INSTRUCTION": "a mnemonic the instruction registry does not know",
     "BCODE_TYPE": "a type table entry that is not a canonical type spelling",
+    "BCODE_NAME": "a kernel or value name PTO-AS cannot write (empty, a character outside "
+                  "A-Z a-z 0-9 _ $ . -), or a kernel defined twice",
+    "BCODE_TEXT": "a decoded module whose canonical text does not parse back to it (undefined or "
+                  "mistyped values, literals their type cannot hold, missing operands, no kernel)",
     "BCODE_ENCODE": "a module holding something bytecode cannot represent (dump, not load)",
 }

@@ -8,18 +8,17 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
-from ..isa import attrs as A
 from ..isa.diagnostics import Location, ParseError, PTOError, StructError
 from ..isa.suggest import did_you_mean
 from ..isa.types import Pipe, Type, parse_type
-from .ir import Lit, MemRef, Number, PipeLit, Value
+from .ir import MAX_DIGITS, Lit, MemRef, Number, PipeLit, Value
 from .lexer import (ATTR, EOF, ERROR, FLOAT, IDENT, INT, NAME_MARK, NEWLINE, PUNCT, TYPE, VALUE, VALUE_NAME,
                     Token, lex_line, new_token)
+from .operands import ENUM_KINDS
 from .scope import MISSING, POISON, Scope
 
 # ``#pto.cmp<GT>`` / ``#pto<cmp GT>`` keys -> enum class; ``pipe`` names operands, not attributes.
-ENUM_KEYS: dict[str, type[enum.Enum]] = {k: cls for cls, k in A.ENUM_SPELLING.items()}
-ENUM_KEYS["pipe"] = Pipe
+ENUM_KEYS = ENUM_KINDS
 _DOTTED = re.compile(r"^#pto\.([A-Za-z_][A-Za-z0-9_]*)<\s*([A-Za-z0-9_]+)\s*>$")
 _GENERIC = re.compile(r"^#pto<\s*([A-Za-z_][A-Za-z0-9_]*)\s+([A-Za-z0-9_]+)\s*>$")
 _ENDS = (NEWLINE, EOF)
@@ -252,8 +251,8 @@ class Cursor:
         if t.kind == INT:
             self.next()
             neg, body = t.text.startswith("-"), t.text.lstrip("-")
-            if len(body) > 64:
-                self.fail("PARSE_LITERAL", "integer literal too long", t, expected="at most 64 digits",
+            if len(body) > MAX_DIGITS:
+                self.fail("PARSE_LITERAL", "integer literal too long", t, expected=f"at most {MAX_DIGITS} digits",
                           actual=f"{len(body)} digits")
             v = int(body, 16) if body.lower().startswith("0x") else int(body, 10)
             return t, -v if neg else v

@@ -128,12 +128,22 @@ def default_literal_type(value: Number) -> ScalarType:
     return ScalarType("f32") if isinstance(value, float) else INDEX
 
 
+MAX_DIGITS = 64   # characters of an integer literal after its sign ("0x" included)
+
+
 def spell_number(v: Number) -> str:
+    """A literal as PTO-AS writes it: an integer too long in decimal goes in hex (up to 248
+    bits fit in ``MAX_DIGITS``; anything wider has no text form)."""
     if isinstance(v, bool):
         return "true" if v else "false"
-    if isinstance(v, float) and not math.isfinite(v):
-        return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
-    return repr(v) if isinstance(v, float) else str(v)
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+        return repr(v)
+    text = str(v)
+    if len(text) - (v < 0) > MAX_DIGITS:
+        return ("-" if v < 0 else "") + hex(abs(v))
+    return text
 
 
 # --------------------------------------------------------------------------- statements

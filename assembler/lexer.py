@@ -71,6 +71,13 @@ _ONE_PASS = re.compile(r"[ \t\r\f\v]*+(?:" + "|".join(
 
 # The ``%name`` spellings of a line, in order (the VALUE rule above, found anywhere).
 VALUE_NAME = re.compile("%(" + _NAME + ")")
+_WHOLE_NAME = re.compile(_NAME + r"\Z").match
+
+
+def is_name(name: str) -> bool:
+    """Whether ``%name`` / ``@name`` lexes as one token of that name: the only names the text
+    form (and so bytecode, whose modules print as text) can hold."""
+    return isinstance(name, str) and _WHOLE_NAME(name) is not None
 # What ``VALUE_NAME.sub`` puts in a name's place to key a line by its shape: no line holds a
 # newline, so two lines share a key exactly when they differ only in their names.
 NAME_MARK = "\n"

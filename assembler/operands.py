@@ -7,10 +7,20 @@ DPS form ``op ins(...) outs(...)``: ins are the IN operands, outs the OUT/INOUT 
 """
 from __future__ import annotations
 
+import enum
 from typing import Any
 
+from ..isa import attrs as A
 from ..isa.spec import Instruction, Kind, Operand, Role
+from ..isa.types import Pipe
 from .ir import Arg, Lit, MemRef, PipeLit, Value
+
+# ``#pto.KIND<VALUE>`` keys and their enums: the attribute enums, and pipes (which name
+# operands, but may be written as an attribute value too, for the verifier to judge). The
+# parser reads, the printer writes and bytecode stores attribute values by this one table.
+ENUM_KINDS: dict[str, type[enum.Enum]] = {key: cls for cls, key in A.ENUM_SPELLING.items()}
+ENUM_KINDS["pipe"] = Pipe
+KIND_OF_ENUM: dict[type[enum.Enum], str] = {cls: key for key, cls in ENUM_KINDS.items()}
 
 
 def is_result(op: Operand) -> bool:

@@ -383,7 +383,7 @@ class Parser(ControlParser, EventParser):
 
 
 @contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
+def collector_paused() -> Iterator[None]:
     """A parse allocates one long-lived object after another (a few per statement) and no
     reference cycles. CPython's cyclic collector would scan the growing heap again and
     again (a full pass each time it grows by a quarter: seconds for a 100,000-statement
@@ -405,5 +405,5 @@ def _collector_paused() -> Iterator[None]:
 
 def parse(text: str, filename: str | None = None) -> Module:
     """Parse PTO-AS text; raises ``PTOError`` (``PTOErrorGroup`` for several) on bad input."""
-    with _collector_paused():
+    with collector_paused():
         return Parser(text, filename).module()

@@ -9,14 +9,16 @@ region; tile instructions in the synchronous form with a full type signature (as
 from __future__ import annotations
 
 import enum
-from typing import Any
+from typing import Any, NoReturn
 
 from ..isa import attrs as A
+from ..isa.diagnostics import StructError
 from ..isa.spec import Instruction
 from . import scalar_ops as S
 from .ir import (Arg, Bound, Const, For, If, Kernel, MemRef, Module, PipeLit, ScalarOp, Stmt,
                  TileDecl, TileOp, Value, Yield, arg_type, spell_number)
-from .operands import sync_layout
+from .lexer import is_name
+from .operands import KIND_OF_ENUM, sync_layout
 
 INDENT = "  "
 
@@ -26,7 +28,9 @@ def print_module(m: Module) -> str:
 
 
 def print_kernel(k: Kernel) -> str:
-    params = ", ".join(f"%{p.name} : {p.type}" for p in k.params)
+    params = ", ".join(f"{_v(p)} : {p.type}" for p in k.params)
+    if not is_name(k.name):
+        _unwritable("kernel", "@", k.name)
     lines = [f"kernel @{k.name}({params}) {{"]
     _body(k.body, 1, lines)
     lines.append("}")
@@ -41,7 +45,7 @@ def _body(body: tuple[Stmt, ...], depth: int, out: list[str]) -> None:
             _body(s.body, depth + 1, out)
             out.append(pad + "}")
         elif isinstance(s, If):
-            out.append(pad + _results(s.results) + f"scf.if %{s.cond.name}" + _arrow(s.results) + " {")
+            out.append(pad + _results(s.results) + f"scf.if {_v(s.cond)}" + _arrow(s.results) + " {")
             _body(s.then_body, depth + 1, out)
             if s.else_body:
                 out.append(pad + "} else {")
@@ -58,20 +62,20 @@ def print_statement(s: Stmt) -> str:
     if isinstance(s, ScalarOp):
         return _scalar(s)
     if isinstance(s, Const):
-        return f".const %{s.result.name} = {spell_number(s.value)} : {s.result.type}"
+        return f".const {_v(s.result)} = {spell_number(s.value)} : {s.result.type}"
     if isinstance(s, TileDecl):
-        valid = "".join(f" {k} = %{v.name}" for k, v in (("valid_row", s.valid_rows),
+        valid = "".join(f" {k} = {_v(v)}" for k, v in (("valid_row", s.valid_rows),
                                                         ("valid_col", s.valid_cols)) if v is not None)
-        return f".tile %{s.value.name}{valid} : {s.value.type}"
+        return f".tile {_v(s.value)}{valid} : {s.value.type}"
     if isinstance(s, Yield):
-        vals = ", ".join(f"%{v.name}" for v in s.values)
+        vals = ", ".join(_v(v) for v in s.values)
         types = ", ".join(str(v.type) for v in s.values)
         return "scf.yield" + (f" {vals} : {types}" if s.values else "")
     raise TypeError(f"not a statement: {s!r}")
 
 
 def _results(vals: tuple[Value, ...]) -> str:
-    return ", ".join(f"%{v.name}" for v in vals) + " = " if vals else ""
+    return ", ".join(_v(v) for v in vals) + " = " if vals else ""
 
 
 def _arrow(vals: tuple[Value, ...]) -> str:
@@ -79,13 +83,13 @@ def _arrow(vals: tuple[Value, ...]) -> str:
 
 
 def _bound(b: Bound) -> str:
-    return f"%{b.name}" if isinstance(b, Value) else str(b)
+    return _v(b) if isinstance(b, Value) else str(b)
 
 
 def _for_head(s: For) -> str:
-    text = _results(s.results) + f"scf.for %{s.iv.name} = {_bound(s.lb)} to {_bound(s.ub)} step {_bound(s.step)}"
+    text = _results(s.results) + f"scf.for {_v(s.iv)} = {_bound(s.lb)} to {_bound(s.ub)} step {_bound(s.step)}"
     if s.iter_args:
-        pairs = ", ".join(f"%{a.name} = {_operand(i)}" for a, i in zip(s.iter_args, s.inits))
+        pairs = ", ".join(f"{_v(a)} = {_operand(i)}" for a, i in zip(s.iter_args, s.inits))
         text += f" iter_args({pairs})" + _arrow(s.iter_args)
     if s.iv.type.spell() != "index":
         text += f" : {s.iv.type}"
@@ -94,19 +98,22 @@ def _for_head(s: For) -> str:
 
 def _operand(a: Arg) -> str:
     if isinstance(a, Value):
-        return f"%{a.name}"
+        return _v(a)
     if isinstance(a, MemRef):
-        return f"%{a.base.name}[" + ", ".join(_bound(i) for i in a.indices) + "]"
+        return f"{_v(a.base)}[" + ", ".join(_bound(i) for i in a.indices) + "]"
     if isinstance(a, PipeLit):
         return f"#pto.pipe<{a.pipe.value}>"
     return spell_number(a.value)
 
 
 def spell_attr(value: Any) -> str:
-    """``#pto.cmp<GT>`` for enums with a PTO-AS kind, the bare member name for others."""
-    if isinstance(value, enum.Enum) and type(value) not in A.ENUM_SPELLING:
-        return value.name
-    if isinstance(value, (bool, int, float)) and not isinstance(value, enum.Enum):
+    """``#pto.cmp<GT>`` for an enum of any attribute kind (a pipe too: ``#pto.pipe<V>``, which
+    the parser reads back in any attribute), the bare member name for another enum (which
+    no attribute declares: the verifier reports it), numbers as literals."""
+    if isinstance(value, enum.Enum):
+        kind = KIND_OF_ENUM.get(type(value))
+        return value.name if kind is None else f"#pto.{kind}<{value.name}>"
+    if isinstance(value, (bool, int, float)):
         return spell_number(value)
     return A.spell(value)
 
@@ -139,6 +146,26 @@ def print_tile_op(s: TileOp) -> str:
     return text
 
 
+def _v(v: Value) -> str:
+    """``%name``, remembered per name; a name the lexer would not read back is refused."""
+    text = _SPELLED_NAMES.get(v.name) if v.name.__class__ is str else None
+    if text is None:
+        if not is_name(v.name):
+            _unwritable("value", "%", v.name)
+        if len(_SPELLED_NAMES) >= 1 << 16:
+            _SPELLED_NAMES.clear()
+        text = _SPELLED_NAMES[v.name] = "%" + v.name
+    return text
+
+
+_SPELLED_NAMES: dict[str, str] = {}
+
+
+def _unwritable(what: str, sigil: str, name: object) -> NoReturn:
+    raise StructError("STRUCT_NAME", f"{what} name {name!r} cannot be written as {sigil}name",
+                      expected="one or more of A-Z a-z 0-9 _ $ . -", actual=repr(name)[:200])
+
+
 def spell_type(t: Any) -> str:
     """``str(t)``, remembered per type object: a module spells the same few types over and
     over, and a tile type's spelling takes a dozen string operations."""
@@ -157,8 +184,8 @@ _SPELLED: dict[int, tuple[Any, str]] = {}
 
 def _scalar(s: ScalarOp) -> str:
     spec = S.SCALAR_OPS[s.op]
-    text = f"%{s.result.name} = {spec.text_name}"
-    ops = ", ".join(f"%{v.name}" for v in s.operands)
+    text = f"{_v(s.result)} = {spec.text_name}"
+    ops = ", ".join(_v(v) for v in s.operands)
     if s.predicate is not None:
         ops = f"{s.predicate}, {ops}"
     if ops:

@@ -93,18 +93,27 @@ def test_every_parsable_module_round_trips(text: str) -> None:
 
 
 def test_number_kinds_and_special_floats_are_exact() -> None:
-    values = [True, False, 0, 1, -1, 2**63 - 1, -2**63, 2**200, -2**300, 0.0, -0.0, 1.5, 1e-310,
-              math.inf, -math.inf, math.nan, 5e-324, 1.7976931348623157e308]
-    body = tuple(ir.Const(ir.Value(f"c{n}", F32), v) for n, v in enumerate(values))
-    m = ir.Module((ir.Kernel("k", (), body),))
+    """Constants of each kind at their type's extremes, and integers far beyond any type as
+    attribute values (which the text form takes too), come back bit-exact."""
+    typed = [(True, "i1"), (False, "i1"), (0, "index"), (1, "i8"), (-1, "i32"), (2**63 - 1, "i64"),
+             (-2**63, "i64"), (2**64 - 1, "u64"), (0.0, "f32"), (-0.0, "f16"), (1.5, "bf16"), (1e-310, "f32"),
+             (math.inf, "f32"), (-math.inf, "f32"), (math.nan, "f32"), (5e-324, "f32"),
+             (1.7976931348623157e308, "f32")]
+    values = [v for v, _ in typed] + [2**200, -2**247, 2**248 - 1]
+    body = tuple(ir.Const(ir.Value(f"c{n}", ScalarType(t)), v) for n, (v, t) in enumerate(typed))
+    body += tuple(ir.TileOp(get("TCMP"), {"dst": ir.Value(f"m{n}", parse_type("!pto.tile<16x16xi1>")),
+                                          "src0": ir.Value("x", T16), "src1": ir.Value("x", T16)},
+                            {"cmpMode": v}) for n, v in enumerate(values[len(typed):]))
+    m = ir.Module((ir.Kernel("k", (ir.Value("x", T16),), body),))
     back = bytes_round_trip(m)
-    got = [s.value for s in back.kernel().body]
+    got = [s.value if isinstance(s, ir.Const) else s.attrs["cmpMode"] for s in back.kernel().body]
     assert [type(v) for v in got] == [type(v) for v in values]
     for g, v in zip(got, values):
         assert struct.pack("<d", g) == struct.pack("<d", v) if isinstance(v, float) else g == v
     raw = bytes.fromhex("0100000000f8ff7f")                     # a quiet NaN with payload 1
     lit = ir.Lit(struct.unpack("<d", raw)[0], F32)
-    m = ir.Module((ir.Kernel("k", (), (ir.TileOp(get("TADDS"), {"scalar": lit}),)),))
+    x = ir.Value("x", T16)
+    m = ir.Module((ir.Kernel("k", (x,), (ir.TileOp(get("TADDS"), {"dst": x, "src": x, "scalar": lit}),)),))
     assert struct.pack("<d", asm.load_bytes(asm.dump(m)).kernel().body[0].args["scalar"].value) == raw
 
 
@@ -189,7 +198,9 @@ def test_layout_matches_a_hand_assembled_file() -> None:
                             b"\x01\x00\x01\x00\x01\x02\x01\x02\x01"))  # kernel k(%n) { const %c int -1 }
     assert m.to_bytes() == expected
     assert asm.load_bytes(expected) == m
-    assert asm.load_bytes(wrap(payload(b"\x00", b"\x00", b"\x00", b"\x00"))) == ir.Module(())
+    with pytest.raises(BytecodeError) as e:      # no kernels: text reads as one empty @main
+        asm.load_bytes(wrap(payload(b"\x00", b"\x00", b"\x00", b"\x00")))
+    assert e.value.code == "BCODE_TEXT" and e.value.actual == "0 kernel(s), read back as 1"
 
 
 def test_hand_assembled_statements_load() -> None:
@@ -198,7 +209,8 @@ def test_hand_assembled_statements_load() -> None:
     m = asm.load_bytes(kernel_file(b"\x03\x05\x02" + dst + b"\x00\x01" + src + b"\x00\x01" + b"\x00", "TEXP"))
     assert m.to_text().splitlines()[1].strip() == \
         "%x = texp %x : (!pto.tile<16x16xf32>) -> !pto.tile<16x16xf32>"
-    cmp = asm.load_bytes(kernel_file(b"\x03\x05\x00\x01\x00\x04\x06\x07", "TCMP", "cmp", "GT"))
+    xs = b"\x03" + b"".join(bytes([n, 0, 1]) for n in range(3))       # dst, src0, src1 = %x
+    cmp = asm.load_bytes(kernel_file(b"\x03\x05" + xs + b"\x01\x00\x04\x06\x07", "TCMP", "cmp", "GT"))
     assert cmp.kernel().body[0].attrs == {"cmpMode": get("TCMP").attr("cmpMode").type.GT}
 
 

@@ -91,13 +91,16 @@ def test_the_ir_imports_nothing_of_the_front_or_back_ends() -> None:
 
 
 def test_the_layers_read_from_the_code() -> None:
-    """Writers and readers sit above the IR, loading above both; nothing below imports up."""
+    """isa -> ir -> parser / printer / verifier -> bytecode (a file holds what its text says,
+    so the reader checks it against them) -> loading; nothing below imports up."""
     g = graph()
-    for low, high in [("ir", "parser"), ("ir", "printer"), ("ir", "bytecode"), ("ir", "verifier"),
-                      ("parser", "loading"), ("bytecode", "loading")]:
+    for low, high in [("ir", "parser"), ("ir", "printer"), ("ir", "verifier"), ("parser", "bytecode"),
+                      ("printer", "bytecode"), ("parser", "loading"), ("bytecode", "loading")]:
         assert f"{PACKAGE}.{low}" in g[f"{PACKAGE}.{high}"], (high, low)
-    for m in ("printer", "bytecode", "verifier"):
-        assert f"{PACKAGE}.parser" not in g[f"{PACKAGE}.{m}"], m
+    for low, high in [("parser", "printer"), ("parser", "verifier"), ("printer", "verifier")]:
+        assert f"{PACKAGE}.{high}" not in g[f"{PACKAGE}.{low}"] and f"{PACKAGE}.{low}" not in g[f"{PACKAGE}.{high}"]
+    for low in ("parser", "printer", "verifier", "bytecode"):
+        assert f"{PACKAGE}.loading" not in g[f"{PACKAGE}.{low}"], low
 
 
 def test_the_finder_sees_function_level_imports(tmp_path: Path) -> None:
