@@ -1,6 +1,8 @@
 """``bytecode``: mutated bytecode through load, check and disassembly.
 
-Seeds are the bytecode of every parse-campaign seed. Mutants get bit flips, byte runs,
+Seeds are the bytecode of every parse-campaign seed. Half the mutants are one flipped
+payload bit with the header resealed (most of those decode far enough to reach the type,
+name and instruction checks); the others get bit flips, byte runs,
 deletions, insertions, truncation and header-field edits (version, flags, payload length);
 most then get their payload length and CRC-32 recomputed so the mutation reaches the
 decoder instead of stopping at the checksum. Whatever loads must disassemble and parse
@@ -59,6 +61,11 @@ def _reseal(data: bytearray, rng: random.Random) -> None:
 
 def mutated_blob(rng: random.Random) -> bytes:
     data = bytearray(rng.choice(seed_blobs()))
+    if rng.random() < 0.5 and len(data) > HEADER.size:     # one bit of the payload, resealed:
+        i = rng.randrange(HEADER.size, len(data))           # reaches the decoder's deeper checks
+        data[i] ^= 1 << rng.randrange(8)
+        _reseal(data, rng)
+        return bytes(data)
     for _ in range(rng.randint(1, 3)):
         data = bytearray(mutate.mutate_bytes(bytes(data), rng))
     if rng.random() < 0.15:
