@@ -121,6 +121,16 @@ def make_lit(value: Number, t: ScalarType) -> Lit:
     return Lit(int(value), t)
 
 
+def check_literal(value: Number, t: ScalarType) -> Lit:
+    """``make_lit``, and ValueError also for a value of another kind than ``t`` makes (``0``
+    for i1, ``1`` for f32): its text would read back as that kind, another literal."""
+    lit = make_lit(value, t)
+    if lit.key != _number_key(value):
+        raise ValueError(f"{value!r} for type {t.name} is written {spell_number(lit.value)}: "
+                         f"give it as {type(lit.value).__name__}")
+    return lit
+
+
 def default_literal_type(value: Number) -> ScalarType:
     """The type of an untyped ``.const``: ints are index, floats f32, booleans i1."""
     if isinstance(value, bool):

@@ -22,7 +22,7 @@ from ..isa.suggest import did_you_mean
 from ..isa.types import INDEX, GlobalType, ScalarType, TileType, Type
 from . import scalar_ops as S
 from .ir import (Const, For, If, Kernel, Lit, MemRef, Module, ScalarOp, Stmt, TileDecl, TileOp, Value,
-                 Yield, make_lit)
+                 Yield, check_literal)
 from .initialisation import uninitialised_reads
 from .ordering import SIGN as FLAG_SIGN, check_order
 from .operands import defines, gap_error, kind_error
@@ -285,7 +285,7 @@ class _KernelCheck:
             self._err("STRUCT_TYPE_MISMATCH", "a constant has a scalar type", actual=str(t))
         else:
             try:
-                make_lit(s.value, t)
+                check_literal(s.value, t)
             except ValueError as e:
                 self._err("STRUCT_TYPE_MISMATCH", str(e), expected=str(t), actual=repr(s.value))
             else:
@@ -406,7 +406,7 @@ class _KernelCheck:
 
     def _lit(self, a: Lit) -> None:
         try:
-            make_lit(a.value, a.type)
+            check_literal(a.value, a.type)
         except ValueError as e:
             self._err("STRUCT_TYPE_MISMATCH", str(e), expected=str(a.type), actual=repr(a.value))
 

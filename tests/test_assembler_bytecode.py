@@ -231,7 +231,7 @@ def code_of(data: bytes, filename: str | None = None) -> str:
         assert e.location.file == filename
         code = e.code
     else:
-        m.to_text()                                   # whatever loads prints and can be checked
+        assert asm.parse(m.to_text()) == m            # whatever loads is what its text says
         for profile in (None, "cpu"):
             asm.diagnose(m, profile)
         code = "OK"
@@ -349,6 +349,107 @@ def damaged(draw) -> bytes:  # noqa: ANN001
 @given(damaged())
 def test_damaged_but_checksummed_files_raise_only_bytecode_errors(data: bytes) -> None:
     code_of(data, "fuzz.ptobc")
+
+
+def _sections(data: bytes) -> list[bytes]:
+    """The four section bodies of a well-formed file."""
+    out, pos = [], 18
+    for _ in range(4):
+        pos += 1
+        n = shift = 0
+        while True:
+            b = data[pos]
+            pos += 1
+            n |= (b & 0x7F) << shift
+            shift += 7
+            if b < 0x80:
+                break
+        out.append(data[pos:pos + n])
+        pos += n
+    return out
+
+
+def _strings(body: bytes) -> list[str]:
+    pos, out = 0, []
+    count = body[pos]
+    pos += 1
+    for _ in range(count):
+        n = body[pos]
+        pos += 1
+        out.append(body[pos:pos + n].decode())
+        pos += n
+    return out
+
+
+NAMES = ["", " ", "a b", "\u00fc", "a%b", "@k", "#x", "a\nb", "x,y", "{", "1.5", "nan", "-", "$", "k",
+         "main", "x", "n", "a", "i", "TEXP", "addi", "index", "i1", "f32", "!pto.tile<16x16xf32>", "GT"]
+
+
+@st.composite
+def renamed(draw) -> bytes:  # noqa: ANN001
+    """A valid file whose string table (names, mnemonics, type spellings, enum members) has
+    entries replaced by odd or colliding strings, then re-checksummed: every name class the
+    text form cannot write, duplicate names, names that collide with another value's."""
+    data = draw(st.sampled_from([SMALL, BIG]))
+    strings, *rest = _sections(data)
+    table = _strings(strings)
+    for _ in range(draw(st.integers(1, 3))):
+        i = draw(st.integers(0, len(table) - 1))
+        table[i] = draw(st.one_of(st.sampled_from(NAMES + table), st.text(max_size=4)))
+    return wrap(payload(strs(*table), *rest))
+
+
+@settings(max_examples=300)
+@given(renamed())
+def test_renamed_files_load_only_as_what_their_text_says(data: bytes) -> None:
+    """Every file that loads prints as text that parses back to the same module."""
+    code_of(data, "fuzz.ptobc")
+
+
+@pytest.mark.parametrize("name, code", [("", "BCODE_NAME"), ("a b", "BCODE_NAME"), ("\u00fc", "BCODE_NAME"),
+                                        ("a%b", "BCODE_NAME"), ("x.1-$", "OK")])
+def test_value_and_kernel_names_must_be_writable(name: str, code: str) -> None:
+    strings, *rest = _sections(SMALL)
+    table = _strings(strings)
+    for old in ("a", "k"):                     # the tile value, then the kernel
+        renamed = [name if s == old else s for s in table]
+        assert code_of(wrap(payload(strs(*renamed), *rest))) == code, (old, name)
+
+
+def test_a_kernel_defined_twice_is_refused() -> None:
+    two = asm.parse("kernel @k() {\n}\nkernel @j() {\n}\n").to_bytes()
+    strings, *rest = _sections(two)
+    with pytest.raises(BytecodeError) as e:
+        asm.load_bytes(wrap(payload(strs(*["k" if s == "j" else s for s in _strings(strings)]), *rest)))
+    assert e.value.code == "BCODE_NAME" and "defined twice" in e.value.message
+
+
+@pytest.mark.parametrize("text, actual", [
+    # a use with another type than its definition's: the text would read back the definition's type
+    ("kernel @k(%a : !pto.tile<16x16xf32>, %n : index) {\n  %a = texp %a\n}\n", "%a = texp %a"),
+])
+def test_modules_without_a_text_form_are_refused(text: str, actual: str) -> None:
+    m = asm.parse(text)
+    k = m.kernel()
+    op = k.body[0]
+    wrong = ir.Value("a", parse_type("!pto.tile<16x16xf16>"))
+    bad = ir.Module((ir.Kernel(k.name, k.params, (ir.TileOp(op.instr, {"dst": op.args["dst"], "src": wrong}),)),))
+    with pytest.raises(BytecodeError) as e:
+        asm.load_bytes(asm.dump(bad), "k.ptobc")
+    assert e.value.code == "BCODE_TEXT" and e.value.location.file == "k.ptobc"
+    assert e.value.actual.startswith(actual), e.value.actual
+    undefined = ir.Module((ir.Kernel("k", (), (ir.TileOp(op.instr, dict(op.args)),)),))
+    with pytest.raises(BytecodeError) as e:
+        asm.load_bytes(asm.dump(undefined))
+    assert e.value.code == "BCODE_TEXT" and "STRUCT_UNDEFINED" in e.value.message
+
+
+def test_dump_refuses_unwritable_names() -> None:
+    for m in (ir.Module((ir.Kernel("a b", (), ()),)),
+              ir.Module((ir.Kernel("k", (ir.Value("", INDEX),), ()),))):
+        with pytest.raises(BytecodeError) as e:
+            asm.dump(m)
+        assert e.value.code == "BCODE_ENCODE"
 
 
 @settings(max_examples=100)
