@@ -22,12 +22,11 @@ branch not taken, part of a region) is left to the backends.
 from __future__ import annotations
 
 import dataclasses
-from typing import Iterable
 
 from ..isa.diagnostics import Location, PTOError, StructError
-from ..isa.spec import Kind, Role
-from ..isa.types import TileType
-from .ir import For, If, Kernel, Stmt, TileDecl, TileOp, Value, walk
+from ..isa.spec import Instruction, Kind, Role
+from ..isa.types import TileType, Type
+from .ir import For, If, Kernel, Stmt, TileDecl, TileOp, Value
 
 CODE = "STRUCT_UNINIT_READ"
 
@@ -38,33 +37,32 @@ def uninitialised_reads(kernel: Kernel) -> list[PTOError]:
     return _Analysis(kernel).run()
 
 
-def _tile_args(s: TileOp, roles: tuple[Role, ...]) -> Iterable[tuple[str, Value]]:
-    """(operand name, tile value) of ``s``'s tile operands with one of ``roles``."""
-    for o in s.instr.operands:
-        a = s.args.get(o.name)
-        if o.kind is Kind.TILE and o.role in roles and isinstance(a, Value) and isinstance(a.type, TileType):
-            yield o.name, a
-
-
 _READS = (Role.IN, Role.INOUT)
 _WRITES = (Role.OUT, Role.INOUT)
+_ROLES: dict[int, tuple[Instruction, tuple[str, ...], tuple[str, ...]]] = {}
 
 
-def _may_be_empty(t: TileType) -> bool:
-    return not t.valid_rows or not t.valid_cols     # 0, or None (a run-time extent)
+def _roles(instr: Instruction) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(tile operands ``instr`` reads, tile operands it writes), worked out once per instruction."""
+    hit = _ROLES.get(id(instr))
+    if hit is None or hit[0] is not instr:
+        tiles = [o for o in instr.operands if o.kind is Kind.TILE]
+        hit = _ROLES[id(instr)] = (instr, tuple(o.name for o in tiles if o.role in _READS),
+                                   tuple(o.name for o in tiles if o.role in _WRITES))
+    return hit[1], hit[2]
 
 
-def _writes_anywhere(body: tuple[Stmt, ...]) -> set[str]:
-    """Every tile some statement of ``body`` (nested regions included) writes."""
-    return {v.name for s in walk(body) if isinstance(s, TileOp) for _, v in _tile_args(s, _WRITES)}
+def _may_be_empty(t: Type) -> bool:
+    return isinstance(t, TileType) and (not t.valid_rows or not t.valid_cols)   # 0, or None (run time)
 
 
 class _Analysis:
     def __init__(self, kernel: Kernel) -> None:
         self.k = kernel
         self.params = {p.name for p in kernel.params}
-        self.index = {id(s): i for i, s in enumerate(kernel.walk())}
         self.decls: dict[str, TileDecl] = {}     # each tile's latest declaration in program order
+        self.loop_writes: dict[int, set[str]] = {}
+        self.index: dict[int, int] | None = None    # statement -> its index; made at the first report
         self.errors: list[PTOError] = []
 
     def run(self) -> list[PTOError]:
@@ -74,25 +72,56 @@ class _Analysis:
     def block(self, body: tuple[Stmt, ...], written: set[str]) -> set[str]:
         """The tiles possibly written after ``body``, given those possibly written before
         (``written`` is updated in place)."""
+        roles, params, add = _ROLES, self.params, written.add
         for s in body:
-            if isinstance(s, TileDecl):
-                written.discard(s.value.name)
-                self.decls[s.value.name] = s
-            elif isinstance(s, TileOp):
-                for operand, v in _tile_args(s, _READS):
-                    if v.name not in written and v.name not in self.params and not _may_be_empty(v.type):
-                        self.report(s, operand, v)
-                written.update(v.name for _, v in _tile_args(s, _WRITES))
-            elif isinstance(s, If):
-                then = self.block(s.then_body, set(written))
-                written |= then | self.block(s.else_body, set(written))
-            elif isinstance(s, For):
-                written |= _writes_anywhere(s.body)
-                written |= self.block(s.body, set(written))
+            c = s.__class__
+            if c is TileOp:
+                instr, args = s.instr, s.args     # type: ignore[union-attr]
+                hit = roles.get(id(instr))
+                reads, writes = hit[1:] if hit is not None and hit[0] is instr else _roles(instr)
+                for name in reads:
+                    v = args.get(name)
+                    if v is not None and v.name not in written and v.name not in params \
+                            and not _may_be_empty(v.type):   # type: ignore[union-attr]
+                        self.report(s, name, v)   # type: ignore[arg-type]
+                for name in writes:
+                    v = args.get(name)
+                    if v is not None:
+                        add(v.name)               # type: ignore[union-attr]
+            elif c is TileDecl:
+                written.discard(s.value.name)     # type: ignore[union-attr]
+                self.decls[s.value.name] = s      # type: ignore[union-attr,assignment]
+            elif c is If:
+                then = self.block(s.then_body, set(written))        # type: ignore[union-attr]
+                written |= then | self.block(s.else_body, set(written))   # type: ignore[union-attr]
+            elif c is For:
+                written |= self.writes_anywhere(s)   # type: ignore[arg-type]
+                written |= self.block(s.body, set(written))   # type: ignore[union-attr]
         return written
+
+    def writes_anywhere(self, loop: For) -> set[str]:
+        """Every tile some statement of ``loop``'s body (nested regions included) writes;
+        worked out once per loop (nested loops' sets are kept for their own turn)."""
+        hit = self.loop_writes.get(id(loop))
+        if hit is None:
+            hit = self.loop_writes[id(loop)] = set()
+            stack = [loop.body]
+            while stack:
+                for s in stack.pop():
+                    c = s.__class__
+                    if c is TileOp:
+                        args = s.args   # type: ignore[union-attr]
+                        hit.update(args[n].name for n in _roles(s.instr)[1] if n in args)  # type: ignore[union-attr]
+                    elif c is If:
+                        stack += (s.then_body, s.else_body)   # type: ignore[union-attr]
+                    elif c is For:
+                        hit |= self.writes_anywhere(s)   # type: ignore[arg-type]
+        return hit
 
     def located(self, s: Stmt) -> Location:
         """Where ``s`` is: its source position, kernel and statement index (as the verifier)."""
+        if self.index is None:
+            self.index = {id(t): i for i, t in enumerate(self.k.walk())}
         return dataclasses.replace(s.loc or Location(), kernel=self.k.name, index=self.index.get(id(s)))
 
     def report(self, s: TileOp, operand: str, v: Value) -> None:
@@ -100,8 +129,8 @@ class _Analysis:
         notes = []
         decl = self.decls.get(v.name)
         if decl is not None:
-            at = self.located(decl)
-            notes.append(f"%{v.name} is declared at {at}; no instruction on any path from there to here writes it")
+            notes.append(f"%{v.name} is declared at {self.located(decl)}; no instruction on any path from "
+                         "there to here writes it")
         self.errors.append(StructError(
             CODE, f"{s.instr.mnemonic} reads %{v.name} (operand {operand}), which is never written before this point",
             location=where, expected=f"an instruction writing %{v.name} before it is read", actual="never written",
