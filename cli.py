@@ -169,7 +169,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     m = load(args.file)
     options = {"strict": False} if args.relaxed else {}
-    exe = compile_module(m, args.backend, args.profile, **options)
+    checked = {"checked": True} if args.checked else {}     # this backend's only (llvm's option)
+    exe = compile_module(m, args.backend, args.profile, **options, **checked)
     kernel = _kernel(m, args.kernel)
     given = {n: literal(v) for n, v in map(parse_assignment, args.arg)}
     shapes = {n: parse_shape(v) for n, v in map(parse_assignment, args.shape)}
@@ -300,6 +301,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=int, default=0, help="the seed --random draws from (default 0)")
     run.add_argument("--block-num", type=int, default=1, help="run block indices 0..N-1")
     run.add_argument("--relaxed", action="store_true", help="no uninitialised-read or poison checks")
+    run.add_argument("--checked", action="store_true",
+                     help="llvm: report reads of never-written tile elements (RUNTIME_UNINIT_READ)")
     run.add_argument("--compare-with", metavar="BACKEND",
                      help="run a second backend on the same inputs and report the differences")
     run.add_argument("--trace", metavar="FILE.json", help="write a Chrome/Perfetto trace of the run")

@@ -211,6 +211,17 @@ def test_checked_mode_resets_a_tile_at_its_declaration() -> None:
     assert same_fault(m, [x, y, 2]).location.line == 11
 
 
+def test_pto_run_checked(tmp_path, capsys) -> None:
+    from openpto.cli import main
+    src = tmp_path / "u.pto"
+    src.write_text(NEVER_RUN)
+    run = ["run", str(src), "--zeros", "--arg", "n=0", "--backend", "llvm"]
+    assert main(run) == 0                                         # default mode: unchecked
+    assert main(run + ["--checked"]) == 2
+    err = capsys.readouterr().err
+    assert f"{src}:7:3: RUNTIME_UNINIT_READ" in err and "Traceback" not in err
+
+
 def test_checked_is_a_validated_option_and_part_of_the_cache_key(tmp_path) -> None:
     m = pto.parse(NEVER_RUN)
     with pytest.raises(PTOError) as e:
