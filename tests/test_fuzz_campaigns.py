@@ -157,3 +157,15 @@ def test_cli_writes_json_and_exits_zero_when_clean(tmp_path, capsys) -> None:  #
     assert "campaign" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         main(["nonsense"])
+
+
+@pytest.mark.parametrize("backend", ["reference", "llvm"])
+def test_zero_row_call_runs(backend: str) -> None:
+    """Minimised from the arguments campaign: %rows may be 0 (examples/vector_add.pto says
+    "any value >= 0"), and numpy gives a (0, 1024) array zero strides; such a call must run
+    and write nothing, not fail with RUNTIME_ARG_OVERLAP."""
+    import openpto as pto
+    exe = pto.compile(pto.load(os.path.join(os.path.dirname(__file__), "..", "examples", "vector_add.pto")),
+                      backend=backend)
+    a = np.zeros((0, 1024), np.float32)
+    exe(a, a.copy(), np.zeros((0, 1024), np.float32), 0)
