@@ -26,7 +26,7 @@ from ..arguments import bind, written_params
 from ..base import Backend, Executable, Result
 from ..blocks import run_blocks
 from .cache import DiskCache, key as cache_key
-from .codegen import ERR_SLOTS, FaultSite, KernelABI, abi_for
+from .codegen import ERR_SLOTS, FaultSite, KernelABI, abi_for, format_details
 
 _OPTIONS = ("threads", "cache", "cache_dir", "checked")
 
@@ -209,7 +209,7 @@ class LLVMExecutable(Executable):
                                 location=Location(kernel=kr.kernel.name), actual=site_no)
         site = kr.faults[site_no - 1]
         details = [int(x) for x in err[1:]]
-        fmt = (lambda s: None if s is None else s.format(*details))
+        fmt = (lambda s: format_details(s, details))
         return RuntimeFault(site.code, site.message, location=site.location,
                             expected=fmt(site.expected), actual=fmt(site.actual))
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import string
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
@@ -31,8 +32,10 @@ from ...assembler.ir import (Const, For, If, Kernel, Lit, MemRef, ScalarOp, Stmt
                              Value, Yield)
 from ...isa import dtypes as dt
 from ...isa.diagnostics import Location
-from ...isa.types import EventType, GlobalType, ScalarType, TileType
+from ...isa.spec import Kind
+from ...isa.types import INDEX, EventType, GlobalType, ScalarType, TileType
 from . import numerics as N
+from .scalars import is_signed
 
 I1, I8, I32, I64, F32, F64, PTR = N.I1, N.I8, N.I32, N.I64, N.F32, N.F64, N.PTR
 ERR_SLOTS = 8          # err[0] = site + 1, err[1:] = details
@@ -54,7 +57,7 @@ class KernelABI:
 @dataclass(frozen=True)
 class FaultSite:
     """A check in generated code; ``expected``/``actual`` are format strings over the
-    detail values (``{0}``, ``{1}``, ...)."""
+    detail values (``{0}``, ``{1}``, ..., and sums such as ``{1+2}``: ``format_details``)."""
 
     code: str
     message: str
@@ -152,11 +155,10 @@ class GlobalView:
         for d in range(n):
             extent = rows if d == n - 2 else cols if d == n - 1 else one
             start = offs[d]
-            end = b.add(start, extent)
-            bad = b.or_(b.icmp_signed("<", start, zero), b.icmp_signed(">", end, shape[d]))
             dim = d if self.rank > 1 else d - 1
-            cg.fault(bad, "RUNTIME_OOB", f"{what} accessed out of bounds in dim {max(dim, 0)}",
-                     expected="indices in [0, {0})", actual="[{1}, {2})", details=[shape[d], start, end])
+            cg.fault(span_outside(b, start, extent, shape[d]), "RUNTIME_OOB",
+                     f"{what} accessed out of bounds in dim {max(dim, 0)}",
+                     expected="indices in [0, {0})", actual="[{1}, {1+2})", details=[shape[d], start, extent])
         flat = zero
         for d in range(n):
             flat = b.add(flat, b.mul(offs[d], strides[d]))
@@ -167,6 +169,48 @@ class GlobalView:
                 i: ir.Value, j: ir.Value) -> ir.Value:
         """Address of element (i, j) of a window."""
         return b.gep(origin, [b.add(b.mul(i, rs), b.mul(j, cs))], source_etype=self.elem)
+
+
+# --------------------------------------------------------------------------- integer operands and overflow-safe checks
+
+def _type_of(v: Value | Lit | int) -> ScalarType:
+    t = v.type if isinstance(v, (Value, Lit)) else INDEX
+    return t if isinstance(t, ScalarType) else INDEX
+
+
+def widen(b: ir.IRBuilder, v: ir.Value, t: ScalarType) -> ir.Value:
+    """An integer value of type ``t`` as the i64 of its natural value (modulo 2^64)."""
+    if not isinstance(v.type, ir.IntType) or v.type.width == 64:
+        return v
+    return b.sext(v, I64) if is_signed(t) else b.zext(v, I64)
+
+
+
+def span_outside(b: ir.IRBuilder, start: ir.Value, extent: ir.Value, limit: ir.Value) -> ir.Value:
+    """i1: ``[start, start + extent)`` is not inside ``[0, limit)`` (i64 operands, ``extent``
+    and ``limit`` >= 0). Never forms ``start + extent``, which wraps for a start near 2^63 and
+    would let a wild window pass: ``start <=u limit`` (a negative start is a huge unsigned
+    number) and then ``extent <=u limit - start``."""
+    return b.or_(b.icmp_unsigned(">", start, limit), b.icmp_unsigned(">", extent, b.sub(limit, start)))
+
+
+class _DetailFormatter(string.Formatter):
+    """``str.format`` over a fault's detail values, where a field may also be a sum of detail
+    indices (``{1+2}``): generated code reports a window's start and extent and the end is
+    added here, in Python integers, so it is exact where ``start + extent`` overflows i64."""
+
+    def get_value(self, key: int | str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
+        if isinstance(key, str) and "+" in key:
+            return sum(args[int(k)] for k in key.split("+"))
+        return super().get_value(key, args, kwargs)
+
+
+_DETAILS = _DetailFormatter()
+
+
+def format_details(template: str | None, details: Sequence[int]) -> str | None:
+    """A fault site's ``expected``/``actual`` template filled with the run's detail values."""
+    return None if template is None else _DETAILS.format(template, *details)
 
 
 # --------------------------------------------------------------------------- fusable rules
@@ -321,17 +365,30 @@ class KernelCodegen:
                 v -= 1 << ty.width
         return ir.Constant(ty, v)
 
-    def value(self, v: Value | Lit | int) -> ir.Value:
-        """A scalar operand (a named value, a literal or a bare integer index)."""
+    def value(self, v: Value | Lit | int, t: ScalarType = INDEX) -> ir.Value:
+        """A scalar operand (a named value, a literal, or a bare integer of type ``t``)."""
         if isinstance(v, Lit):
             return self.constant(v.value, v.type)
         if isinstance(v, int):
-            return self.i64(v)
+            return self.constant(v, t)
         return self.get_var(v.name)
 
+    def index(self, v: Value | Lit | int) -> ir.Value:
+        """An index-like operand (an offset, an extent, a count) of any integer type as its
+        exact i64 value: sign- or zero-extended by the type, as the reference reads it
+        (``i8`` -1 is -1, ``u16`` 65535 is 65535; ``u64`` above 2^63 - 1, which no tensor or
+        tile dimension reaches, reads as a negative number and fails the same checks)."""
+        return widen(self.b, self.value(v), _type_of(v))
+
     def scalar(self, op: TileOp, name: str) -> ir.Value | None:
+        """Operand ``name`` of ``op``: in its own type, or as an exact i64 for an ``index``
+        operand (``index_in`` in the spec: offsets, ids, sizes of any integer type)."""
         a = op.args.get(name)
-        return None if a is None else self.value(a)  # type: ignore[arg-type]
+        if a is None:
+            return None
+        if op.instr.operand(name).kind is Kind.INDEX:
+            return self.index(a)   # type: ignore[arg-type]
+        return self.value(a)  # type: ignore[arg-type]
 
     def tile(self, v: Value | TileOp, name: str | None = None) -> TileRef:
         """The tile a value names (or operand ``name`` of ``op``), with current valid extents."""
@@ -353,7 +410,7 @@ class KernelCodegen:
         ptr = self.b.inttoptr(self._slot(s), PTR)
         shape = [self._slot(s + 1 + d) for d in range(t.rank)]
         strides = [self._slot(s + 1 + t.rank + d) for d in range(t.rank)]
-        offsets = [self.value(i) for i in m.indices]
+        offsets = [self.index(i) for i in m.indices]
         return GlobalView(m.base.name, t, ptr, shape, strides, offsets)
 
     @staticmethod
@@ -364,7 +421,9 @@ class KernelCodegen:
     @contextlib.contextmanager
     def loop(self, start: int | ir.Value, stop: int | ir.Value, step: int | ir.Value = 1,
              name: str = "i") -> Iterator[ir.Value]:
-        """``for i in range(start, stop, step)`` (step > 0) with an i64 induction variable."""
+        """``for i in range(start, stop, step)`` (step > 0) with an i64 induction variable, for
+        the loops of tile rules, whose bounds are tile extents: ``stop + step`` must not
+        overflow (loops over run-time values use ``counted_loop``)."""
         b = self.b
         start, stop, step = self.i64(start), self.i64(stop), self.i64(step)
         pre = b.block
@@ -381,6 +440,34 @@ class KernelCodegen:
         nxt = b.add(i, step, flags=["nsw"])
         i.add_incoming(nxt, b.block)
         b.branch(header)
+        b.position_at_end(done)
+
+    @contextlib.contextmanager
+    def counted_loop(self, lo: ir.Value, hi: ir.Value, step: ir.Value, signed: bool,
+                     name: str = "for") -> Iterator[ir.Value]:
+        """``for iv in range(lo, hi, step)`` over the mathematical integers, for operands of any
+        integer type (``step`` > 0 already checked) with the induction variable in that type:
+        the exit test never forms a value past ``hi``, so it cannot be defeated by wrap-around
+        near the type's maximum. Entry tests ``lo < hi``; the latch continues while
+        ``step <u hi - iv`` (``hi - iv`` is exact as an unsigned number because iv < hi)."""
+        b = self.b
+        ty = lo.type
+        body = b.append_basic_block(name + ".body")
+        done = b.append_basic_block(name + ".done")
+        pre = b.block
+        b.cbranch((b.icmp_signed if signed else b.icmp_unsigned)("<", lo, hi), body, done)
+        b.position_at_end(body)
+        iv = b.phi(ty, name=name)
+        iv.add_incoming(lo, pre)
+        yield iv
+        if isinstance(step, ir.Constant) and step.constant == 1:
+            nxt = b.add(iv, step, flags=["nsw" if signed else "nuw"])    # iv < hi: never wraps
+            more = (b.icmp_signed if signed else b.icmp_unsigned)("<", nxt, hi)
+        else:
+            nxt = b.add(iv, step)
+            more = b.icmp_unsigned("<", step, b.sub(hi, iv))
+        iv.add_incoming(nxt, b.block)
+        b.cbranch(more, body, done)
         b.position_at_end(done)
 
     @contextlib.contextmanager
@@ -516,9 +603,9 @@ class KernelCodegen:
         t: TileType = s.value.type   # type: ignore[assignment]
         if s.value.name not in self._dyn_valid:
             return
-        r = self.value(s.valid_rows) if s.valid_rows is not None else self.i64(t.rows if t.valid_rows is None
+        r = self.index(s.valid_rows) if s.valid_rows is not None else self.i64(t.rows if t.valid_rows is None
                                                                                   else t.valid_rows)
-        c = self.value(s.valid_cols) if s.valid_cols is not None else self.i64(t.cols if t.valid_cols is None
+        c = self.index(s.valid_cols) if s.valid_cols is not None else self.i64(t.cols if t.valid_cols is None
                                                                                   else t.valid_cols)
         b = self.b
         zero = self.i64(0)
@@ -547,13 +634,17 @@ class KernelCodegen:
             self.set_var(t.name, t.type, v)   # type: ignore[arg-type]
 
     def _for(self, s: For, targets: Sequence[Value]) -> None:
-        lo, hi, step = self.value(s.lb), self.value(s.ub), self.value(s.step)
-        self.fault(self.b.icmp_signed("<=", step, self.i64(0)), "RUNTIME_LOOP_STEP", "loop step must be positive",
-                   expected="step > 0", actual="{0}", details=[step])
+        t: ScalarType = s.iv.type   # type: ignore[assignment]
+        lo, hi, step = (self.value(v, t) for v in (s.lb, s.ub, s.step))
+        signed = is_signed(t)
+        zero = ir.Constant(step.type, 0)
+        nonpositive = self.b.icmp_signed("<=", step, zero) if signed else self.b.icmp_unsigned("==", step, zero)
+        self.fault(nonpositive, "RUNTIME_LOOP_STEP", "loop step must be positive",
+                   expected="step > 0", actual="{0}", details=[widen(self.b, step, t)])
         inits = [self.value(v) for v in s.inits]
         for a, v in zip(s.iter_args, inits):
             self.set_var(a.name, a.type, v)   # type: ignore[arg-type]
-        with self.loop(lo, hi, step, name="for") as iv:
+        with self.counted_loop(lo, hi, step, signed, name="for") as iv:
             self.set_var(s.iv.name, s.iv.type, iv)   # type: ignore[arg-type]
             self.block(s.body, s.iter_args)
         for r, a in zip(s.results, s.iter_args):

@@ -329,10 +329,7 @@ def _ttri(cg: KernelCodegen, op: TileOp) -> None:
     dst = cg.tile(op, "dst")
     rows, cols = dst.vrows, dst.vcols
     bound = b.add(rows, cols)
-    d = cg.scalar(op, "diagonal")
-    if d.type != I64:
-        d = b.sext(d, I64)
-    d = _min(b, d, bound)
+    d = _min(b, cg.scalar(op, "diagonal"), bound)     # an exact i64 (cg.scalar widens index operands)
     nb = b.neg(bound)
     d = b.select(b.icmp_signed("<", d, nb), nb, d)
     upper = bool(cg.attrs(op).get("upper", False))

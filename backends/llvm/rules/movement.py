@@ -52,14 +52,15 @@ def _any(b: ir.IRBuilder, *conds: ir.Value) -> ir.Value:
 def _check_window(cg: KernelCodegen, t: TileRef, r0: ir.Value, c0: ir.Value, rows: ir.Value,
                   cols: ir.Value, what: str) -> None:
     """RUNTIME_OOB unless the rows x cols window at (r0, c0) lies in t's valid region. Written
-    as ``r0 > valid - rows`` so a huge run-time offset cannot wrap past the check."""
+    as ``r0 > valid - rows`` so a huge run-time offset cannot wrap past the check (the window's
+    end is added in the report, ``{2+4}``, never in i64)."""
     b = cg.b
     zero = cg.i64(0)
     bad = _any(b, b.icmp_signed("<", r0, zero), b.icmp_signed("<", c0, zero),
                b.icmp_signed(">", r0, b.sub(t.vrows, rows)), b.icmp_signed(">", c0, b.sub(t.vcols, cols)))
     cg.fault(bad, "RUNTIME_OOB", f"the window leaves the {what}'s valid region",
-             expected="inside {0}x{1}", actual="rows [{2}, {4}), cols [{3}, {5})",
-             details=[t.vrows, t.vcols, r0, c0, b.add(r0, rows), b.add(c0, cols)])
+             expected="inside {0}x{1}", actual="rows [{2}, {2+4}), cols [{3}, {3+5})",
+             details=[t.vrows, t.vcols, r0, c0, rows, cols])
 
 
 def _fp8_keep(b: ir.IRBuilder, d: dt.DType, raw: ir.Value) -> ir.Value:
@@ -326,8 +327,8 @@ def _timg2col(cg: KernelCodegen, op: TileOp) -> None:
     bad = _any(b, b.icmp_signed("<", m0, zero), b.icmp_signed("<", k0, zero),
                b.icmp_signed(">", m0, b.sub(cg.i64(oh * ow), r)), b.icmp_signed(">", k0, b.sub(kcols, c)))
     cg.fault(bad, "RUNTIME_OOB", "the im2col window leaves the im2col matrix",
-             expected=f"rows in [0, {oh * ow}), cols in [0, {{0}})", actual="rows [{1}, {3}), cols [{2}, {4})",
-             details=[kcols, m0, k0, b.add(m0, r), b.add(k0, c)])
+             expected=f"rows in [0, {oh * ow}), cols in [0, {{0}})", actual="rows [{1}, {1+3}), cols [{2}, {2+4})",
+             details=[kcols, m0, k0, r, c])
     cg.check_read(src, cg.i64(h * w), ch, "feature map")
     pad = _raw_const(dst.elem, _bits_of(_as_dtype(int(a.get("pad_value", 0)), dst.dtype)))
     one = cg.i64(1)
