@@ -195,4 +195,16 @@ DECISIONS: tuple[Decision, ...] = (
              "0xff (-1) on NPUs (looks like a bug), -128 on the CPU simulator.",
              "pad=min is the dtype's minimum (-128 for i8, -inf for floats); pad=max the maximum (+inf).",
              "The evident intent of the enum."),
+    Decision("Integer indices, extents and loop counters",
+             "Offsets, extents and loop bounds are `index` values; MLIR leaves an `scf.for` whose induction "
+             "variable overflows undefined; narrower integer types in these places are not discussed.",
+             "Every index-like value (memory-operand indices, `valid_row`/`valid_col`, index operands such as "
+             "TEXTRACT's offsets or TTRI's diagonal, loop bounds and steps) may have any integer type and "
+             "means its natural value: `iN` signed, `uN` unsigned, `index` signed 64-bit (u8 255 is 255, "
+             "i8 -1 is -1). Range checks are exact: a window that does not fit is RUNTIME_OOB however large "
+             "its start. `scf.for %iv = lb to ub step s : T` runs `%iv` over range(lb, ub, s) of T's natural "
+             "values and ends when the next value would reach ub or leave T (it never wraps); a step <= 0 "
+             "(0 for unsigned T) is RUNTIME_LOOP_STEP.",
+             "The reference computes with exact integers; a backend must not turn a wild offset into a "
+             "wrapped address or a counter near its type's maximum into an endless loop."),
 )

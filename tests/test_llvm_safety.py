@@ -32,6 +32,11 @@ RANGES = {"index": (I64_MIN, I64_MAX), "i64": (I64_MIN, I64_MAX), "i32": (-2 ** 
           "u32": (0, 2 ** 32 - 1), "u64": (0, 2 ** 64 - 1)}
 
 
+def pick(rng: np.random.Generator, xs: list[int]) -> int:
+    """One of ``xs`` exactly (``rng.choice`` would go through a float array for big ints)."""
+    return xs[int(rng.integers(len(xs)))]
+
+
 def compare(cases: list[tuple[str, dict[str, Any]]], spread: int = 1) -> list[str | None]:
     """Run every case on llvm (isolated, guarded) and on the reference: the same fault code,
     or the same output bits; no llvm write outside an argument. Returns the codes."""
@@ -203,43 +208,50 @@ def test_memory_indices_and_valid_extents_of_any_integer_type(a: str, b: str) ->
     cases = []
     for _ in range(40):
         cases.append((text, dict(src=src, dst=np.zeros((260, 260), np.float32),
-                                 i=int(rng.choice(va)), j=int(rng.choice(vb)), o=int(rng.choice(vb)),
-                                 p=int(rng.choice(va)), vr=int(rng.choice(va + [8, 5])),
-                                 vc=int(rng.choice(vb + [16, 11])))))
+                                 i=pick(rng, va), j=pick(rng, vb), o=pick(rng, vb),
+                                 p=pick(rng, va), vr=pick(rng, va + [8, 5]),
+                                 vc=pick(rng, vb + [16, 11]))))
     codes = compare(cases)
     assert None in codes and "RUNTIME_OOB" in codes or "RUNTIME_VALID_REGION" in codes
 
 
 INDEX_OPERANDS = """
 kernel @k(%src : !pto.tile<16x16xf32>, %mid : !pto.tile<8x8xf32>, %big : !pto.tile<16x16xf32>,
-          %tri : !pto.tile<16x16xf32>, %r0 : {t}, %c0 : {t}, %d : {t}, %e : {t}) {{
+          %tri : !pto.tile<16x16xf32>, %r0 : {t}, %c0 : {t}, %d : {t}, %e : {t}, %a : {t}) {{
+  .tile %s : !pto.tile<16x16xf32>
   %mid = textract %src, %r0, %c0 : (!pto.tile<16x16xf32>, {t}, {t}) -> !pto.tile<8x8xf32>
   tinsert %big, %mid, %c0, %r0 : (!pto.tile<16x16xf32>, !pto.tile<8x8xf32>, {t}, {t})
   %tri = ttri %d {{upper = false}} : ({t}) -> !pto.tile<16x16xf32>
   set_flag #pto.pipe<MTE2>, #pto.pipe<V>, %e : ({t})
   wait_flag #pto.pipe<MTE2>, #pto.pipe<V>, %e : ({t})
+  %s = tassign %a : ({t}) -> !pto.tile<16x16xf32>
 }}
 """
 
 
 @pytest.mark.parametrize("t", ["i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64", "index"])
 def test_index_operands_of_any_integer_type(t: str) -> None:
-    """TEXTRACT/TINSERT offsets, TTRI's diagonal and event ids of every integer type: u8 255
-    is a far diagonal (all ones below it), i8 -1 the one under the main diagonal."""
+    """TEXTRACT/TINSERT offsets, TTRI's diagonal, event ids and TASSIGN's address of every
+    integer type, at the type's extremes: the reference's fault or result. The diagonal
+    against numpy too: sign- or zero-extended by the type (u8 255 and u64 2^64 - 1 are far
+    diagonals, all ones below them; i8 -1 the one under the main diagonal)."""
     text = INDEX_OPERANDS.format(t=t)
     src = np.arange(256, dtype=np.float32).reshape(16, 16)
-    vals = _typed_values(t) + [2, 7, 8, 9]
-    cases = [(text, dict(src=src, mid=np.zeros((8, 8), np.float32), big=np.zeros((16, 16), np.float32),
-                         tri=np.zeros((16, 16), np.float32), r0=r0, c0=c0, d=d, e=e))
-             for r0 in vals for c0, d, e in ((0, vals[0], 0), (8, vals[-1], 7), (1, -1 if t[0] == "i" else 255, 8))
-             if RANGES[t][0] <= d <= RANGES[t][1]]
+    lo, hi = RANGES[t]
+    vals = sorted({lo, hi, hi // 2, hi - 31, max(lo, -1), 0, 1, 2, 7, 8, 9, 32, min(hi, 255)})
+    rng = np.random.default_rng(len(t))
+    tiles = dict(src=src, mid=np.zeros((8, 8), np.float32), big=np.zeros((16, 16), np.float32),
+                 tri=np.zeros((16, 16), np.float32))
+    cases = [(text, dict(tiles, r0=pick(rng, vals[:-2] + [0, 8] * 3), c0=pick(rng, [0, 3, 8, 9]),
+                         d=pick(rng, vals), e=pick(rng, [0, 7, 8, lo, hi]),
+                         a=pick(rng, [0, 32, 64, 1, lo, hi, hi - 31])))
+             for _ in range(60)]
     codes = compare(cases)
     assert None in codes and "RUNTIME_OOB" in codes
-    # an independent expectation for the diagonal: sign- or zero-extended by the type
-    d = -1 if t[0] == "i" else 255
-    (code, arrays, _, _), = isolated([(text, dict(cases[0][1], r0=0, c0=0, d=d, e=0))])
-    assert code is None
-    assert np.array_equal(arrays["tri"], np.tril(np.ones((16, 16), np.float32), d))
+    for d in {max(lo, -1), hi, lo, 3}:
+        (code, arrays, _, _), = isolated([(text, dict(tiles, r0=0, c0=0, d=d, e=0, a=0))])
+        assert code is None
+        assert np.array_equal(arrays["tri"], np.tril(np.ones((16, 16), np.float32), max(-40, min(d, 40))))
 
 
 def test_docs_loop_with_an_i32_counter_runs() -> None:
@@ -285,17 +297,17 @@ kernel @k(%g : !pto.memref<?x?xf32>, %idx : !pto.tile<4x8xi32>, %out : !pto.tile
 def _extreme(rng: np.random.Generator, dim: int) -> int:
     """A start for a window in [0, dim): an extreme of i64 or just past the edge."""
     pool = [-1, 2 ** 31, 2 ** 62, I64_MAX, I64_MIN, dim, dim + 1, I64_MAX - 3, -2 ** 31, I64_MIN + 1]
-    return int(rng.choice(pool))
+    return pick(rng, pool)
 
 
 def _window_args(rng: np.random.Generator) -> dict[str, int]:
     """Fitting values (often exactly at the edge), then one or two replaced by extremes."""
     vr, vc = int(rng.integers(0, 9)), int(rng.integers(0, 17))
     room = dict(i=20 - vr, j=24 - vc, o=12 - vr, p=20 - vc, r0=8, c0=8)    # largest fitting start
-    args = {k: int(rng.choice([0, top, int(rng.integers(0, top + 1))])) for k, top in room.items()}
+    args = {k: pick(rng, [0, top, int(rng.integers(0, top + 1))]) for k, top in room.items()}
     args.update(vr=vr, vc=vc)
     limits = dict(room, vr=8, vc=16)
-    for k in rng.choice(sorted(limits), int(rng.choice([0, 1, 1, 2])), replace=False):
+    for k in rng.choice(sorted(limits), pick(rng, [0, 1, 1, 2]), replace=False):
         args[str(k)] = _extreme(rng, limits[str(k)] + 1)
     return args
 

@@ -375,10 +375,15 @@ class KernelCodegen:
 
     def index(self, v: Value | Lit | int) -> ir.Value:
         """An index-like operand (an offset, an extent, a count) of any integer type as its
-        exact i64 value: sign- or zero-extended by the type, as the reference reads it
-        (``i8`` -1 is -1, ``u16`` 65535 is 65535; ``u64`` above 2^63 - 1, which no tensor or
-        tile dimension reaches, reads as a negative number and fails the same checks)."""
-        return widen(self.b, self.value(v), _type_of(v))
+        i64 value: sign- or zero-extended by the type, as the reference reads it (``i8`` -1 is
+        -1, ``u16`` 65535 is 65535). A ``u64`` above 2^63 - 1 saturates to 2^63 - 1: every
+        check and clamp treats it as the huge positive number it is (no extent, offset or
+        diagonal reaches either), where its bits would read as a negative i64."""
+        t = _type_of(v)
+        x = widen(self.b, self.value(v), t)
+        if t.name == "u64":
+            x = self.b.select(self.b.icmp_signed("<", x, self.i64(0)), self.i64(2 ** 63 - 1), x)
+        return x
 
     def scalar(self, op: TileOp, name: str) -> ir.Value | None:
         """Operand ``name`` of ``op``: in its own type, or as an exact i64 for an ``index``

@@ -18,7 +18,7 @@ from ....isa.attrs import RoundMode
 from ....isa.families.sync import ALIGN, EVENT_IDS, FMATRIX_FIELDS, RPT_FIELDS, STATE_KEYS
 from ....isa.types import Pipe
 from .. import numerics as N
-from ..codegen import KernelCodegen
+from ..codegen import KernelCodegen, widen
 
 I1, I8, I64, F64 = N.I1, N.I8, N.I64, N.F64
 
@@ -100,18 +100,22 @@ def _tsync(cg: KernelCodegen, op: TileOp) -> None:
 
 
 def _tassign(cg: KernelCodegen, op: TileOp) -> None:
-    """Only the address checks: the tile keeps its storage (contents unspecified)."""
+    """Only the address checks: the tile keeps its storage (contents unspecified). The
+    alignment test reads the operand's own bits (``cg.scalar`` saturates a u64 above 2^63 - 1;
+    its low bits are what alignment is about)."""
     addr = cg.scalar(op, "addr")
     if addr is None:
         _always(cg, "RUNTIME_BAD_ADDRESS", "tile address must be a non-negative integer", "an integer >= 0",
                 "None")
         return
     b = cg.b
+    a = op.args["addr"]
+    bits = widen(b, cg.value(a), a.type)   # type: ignore[arg-type,union-attr]
     cg.fault(b.icmp_signed("<", addr, _c(0)), "RUNTIME_BAD_ADDRESS", "tile address must be a non-negative integer",
              expected="an integer >= 0", actual="{0}", details=[addr])
-    cg.fault(b.icmp_signed("!=", b.srem(addr, _c(ALIGN)), _c(0)), "RUNTIME_MISALIGNED",
-             "tile address is not 32-byte aligned", expected=f"a multiple of {ALIGN}", actual="{0}",
-             details=[addr])
+    cg.fault(b.icmp_unsigned("!=", b.and_(bits, _c(ALIGN - 1)), _c(0)),
+             "RUNTIME_MISALIGNED", "tile address is not 32-byte aligned", expected=f"a multiple of {ALIGN}",
+             actual="{0}", details=[addr])
 
 
 def _config(key: str, fields: dict[str, tuple[int, int]]) -> Any:
