@@ -185,7 +185,6 @@ def widen(b: ir.IRBuilder, v: ir.Value, t: ScalarType) -> ir.Value:
     return b.sext(v, I64) if is_signed(t) else b.zext(v, I64)
 
 
-
 def span_outside(b: ir.IRBuilder, start: ir.Value, extent: ir.Value, limit: ir.Value) -> ir.Value:
     """i1: ``[start, start + extent)`` is not inside ``[0, limit)`` (i64 operands, ``extent``
     and ``limit`` >= 0). Never forms ``start + extent``, which wraps for a start near 2^63 and
@@ -386,7 +385,7 @@ class KernelCodegen:
         return x
 
     def scalar(self, op: TileOp, name: str) -> ir.Value | None:
-        """Operand ``name`` of ``op``: in its own type, or as an exact i64 for an ``index``
+        """Operand ``name`` of ``op``: in its own type, or as an i64 (``index``) for an index
         operand (``index_in`` in the spec: offsets, ids, sizes of any integer type)."""
         a = op.args.get(name)
         if a is None:
