@@ -23,7 +23,7 @@ from ..isa import dtypes as dt
 from ..isa.checks import check_legality, check_structure
 from ..isa.profiles import PROFILES
 from ..isa.registry import all_instructions, get
-from ..isa.spec import Instruction, Kind
+from ..isa.spec import WHOLE, Instruction, Kind
 from ..isa.types import INDEX, GlobalType, Location, ScalarType, TileType, Type, parse_type
 
 DTypeTuple = tuple[dt.DType, ...]
@@ -279,13 +279,16 @@ def _with_valid(case: Case, vr: int, vc: int) -> Case:
 
 def _with_offsets(case: Case, draw: st.DrawFn) -> Case:
     """Global operands addressed away from their origin: each index drawn so the largest tile
-    window still fits a static extent (the window is at most the case's largest tile)."""
+    window still fits a static extent (the window is at most the case's largest tile); operands
+    that address the whole tensor (MGATHER, MSCATTER) keep the zero indices their spec requires."""
     tiles = [t for t in case.types.values() if isinstance(t, TileType)]
     rows = max((t.rows for t in tiles), default=1)
     cols = max((t.cols for t in tiles), default=1)
+    whole = {o.name for o in case.instr.operands if o.window == WHOLE}   # indices must stay 0
     offsets = {}
     for name, t in case.types.items():
-        if isinstance(t, GlobalType) and t.rank >= 1 and all(d is not None for d in t.shape):
+        if isinstance(t, GlobalType) and t.rank >= 1 and all(d is not None for d in t.shape) \
+                and name not in whole:
             window = ([1] * (t.rank - 2) + [rows, cols])[-t.rank:] if t.rank >= 2 else [rows * cols]
             offsets[name] = tuple(draw(st.integers(0, max(int(d) - w, 0))) for d, w in zip(t.shape, window))
     return dataclasses.replace(case, offsets=offsets) if offsets else case
