@@ -108,14 +108,15 @@ class GlobalRef:
         the last two give the window origin. Raises RUNTIME_OOB when it does not fit."""
         a = self.array
         off = self.offsets
+        shift = 0                     # a vector is viewed as one row; its dims are named as given
         if a.ndim == 1:
-            a, off = a.reshape(1, -1), (0,) + tuple(off)
+            a, off, shift = a.reshape(1, -1), (0,) + tuple(off), 1
         lead, (r0, c0) = off[:-2], off[-2:]
         ends = [o + 1 for o in lead] + [r0 + rows, c0 + cols]
         starts = list(lead) + [r0, c0]
         for d, (s, e) in enumerate(zip(starts, ends)):
             if s < 0 or e > a.shape[d]:
-                raise RuntimeFault("RUNTIME_OOB", f"{what} accessed out of bounds in dim {d}",
+                raise RuntimeFault("RUNTIME_OOB", f"{what} accessed out of bounds in dim {d - shift}",
                                    expected=f"indices in [0, {a.shape[d]})",
                                    actual=f"[{s}, {e})")
         return a[tuple(lead)][r0:r0 + rows, c0:c0 + cols]

@@ -340,3 +340,27 @@ def test_fuzz_extreme_gather_indices_fault_like_the_reference_and_stay_inside() 
                                          t=rng.standard_normal((16, 16)).astype(np.float32))))
     codes = compare(cases, spread=2)
     assert None in codes and "RUNTIME_OOB" in codes
+
+
+# --------------------------------------------------------------------------- one message on both backends
+
+VECTOR_LOAD = """
+kernel @k(%g : !pto.memref<?xf32>, %i : index, %t : !pto.tile<1x16xf32>) {
+  %t = tload %g[%i] : (!pto.memref<?xf32>) -> !pto.tile<1x16xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("i", [-1, 9, I64_MAX])
+def test_vector_window_fault_names_the_same_dimension_on_both_backends(i: int) -> None:
+    """A 1-D tensor has one dimension, dim 0: both backends say so, with the same window."""
+    import openpto as pto
+    from openpto.isa.diagnostics import RuntimeFault
+    m = pto.parse(VECTOR_LOAD)
+    seen = []
+    for backend in ("reference", "llvm"):
+        with pytest.raises(RuntimeFault) as info:
+            pto.compile(m, backend=backend).run("k", np.zeros(24, np.float32), i, np.zeros((1, 16), np.float32))
+        e = info.value
+        seen.append((e.code, e.message.endswith("out of bounds in dim 0"), e.expected, e.actual))
+    assert seen[0] == seen[1] == ("RUNTIME_OOB", True, "indices in [0, 24)", f"[{i}, {i + 16})")
