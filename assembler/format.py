@@ -5,9 +5,10 @@ attached by position to a line of the canonical output. A comment alone on its l
 before the first canonical line that starts after it (so a comment at the end of a region
 prints before the region's ``}``, indented as the region's body, and one at the end of the
 file stays at the end); a comment after code goes at the end of the canonical line that
-started last before it. Canonical lines are found from statement locations and, for
-``}`` and ``} else {``, from the source's matching braces. Output is idempotent and parses
-to the same module as the input.
+started last before it. Blank lines are kept the same way (a run of them as one, none right
+after a ``{`` or right before a ``}``), so a program's paragraphs survive. Canonical lines
+are found from statement locations and, for ``}`` and ``} else {``, from the source's
+matching braces. Output is idempotent and parses to the same module as the input.
 """
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ class _Line:
     text: str
     pos: Pos
     comment_indent: str        # indentation for comments placed before this line
-    leading: list[str] = field(default_factory=list)
+    leading: list[str | None] = field(default_factory=list)    # comments; None: a blank line
     trailing: str | None = None
 
 
@@ -89,6 +90,11 @@ class _Source:
         return out
 
 
+def scan_blank_lines(source: str) -> list[Pos]:
+    """The position of every line of ``source`` that holds only white space."""
+    return [(no, 1) for no, line in enumerate(source.split("\n"), 1) if not line.strip()]
+
+
 def _pos(s: Stmt | Kernel) -> Pos | None:
     loc = s.loc
     return None if loc is None or loc.line is None else (loc.line, loc.col or 1)
@@ -138,10 +144,15 @@ def format_source(module: Module, source: str) -> str:
     kernels = [_kernel_lines(k, src) for k in module.kernels]
     flat = [line for ks in kernels for line in ks]
     starts = [line.pos for line in flat]
-    tail: list[str] = []
-    for c in scan_comments(source):
+    tail: list[str | None] = []
+    events: list[Comment | Pos] = [*scan_comments(source), *scan_blank_lines(source)]
+    for c in sorted(events, key=lambda e: e.pos if isinstance(e, Comment) else e):
+        if not isinstance(c, Comment):                    # a blank line: before the next line
+            before = bisect.bisect_left(starts, c)
+            (flat[before].leading if before < len(flat) else tail).append(None)
+            continue
         before = bisect.bisect_left(starts, c.pos)        # lines starting before the comment
-        free = not (flat[before].leading if before < len(flat) else tail)   # no own-line comment since
+        free = not any(t is not None for t in (flat[before].leading if before < len(flat) else tail))
         if c.after_code and before and flat[before - 1].trailing is None and free:
             flat[before - 1].trailing = c.text
             continue
@@ -155,7 +166,18 @@ def format_source(module: Module, source: str) -> str:
         if n:
             out.append("")
         for line in ks:
-            out += [line.comment_indent + t for t in line.leading]
+            _emit(out, line.comment_indent, line.leading, closing=line.text.lstrip().startswith("}"))
             out.append(line.text + (f"  {line.trailing}" if line.trailing else ""))
-    out += tail
+    _emit(out, "", tail, closing=True)
     return "\n".join(out) + "\n" if out else ""
+
+
+def _emit(out: list[str], indent: str, leading: list[str | None], closing: bool) -> None:
+    """Append comments and blank lines (``None``) before a line: one blank for a run, none at
+    the start of the output or of a region, none before a closing brace or the end."""
+    for k, t in enumerate(leading):
+        if t is not None:
+            out.append(indent + t)
+        elif (out and out[-1] and not out[-1].endswith("{")
+              and not (closing and all(u is None for u in leading[k:]))):
+            out.append("")

@@ -44,6 +44,15 @@ def softmax(tmp_path: pathlib.Path) -> pathlib.Path:
     return pathlib.Path(shutil.copy(EXAMPLES / "softmax.pto", tmp_path / "softmax.pto"))
 
 
+@pytest.fixture
+def messy(tmp_path: pathlib.Path) -> pathlib.Path:
+    """The softmax example with its indentation gone: the same program, not canonical."""
+    text = (EXAMPLES / "softmax.pto").read_text()
+    path = tmp_path / "messy.pto"
+    path.write_text("\n".join(line.lstrip() for line in text.splitlines()) + "\n")
+    return path
+
+
 # Legal for the cpu profile; on a3 both the bf16 add and the 1 MB tile are errors.
 NOT_A3 = """kernel @k(%a : !pto.tile<16x16xbf16>) {
   .tile %t : !pto.tile<512x512xf32>
@@ -93,17 +102,17 @@ def test_asm_to_an_unwritable_path(cli, softmax: pathlib.Path) -> None:
 
 # -- fmt ------------------------------------------------------------------------------------------
 
-def test_fmt_check_and_in_place(cli, softmax: pathlib.Path) -> None:
-    canonical = format_source(pto.load(softmax), softmax.read_text())
-    assert softmax.read_text() != canonical              # the example has blank lines: not canonical
-    assert canonical.count("//") == softmax.read_text().count("//")     # comments are kept
-    rc, out, err = cli("fmt", "--check", softmax)
-    assert rc == 1 and out.startswith("--- ") and err == f"{softmax}: not in canonical form\n"
-    rc, out, _ = cli("fmt", softmax)
-    assert rc == 0 and out == canonical and softmax.read_text() != canonical
-    rc, out, _ = cli("fmt", "-i", softmax)
-    assert (rc, out) == (0, "") and softmax.read_text() == canonical
-    assert cli("fmt", "--check", softmax) == (0, "", "")
+def test_fmt_check_and_in_place(cli, messy: pathlib.Path) -> None:
+    canonical = format_source(pto.load(messy), messy.read_text())
+    assert messy.read_text() != canonical              # unindented: not canonical
+    assert canonical.count("//") == messy.read_text().count("//")     # comments are kept
+    rc, out, err = cli("fmt", "--check", messy)
+    assert rc == 1 and out.startswith("--- ") and err == f"{messy}: not in canonical form\n"
+    rc, out, _ = cli("fmt", messy)
+    assert rc == 0 and out == canonical and messy.read_text() != canonical
+    rc, out, _ = cli("fmt", "-i", messy)
+    assert (rc, out) == (0, "") and messy.read_text() == canonical
+    assert cli("fmt", "--check", messy) == (0, "", "")
 
 
 def test_fmt_i_and_check_exclude_each_other(cli, softmax: pathlib.Path) -> None:
@@ -362,7 +371,7 @@ def test_backends_lists_the_reference_backend(cli) -> None:
     assert ["reference", "yes", "-", "cpu", "a2", "a3", "a5", f"{N_INSTRUCTIONS}/{N_INSTRUCTIONS}"] in rows
 
 
-def test_the_installed_console_script(softmax: pathlib.Path) -> None:
+def test_the_installed_console_script(softmax: pathlib.Path, messy: pathlib.Path) -> None:
     """One real process through the ``pto`` entry point: output and exit status pass through."""
     script = pathlib.Path(sys.executable).with_name("pto")
     cmd = [str(script)] if script.exists() else [sys.executable, "-m", "openpto.cli"]
@@ -370,8 +379,8 @@ def test_the_installed_console_script(softmax: pathlib.Path) -> None:
     bc.write_bytes(pto.load(softmax).to_bytes())
     done = subprocess.run([*cmd, "dis", str(bc)], capture_output=True, text=True, timeout=60)
     assert (done.returncode, done.stderr) == (0, "") and done.stdout == pto.load(softmax).to_text()
-    done = subprocess.run([*cmd, "fmt", "--check", str(softmax)], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 1 and done.stderr == f"{softmax}: not in canonical form\n"
+    done = subprocess.run([*cmd, "fmt", "--check", str(messy)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and done.stderr == f"{messy}: not in canonical form\n"
 
 
 # -- the helpers behind pto run ---------------------------------------------------------------------

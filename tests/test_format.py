@@ -48,6 +48,7 @@ kernel @b(%y : {T}) {{
 
 EXPECTED = f"""// top of file
 # a hash comment too
+
 // before the first kernel
 kernel @a(%x : {T}, %n : index) {{  // header
   // first statement
@@ -71,6 +72,7 @@ kernel @a(%x : {T}, %n : index) {{  // header
 }}
 
 // between the kernels
+
 kernel @b(%y : {T}) {{
   %y = tabs %y : ({T}) -> {T}
 }}
@@ -86,6 +88,14 @@ def test_comments_everywhere_stay_where_they_were() -> None:
     assert fmt(SOURCE) == EXPECTED
     assert fmt(EXPECTED) == EXPECTED
     assert pto.parse(EXPECTED) == pto.parse(SOURCE)
+
+
+def test_blank_lines_between_paragraphs_stay_one_each() -> None:
+    """A run of blank lines is one; none right after ``{``, before ``}`` or at the ends."""
+    add = f"%x = tadd %x, %x : ({T}, {T}) -> {T}"
+    src = f"\n\nkernel @k(%x : {T}) {{\n\n  {add}\n\n\n  // two\n\n  {add}\n\n}}\n\n\n"
+    want = f"kernel @k(%x : {T}) {{\n  {add}\n\n  // two\n\n  {add}\n}}\n"
+    assert fmt(src) == want and fmt(want) == want
 
 
 def test_a_bare_statement_list_gets_a_header_and_keeps_its_comments() -> None:
