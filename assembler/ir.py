@@ -20,7 +20,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Union
 
-from ..isa.diagnostics import Location
+from ..isa.diagnostics import Location, PTOError
 from ..isa.spec import Instruction, Kind, Role
 from ..isa.types import INDEX, Pipe, ScalarType, TileType, Type
 
@@ -284,7 +284,9 @@ class Kernel:
         for p in self.params:
             if p.name == name:
                 return p
-        raise KeyError(name)
+        raise PTOError("PTO_KERNEL", f"@{self.name} has no parameter %{name}",
+                       expected=", ".join("%" + p.name for p in self.params) or "no parameters",
+                       actual=repr(name))
 
     def walk(self) -> Iterator[Stmt]:
         return walk(self.body)
@@ -311,12 +313,14 @@ class Module:
         """The kernel called ``name``; without a name, the module's only kernel."""
         if name is None:
             if len(self.kernels) != 1:
-                raise KeyError(f"module has {len(self.kernels)} kernels; name one")
+                raise PTOError("PTO_KERNEL", f"the module has {len(self.kernels)} kernels; name one",
+                               expected="one kernel", actual=", ".join("@" + k.name for k in self.kernels))
             return self.kernels[0]
         for k in self.kernels:
             if k.name == name:
                 return k
-        raise KeyError(name)
+        raise PTOError("PTO_KERNEL", f"no kernel {name!r} in the module",
+                       expected=", ".join("@" + k.name for k in self.kernels) or "a kernel", actual=repr(name))
 
     def to_text(self) -> str:
         """The module as canonical PTO-AS (see ``printer.py``)."""

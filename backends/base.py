@@ -62,8 +62,9 @@ class Executable(abc.ABC):
         """The checks every backend's ``run`` makes before binding arguments; returns
         ``block_num`` as an int (``PTO_BLOCK_NUM`` outside 1 .. ``blocks.MAX_BLOCK_NUM``)."""
         if kernel not in self.kernels:
-            raise PTOError("PTO_KERNEL", f"no kernel @{kernel} in the module",
-                           expected=", ".join(self.kernels), actual=kernel)
+            name = f"@{kernel}" if isinstance(kernel, str) else repr(kernel)
+            raise PTOError("PTO_KERNEL", f"no kernel {name} in the module",
+                           expected="a kernel name: " + ", ".join(self.kernels), actual=repr(kernel))
         return check_block_num(block_num)
 
     @abc.abstractmethod

@@ -80,3 +80,19 @@ def test_right_types_still_work() -> None:
     assert pto.parse(TEXT, filename="k.pto") == M == pto.load(str(ROOT / "examples" / "vector_add.pto"))
     assert pto.check(M, profile=None) is M and pto.compile(M, profile="a3").profile == "a3"
     assert pto.parse.__doc__ and pto.parse.__name__ == "parse"
+
+
+def test_kernel_and_parameter_lookups_are_diagnostics() -> None:
+    """Module.kernel / Kernel.param / Executable.run with a wrong name or type: PTO_KERNEL with
+    what exists, never KeyError."""
+    import openpto as pto
+    t = "!pto.tile<16x16xf32>"
+    two = pto.parse("".join(f"kernel @{k}(%x : {t}) {{\n  %x = tadd %x, %x : ({t}, {t}) -> {t}\n}}\n"
+                            for k in ("a", "b")))
+    cases = [lambda: two.kernel(), lambda: two.kernel("c"), lambda: two.kernel(5),
+             lambda: two.kernel("a").param("y"), lambda: pto.compile(two).run(None),
+             lambda: pto.compile(two).run("c")]
+    for call in cases:
+        with pytest.raises(pto.PTOError) as info:
+            call()
+        assert info.value.code == "PTO_KERNEL" and info.value.expected and info.value.actual
