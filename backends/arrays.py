@@ -101,6 +101,8 @@ def self_overlaps(a: np.ndarray) -> bool:
     """True when two elements of ``a`` may share bytes (zero strides, broadcast or interleaved
     views). Sufficient rule: with the dimensions sorted by stride, each stride steps over
     everything the smaller ones cover; numpy slicing, transposes and flips always satisfy it."""
+    if a.size == 0:
+        return False
     covered = a.itemsize
     for n, s in sorted(((n, abs(s)) for n, s in zip(a.shape, a.strides) if n > 1), key=lambda d: d[1]):
         if s < covered:

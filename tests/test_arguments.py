@@ -268,6 +268,12 @@ def test_layouts_both_backends_accept_give_equal_results() -> None:
             np.testing.assert_array_equal(results["llvm"], results["reference"], err_msg=name)
 
 
+def test_empty_outputs_are_not_overlapping() -> None:
+    for backend in BACKENDS:
+        x = np.zeros((0, 8), np.float32)
+        exe(GLOBAL_K, backend)(x, as_strided(np.zeros(8, np.float32), (0, 8), (0, 0)), 0)
+
+
 def test_same_global_as_input_and_output_updates_in_place() -> None:
     for backend in BACKENDS:
         x = np.arange(32, dtype=np.float32).reshape(4, 8)
