@@ -10,25 +10,16 @@ import os
 import pathlib
 import sys
 import time
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # the shared benchmarks/machine.py
-from machine import calibration, machine  # noqa: E402
+from machine import best_of, calibration, machine  # noqa: E402
 import openpto as pto  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
-
-def best_of(fn: Callable[[], Any], repeat: int) -> float:
-    fn()
-    best = float("inf")
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
 
 
 def cases(rng: np.random.Generator) -> dict[str, tuple[str, list[Any]]]:

@@ -21,22 +21,13 @@ from typing import Any, Callable
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # the shared benchmarks/machine.py
-from machine import calibration, machine  # noqa: E402
+from machine import best_of, calibration, machine  # noqa: E402
 import openpto as pto  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 KERNELS = ROOT / "benchmarks" / "kernels"
 CORES = os.cpu_count() or 1
 
-
-def best_of(fn: Callable[[], Any], repeat: int) -> float:
-    fn()                                  # warm-up (and JIT for numba)
-    best = float("inf")
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
 
 
 # --------------------------------------------------------------------------- numpy / numba

@@ -10,26 +10,16 @@ import argparse
 import os
 import pathlib
 import sys
-import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # the shared benchmarks/machine.py
-from machine import calibration, machine  # noqa: E402
+from machine import best_of, calibration, machine  # noqa: E402
 import openpto as pto
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 TARGET = 2.0
 
-
-def best_of(fn, repeat: int) -> float:  # noqa: ANN001
-    fn()                                 # warm-up
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
 
 
 def numpy_softmax(x: np.ndarray) -> np.ndarray:

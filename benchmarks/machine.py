@@ -1,10 +1,11 @@
-"""What every benchmark prints about where it ran: the machine, and how fast this (possibly
-shared, throttled) host runs Python right now."""
+"""What every benchmark shares: where it ran (the machine, and how fast this possibly shared,
+throttled host runs Python right now) and how a time is taken (best of several runs)."""
 from __future__ import annotations
 
 import os
 import platform
 import time
+from typing import Any, Callable
 
 
 def machine() -> str:
@@ -25,5 +26,17 @@ def calibration() -> float:
     for _ in range(3):
         t = time.perf_counter()
         sum(i * i for i in range(300_000))
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def best_of(fn: Callable[[], Any], repeat: int) -> float:
+    """The shortest of ``repeat`` timed calls of ``fn``, after one untimed warm-up call (JIT
+    compilation, caches)."""
+    fn()
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
         best = min(best, time.perf_counter() - t)
     return best

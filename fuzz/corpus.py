@@ -13,8 +13,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SEED_DIRS = ("examples", os.path.join("benchmarks", "kernels"))
 
 
-def instruction_program(instr) -> str:  # noqa: ANN001 - an isa Instruction
-    """``.arg`` lines for what the example reads, then the example statement."""
+def declarations(instr) -> list[str]:  # noqa: ANN001 - an isa Instruction
+    """``.arg`` lines for every operand the example statement reads (and ``%c0`` for indices)."""
     ex = instr.example
     lines, needs_c0 = [], False
     for op in instr.operands:
@@ -22,7 +22,12 @@ def instruction_program(instr) -> str:  # noqa: ANN001 - an isa Instruction
             continue
         needs_c0 |= op.kind is Kind.GLOBAL
         lines.append(f".arg %{op.name} : {ex.types[op.name]}")
-    return "\n".join(lines + ([".const %c0 = 0 : index"] if needs_c0 else []) + [example_statement(instr)]) + "\n"
+    return lines + ([".const %c0 = 0 : index"] if needs_c0 else [])
+
+
+def instruction_program(instr) -> str:  # noqa: ANN001 - an isa Instruction
+    """``.arg`` lines for what the example reads, then the example statement."""
+    return "\n".join(declarations(instr) + [example_statement(instr)]) + "\n"
 
 
 @functools.lru_cache(maxsize=None)

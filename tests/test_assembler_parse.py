@@ -6,24 +6,13 @@ import pytest
 
 import openpto.assembler as asm
 from openpto.assembler import ir
+from openpto.fuzz.corpus import declarations
 from openpto.isa import Kind, Role, all_instructions, get
 from openpto.isa.attrs import CmpMode
 from openpto.isa.render import example_statement
 from openpto.isa.types import INDEX, Pipe, ScalarType, parse_type
 
 INSTRS = all_instructions()
-
-
-def declarations(instr) -> list[str]:  # noqa: ANN001
-    """``.arg`` lines for every operand the example statement reads (and %c0 for indices)."""
-    ex = instr.example
-    lines, needs_c0 = [], False
-    for op in instr.operands:
-        if (op.role is Role.OUT and op.kind is Kind.TILE) or op.name not in ex.types:
-            continue
-        needs_c0 |= op.kind is Kind.GLOBAL
-        lines.append(f".arg %{op.name} : {ex.types[op.name]}")
-    return lines + ([".const %c0 = 0 : index"] if needs_c0 else [])
 
 
 def program(instr, statement: str | None = None) -> str:  # noqa: ANN001
