@@ -192,6 +192,7 @@ class _KernelCheck:
         return ok
 
     def _define(self, v: Value, scope: Scope) -> None:
+        self.consts.forget(v)       # one Value object may stand for several definitions (bytecode)
         why = scope.define(v)
         if why:
             self._err("STRUCT_REDEFINED", why, actual=f"%{v.name} : {v.type}")
@@ -288,9 +289,10 @@ class _KernelCheck:
                 check_literal(s.value, t)
             except ValueError as e:
                 self._err("STRUCT_TYPE_MISMATCH", str(e), expected=str(t), actual=repr(s.value))
-            else:
-                self.consts.const(s)
+                t = None
         self._define(s.result, scope)
+        if isinstance(t, ScalarType):
+            self.consts.const(s)
 
     def _tile_op(self, s: TileOp, scope: Scope) -> None:
         args = s.args
@@ -430,7 +432,9 @@ class _KernelCheck:
                 self._err("STRUCT_SCALAR_TYPE", f"{s.op}: {why}",
                           actual=", ".join(str(v.type) for v in s.operands) + f" -> {s.result.type}")
             else:
-                self.consts.scalar(s, scope.lookup)
+                self._define(s.result, scope)
+                self.consts.scalar(s, scope.lookup)        # after _define, which forgets the old value
+                return
         self._define(s.result, scope)
 
     def _for(self, s: For, scope: Scope) -> None:

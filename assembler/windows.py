@@ -26,8 +26,10 @@ Lookup = Callable[[str], object]      # a scope's lookup: the visible definition
 #: integer ops folded when both operands are known and the exact result fits the type
 _FOLD: dict[str, Callable[[int, int], int]] = {
     "addi": operator.add, "subi": operator.sub, "muli": operator.mul,
-    "maxsi": max, "minsi": min, "maxui": max, "minui": min,
+    "maxsi": max, "minsi": min,
 }
+#: unsigned min/max compare the bit patterns: folded only when both values are non-negative
+_UNSIGNED = {"maxui": max, "minui": min}
 #: casts that keep a value that is non-negative as a signed source (sign and zero extension agree)
 _CASTS = ("index_cast", "extsi", "extui", "trunci")
 
@@ -51,16 +53,20 @@ class Constants:
         if r is not None and value.__class__ is int and r[0] <= value <= r[1]:  # type: ignore[operator]
             self.known[id(v)] = value  # type: ignore[assignment]
 
+    def forget(self, v: Value) -> None:
+        """``v`` is being (re)defined: what was known under its identity no longer holds."""
+        self.known.pop(id(v), None)
+
     def const(self, s: Const) -> None:
         self.define(s.result, s.value)
 
     def scalar(self, s: ScalarOp, lookup: Lookup) -> None:
         """Fold ``s`` when it is integer arithmetic or a value-keeping cast of known values."""
-        fold = _FOLD.get(s.op)
+        fold = _FOLD.get(s.op) or _UNSIGNED.get(s.op)
         if (fold is None and s.op not in _CASTS) or not self.known:
             return
         args = [self.value(v, lookup) for v in s.operands]
-        if not args or None in args:
+        if not args or None in args or (s.op in _UNSIGNED and min(args) < 0):  # type: ignore[type-var]
             return
         if fold is not None and len(args) == 2:
             self.define(s.result, fold(*args))

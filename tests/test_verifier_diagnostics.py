@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import openpto as pto
-from openpto.assembler import Kernel, Module, TileOp, Value, diagnose
+from openpto.assembler import Kernel, Module, TileOp, Value, diagnose, load_bytes
 from openpto.isa import profiles, registry
 from openpto.isa.suggest import did_you_mean, nearest
 from openpto.isa.types import parse_type
@@ -257,3 +258,44 @@ def test_static_oob_agrees_with_the_reference_backend_fuzz() -> None:
         assert bool(static) == faulted, (shape, rows, cols, idx, op)
         verdicts.append(faulted)
     assert 30 <= sum(verdicts) <= 90                     # both verdicts well exercised
+
+
+SHARED_NAME = """kernel @k(%g : !pto.memref<32x16xf32>, %c : i1, %n : index) {
+  .tile %t : !pto.tile<16x16xf32>
+  .const %y = 0 : index
+  scf.if %c {
+    .const %x = 100 : index
+    %o = arith.addi %x, %y : index
+  } else {
+    %x = arith.addi %n, %n : index
+    %o = arith.addi %x, %y : index
+    %t = tload %g[%o, %y] : (!pto.memref<32x16xf32>) -> !pto.tile<16x16xf32>
+    tstore %g[%o, %y], %t
+  }
+}
+"""
+
+
+def test_a_constant_in_one_branch_says_nothing_of_the_same_name_in_the_other() -> None:
+    """Bytecode gives sibling definitions of a name one Value object: the else branch's
+    run-time %o must not inherit the then branch's 100 (text and bytecode check alike)."""
+    m = pto.parse(SHARED_NAME)
+    assert diagnose(m, "cpu") == []
+    assert diagnose(load_bytes(m.to_bytes()), "cpu") == []
+
+
+def test_unsigned_min_max_fold_on_the_bit_pattern() -> None:
+    """minui(-1, 0) is 0 (-1 is the largest unsigned value): no window at -1."""
+    text = """kernel @k(%g : !pto.memref<32x16xf32>) {
+  .tile %t : !pto.tile<16x16xf32>
+  .const %a = -1 : index
+  .const %b = 0 : index
+  %o = arith.minui %a, %b : index
+  %t = tload %g[%o, %b] : (!pto.memref<32x16xf32>) -> !pto.tile<16x16xf32>
+  tstore %g[%o, %b], %t
+}
+"""
+    m = pto.parse(text)
+    assert diagnose(m, "cpu") == []
+    g = np.arange(32 * 16, dtype=np.float32).reshape(32, 16)
+    pto.compile(m).run("k", g.copy())      # the reference runs it: the window is at row 0
