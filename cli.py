@@ -300,7 +300,7 @@ def _parser() -> argparse.ArgumentParser:
                                 "(without --random or --zeros every parameter needs --arg)")
     run.add_argument("--seed", type=int, default=0, help="the seed --random draws from (default 0)")
     run.add_argument("--block-num", type=int, default=1, help="run block indices 0..N-1")
-    run.add_argument("--relaxed", action="store_true", help="no uninitialised-read or poison checks")
+    run.add_argument("--relaxed", action="store_true", help="reference: no run-time uninitialised-read or poison checks")
     run.add_argument("--checked", action="store_true",
                      help="llvm: report reads of never-written tile elements (RUNTIME_UNINIT_READ)")
     run.add_argument("--compare-with", metavar="BACKEND",

@@ -5,8 +5,10 @@ bytes until an instruction writes it; the reference backend reports such a read 
 (``RUNTIME_UNINIT_READ``), other backends would compute with garbage. What is certain before
 the program runs is reported here, for every backend.
 
-The analysis must never reject a program that runs cleanly on the reference, so it tracks
-the tiles that *may* have been written at each point (a forward union over paths):
+A report means the read faults every time it executes (it may sit in a loop that runs no
+iterations or a branch not taken, so a given run can skip it). The analysis must never report
+a read that some execution could perform cleanly, so it tracks the tiles that *may* have been
+written at each point (a forward union over paths):
 
 * an instruction writes every tile operand its declaration marks ``out`` or ``inout``, and
   reads every ``in`` or ``inout`` tile operand (as the reference checks them), reads first;
@@ -17,7 +19,7 @@ the tiles that *may* have been written at each point (a forward union over paths
 
 A tile whose valid region may be empty (a zero or a run-time extent) is never reported: an
 empty region reads nothing. What only the run time decides (a loop with no iterations, a
-branch not taken, part of a region) is left to the backends.
+branch not taken, part of a region) is left to the backends' run-time checks.
 """
 from __future__ import annotations
 
