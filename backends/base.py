@@ -21,6 +21,21 @@ from ..isa.types import Type
 from .blocks import check_block_num
 
 
+def thread_count_option(threads: Any) -> int | None:
+    """A backend's ``threads`` option: None (the backend's default) or a positive int."""
+    if threads is not None and (not isinstance(threads, int) or isinstance(threads, bool) or threads < 1):
+        raise PTOError("PTO_OPTION", "threads must be a positive integer", expected=">= 1", actual=repr(threads))
+    return threads
+
+
+def flag_option(name: str, value: Any) -> bool:
+    """A backend's on/off option (``strict``, ``checked``, ``cache``): True or False, nothing
+    that merely converts to one."""
+    if not isinstance(value, bool):
+        raise PTOError("PTO_OPTION", f"{name} must be True or False", expected="a bool", actual=repr(value))
+    return value
+
+
 @dataclass
 class Result:
     """What one kernel run gives back: the arrays it wrote (by parameter name, the caller's

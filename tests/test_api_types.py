@@ -96,3 +96,14 @@ def test_kernel_and_parameter_lookups_are_diagnostics() -> None:
         with pytest.raises(pto.PTOError) as info:
             call()
         assert info.value.code == "PTO_KERNEL" and info.value.expected and info.value.actual
+
+
+@pytest.mark.parametrize("backend, option, value", [
+    ("reference", "strict", "yes"), ("reference", "strict", 0), ("reference", "threads", 1.5),
+    ("llvm", "checked", 1), ("llvm", "cache", "no"), ("llvm", "threads", True)])
+def test_backend_options_of_the_wrong_type_are_diagnostics(backend: str, option: str, value: Any) -> None:
+    """An option that merely converts to the right type (``strict="yes"``) is refused, not guessed."""
+    m = pto.parse("kernel @k(%x : !pto.tile<16x16xf32>) {\n  %x = tabs %x\n}\n")
+    with pytest.raises(pto.PTOError) as info:
+        pto.compile(m, backend=backend, **{option: value})
+    assert info.value.code == "PTO_OPTION" and info.value.actual == repr(value)

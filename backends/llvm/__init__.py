@@ -23,7 +23,7 @@ from ...assembler.ir import Module
 from ...isa.diagnostics import Location, PTOError, RuntimeFault
 from ...isa.types import GlobalType, ScalarType, TileType
 from ..arguments import bind, written_params
-from ..base import Backend, Executable, Result
+from ..base import Backend, Executable, Result, flag_option, thread_count_option
 from ..blocks import run_blocks
 from .cache import DiskCache, key as cache_key
 from .codegen import ERR_SLOTS, FaultSite, KernelABI, abi_for, format_details
@@ -232,11 +232,9 @@ class LLVMBackend(Backend):
         if options:
             raise PTOError("PTO_OPTION", f"unknown llvm backend option(s): {', '.join(options)}",
                            expected=", ".join(_OPTIONS), actual=", ".join(options))
-        if threads is not None and (not isinstance(threads, int) or isinstance(threads, bool) or threads < 1):
-            raise PTOError("PTO_OPTION", "threads must be a positive integer", expected=">= 1", actual=repr(threads))
-        if not isinstance(checked, bool):
-            raise PTOError("PTO_OPTION", "checked must be True or False", expected="a bool", actual=repr(checked))
-        threads = threads or os.cpu_count() or 1
+        threads = thread_count_option(threads) or os.cpu_count() or 1
+        flag_option("checked", checked)
+        flag_option("cache", cache)
         from . import target
         blob = module.to_bytes()
         k = cache_key(blob, profile, {"checked": True} if checked else {}, target.fingerprint())

@@ -17,7 +17,7 @@ from ...isa.diagnostics import PTOError
 from ...isa.registry import all_instructions
 from ...isa.types import TileType
 from ..arguments import bind, written_params
-from ..base import Backend, Executable, Result
+from ..base import Backend, Executable, Result, flag_option, thread_count_option
 from ..blocks import run_blocks
 from .lower import Context, KernelLowering
 from .tiles import RefTile
@@ -88,6 +88,6 @@ class ReferenceBackend(Backend):
         if options:
             raise PTOError("PTO_OPTION", f"unknown reference backend option(s): {', '.join(options)}",
                            expected="strict, threads", actual=", ".join(options))
-        if threads is not None and (not isinstance(threads, int) or isinstance(threads, bool) or threads < 1):
-            raise PTOError("PTO_OPTION", "threads must be a positive integer", expected=">= 1", actual=repr(threads))
+        threads = thread_count_option(threads)
+        flag_option("strict", strict)
         return ReferenceExecutable(module, profile, strict, self.rules, threads)
