@@ -98,17 +98,32 @@ def layout_problem(a: np.ndarray) -> Problem | None:
 
 
 def self_overlaps(a: np.ndarray) -> bool:
-    """True when two elements of ``a`` may share bytes (zero strides, broadcast or interleaved
-    views). Sufficient rule: with the dimensions sorted by stride, each stride steps over
-    everything the smaller ones cover; numpy slicing, transposes and flips always satisfy it."""
+    """True when two elements of ``a`` share bytes (zero strides, broadcast or interleaved
+    views). First a sufficient rule: with the dimensions sorted by stride, each stride steps
+    over everything the smaller ones cover (numpy slicing, transposes and flips always satisfy
+    it). What fails the rule is decided exactly, by listing every element's offset, up to
+    ``_EXACT_OVERLAP`` elements; a larger array that fails the rule counts as overlapping."""
     if a.size == 0:
         return False
     covered = a.itemsize
     for n, s in sorted(((n, abs(s)) for n, s in zip(a.shape, a.strides) if n > 1), key=lambda d: d[1]):
         if s < covered:
-            return True
+            return a.size > _EXACT_OVERLAP or _offsets_collide(a)
         covered += (n - 1) * s
     return False
+
+
+#: the most elements whose offsets ``self_overlaps`` lists to decide a layout exactly (64 MB)
+_EXACT_OVERLAP = 1 << 23
+
+
+def _offsets_collide(a: np.ndarray) -> bool:
+    """Whether two elements' byte ranges ``[offset, offset + itemsize)`` intersect."""
+    offsets = np.zeros(1, np.int64)
+    for n, s in zip(a.shape, a.strides):
+        offsets = (offsets[:, None] + np.arange(n, dtype=np.int64) * s).ravel()
+    offsets.sort()
+    return bool(np.any(np.diff(offsets) < a.itemsize))
 
 
 def shares_memory(a: np.ndarray, b: np.ndarray) -> bool:

@@ -76,7 +76,7 @@ class Executable(abc.ABC):
     def _check_launch(self, kernel: str, block_num: Any) -> int:
         """The checks every backend's ``run`` makes before binding arguments; returns
         ``block_num`` as an int (``PTO_BLOCK_NUM`` outside 1 .. ``blocks.MAX_BLOCK_NUM``)."""
-        if kernel not in self.kernels:
+        if not isinstance(kernel, str) or kernel not in self.kernels:
             name = f"@{kernel}" if isinstance(kernel, str) else repr(kernel)
             raise PTOError("PTO_KERNEL", f"no kernel {name} in the module",
                            expected="a kernel name: " + ", ".join(self.kernels), actual=repr(kernel))

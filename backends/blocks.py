@@ -13,6 +13,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable, Iterator, TypeVar
 
 from ..isa.diagnostics import PTOError
+from .arrays import describe
 
 R = TypeVar("R")
 
@@ -27,10 +28,10 @@ def check_block_num(block_num: Any) -> int:
     if not isinstance(block_num, bool):
         try:
             value = operator.index(block_num)     # int and numpy integers; not floats or bools
-        except TypeError:
+        except Exception:                        # noqa: BLE001 - a foreign __index__ may raise anything
             value = None
     if value is None or not 1 <= value <= MAX_BLOCK_NUM:
-        shown = repr(block_num) if value is None else str(value)
+        shown = describe(block_num) if value is None else str(value)
         raise PTOError("PTO_BLOCK_NUM", "block_num must be an integer from 1 to MAX_BLOCK_NUM",
                        expected=f"an int in [1, {MAX_BLOCK_NUM}]", actual=shown[:80])
     return value

@@ -268,6 +268,20 @@ def test_layouts_both_backends_accept_give_equal_results() -> None:
             np.testing.assert_array_equal(results["llvm"], results["reference"], err_msg=name)
 
 
+def test_interleaved_outputs_that_do_not_overlap_are_written() -> None:
+    """Strides (2, 5) elements: the sorted-stride rule cannot prove these 32 elements distinct
+    (5 < 1 + 3 * 2), but they are, so both backends write them (decided exactly)."""
+    x = np.arange(32, dtype=np.float32).reshape(4, 8)
+    for backend in BACKENDS:
+        buf = np.zeros(64, np.float32)
+        y = as_strided(buf, (4, 8), (8, 20))
+        exe(GLOBAL_K, backend)(x, y, 4)
+        np.testing.assert_array_equal(y, x * 2 + 1, err_msg=backend)
+        assert np.count_nonzero(buf) == 32
+    buf = np.zeros(64, np.float32)
+    assert same_code(GLOBAL_K, lambda: ((x, as_strided(buf, (4, 8), (8, 16)), 4), {})) == "RUNTIME_ARG_OVERLAP"
+
+
 def test_empty_outputs_are_not_overlapping() -> None:
     for backend in BACKENDS:
         x = np.zeros((0, 8), np.float32)
@@ -512,3 +526,25 @@ def test_fuzz_arguments_same_code_or_same_result_on_both_backends() -> None:
                  "PTO_BLOCK_NUM"):
         assert seen.get(code, 0) > 0, seen
     print(sorted(seen.items(), key=lambda kv: str(kv[0])), file=sys.stderr)
+
+
+def test_foreign_kernel_names_and_block_counts_are_diagnostics() -> None:
+    """An unhashable or array-like kernel name, a block count whose __index__ raises anything:
+    PTO_KERNEL / PTO_BLOCK_NUM on both backends, never the foreign exception."""
+    class BadIndex:
+        def __index__(self) -> int:
+            raise ValueError("boom")
+
+        def __repr__(self) -> str:
+            raise RuntimeError("no repr either")
+
+    x = np.zeros((4, 8), np.float32)
+    for backend in BACKENDS:
+        e = exe(TILE_K, backend)
+        for name in (np.array(["k", "x"]), ["k"], 3):
+            with pytest.raises(pto.PTOError) as info:
+                e.run(name, x, x.copy(), 1.0)
+            assert info.value.code == "PTO_KERNEL"
+        with pytest.raises(pto.PTOError) as info:
+            e.run("k", x, x.copy(), 1.0, block_num=BadIndex())
+        assert info.value.code == "PTO_BLOCK_NUM"

@@ -10,6 +10,7 @@ same ``RuntimeFault`` codes the reference backend raises.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import os
@@ -184,15 +185,17 @@ class LLVMExecutable(Executable):
         total = np.zeros(ncount, np.int64)
         events: list[dict[str, Any]] | None = [] if trace else None
         failure: np.ndarray | None = None
-        for b, (rc, err, start, end, counts) in enumerate(
-                run_blocks(block, block_num, min(block_num, self.threads), failed=lambda r: bool(r[0]))):
-            if rc:
-                failure = err
-                break
-            total += counts
-            if events is not None:
-                events.append({"name": f"@{kernel}", "pipe": "V", "block": b, "ts_ns": start - t0,
-                               "dur_ns": end - start, "line": None})
+        # closing(): every block still in flight has finished before staged tiles are copied back
+        with contextlib.closing(run_blocks(block, block_num, min(block_num, self.threads),
+                                           failed=lambda r: bool(r[0]))) as results:
+            for b, (rc, err, start, end, counts) in enumerate(results):
+                if rc:
+                    failure = err
+                    break
+                total += counts
+                if events is not None:
+                    events.append({"name": f"@{kernel}", "pipe": "V", "block": b, "ts_ns": start - t0,
+                                   "dur_ns": end - start, "line": None})
         for (v, c) in staged:
             v[...] = c
         if failure is not None:
