@@ -2,13 +2,13 @@
 zero-filled arrays for parameters not given (``pto run --random``)."""
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import numpy as np
 
 from ..assembler.ir import Kernel
 from ..isa.diagnostics import PTOError
+from . import arrayfiles
 from ..isa.types import GlobalType, ScalarType, TileType
 
 
@@ -20,12 +20,10 @@ def parse_assignment(text: str) -> tuple[str, str]:
 
 
 def literal(value: str) -> Any:
-    """An argument value: a .npy file, true/false, an integer or a float."""
+    """An argument value: a .npy file (``NAME.<dtype>.npy`` for any PTO dtype, see
+    ``arrayfiles``), true/false, an integer or a float."""
     if value.endswith(".npy"):
-        try:
-            return np.load(value, allow_pickle=False)
-        except (OSError, ValueError, EOFError) as e:
-            raise PTOError("PTO_FILE", f"cannot load {value}: {e}") from None
+        return arrayfiles.load(value)
     if value in ("true", "false"):
         return value == "true"
     for conv in (int, float):
@@ -89,7 +87,5 @@ def _array(shape: tuple[int, ...], dtype: np.dtype, rng: np.random.Generator | N
 
 
 def save(path: str, array: Any) -> None:
-    try:
-        np.save(path, np.asarray(array), allow_pickle=False)
-    except OSError as e:
-        raise PTOError("PTO_FILE", f"cannot write {os.fspath(path)}: {e.strerror or e}") from None
+    """``pto run --out``: the same file encoding ``--arg`` loads."""
+    arrayfiles.save(path, array)

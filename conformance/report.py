@@ -1,17 +1,21 @@
 """Conformance reports: JSON for tools, Markdown for people, and for every failure a
-runnable reproducer (``.pto`` plus one ``.npy`` per array input)."""
+runnable reproducer (``.pto`` plus one ``NAME.<dtype>.npy`` per array input)."""
 from __future__ import annotations
 
 import json
 import os
 import pathlib
+import shlex
 from collections import defaultdict
 from typing import Any
 
 import numpy as np
 
+from ..assembler.parser import parse
+from ..backends import arrayfiles
 from ..isa import SPEC_VERSION
 from ..isa.diagnostics import PTOError
+from ..isa.types import ScalarType
 from .outcome import Outcome
 from .runner import Report
 
@@ -19,9 +23,10 @@ STATUSES = ("pass", "fail", "unsupported", "skipped")
 
 
 def write_reproducers(report: Report, directory: str | os.PathLike[str]) -> dict[int, str]:
-    """One ``.pto`` (with a header saying how to run it) and its ``.npy`` inputs per failure;
-    returns id(outcome) -> path of the program."""
-    root = pathlib.Path(directory)
+    """One ``.pto`` per failure, with a header whose ``// run:`` line re-runs it as written from
+    any directory, and its array inputs as ``.<dtype>.npy`` files (``backends/arrayfiles``);
+    returns id(outcome) -> path of the program. See docs/conformance/reproducers.md."""
+    root = pathlib.Path(directory).resolve()     # absolute: the run line works from any cwd
     paths: dict[int, str] = {}
     for profile, o in report.failures():
         f = o.failure
@@ -34,24 +39,52 @@ def write_reproducers(report: Report, directory: str | os.PathLike[str]) -> dict
             args = []
             for name, value in f.inputs.items():
                 if isinstance(value, np.ndarray):
-                    np.save(f"{base}.{name}.npy", value, allow_pickle=False)
-                    args.append(f"--arg {name}={base.name}.{name}.npy")
+                    path = arrayfiles.file_name(f"{base}.{name}", value.dtype)
+                    arrayfiles.save(path, value)
+                    args.append(f"--arg {name}={shlex.quote(path)}")
                 else:
-                    spelled = ("true" if value else "false") if isinstance(value, bool) else value
-                    args.append(f"--arg {name}={spelled}")
+                    args.append(f"--arg {name}={scalar_literal(value)}")
+            if not f.inputs:
+                args += _zero_scalars(f.program, f.kernel) + ["--zeros"]
             head = [f"// conformance failure: {o.instruction} [{o.dtypes}] level {o.level} on {report.backend} "
                     f"(profile {profile}, seed {report.seed})", f"// {f.message}"]
             if f.difference is not None:
                 d = f.difference
                 head.append(f"// first difference: {d.operand}{list(d.index)} expected {d.expected} "
                             f"actual {d.actual}")
-            head.append(f"// run: pto run {base.name}.pto --backend {report.backend} --profile {profile} "
-                        f"--kernel {f.kernel} " + " ".join(args))
+            head.append("// the run line exits 1 while the outputs still differ from the reference beyond the "
+                        "error budget, 2 on a diagnostic")
+            head.append(" ".join(["// run: pto run", shlex.quote(str(base.with_suffix(".pto"))),
+                                  "--backend", shlex.quote(report.spec or report.backend), "--profile", profile,
+                                  "--kernel", shlex.quote(f.kernel), *args, "--compare-with reference"]))
             base.with_suffix(".pto").write_text("\n".join(head) + "\n" + f.program)
         except OSError as e:
             raise PTOError("PTO_FILE", f"cannot write reproducers under {root}: {e.strerror or e}") from None
         paths[id(o)] = str(base.with_suffix(".pto"))
     return paths
+
+
+def scalar_literal(value: Any) -> str:
+    """A scalar input as ``pto run --arg`` reads it back exactly: true/false, an integer, or
+    a float's shortest round-tripping spelling (nan, inf, -0.0 included)."""
+    if isinstance(value, (bool, np.bool_)):
+        return "true" if value else "false"
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    return repr(float(value))
+
+
+def _zero_scalars(program: str, kernel: str) -> list[str]:
+    """``--arg`` zeros for the scalar parameters of a failure that recorded no inputs (a
+    compile-time failure), so that its run line gets as far as compiling; none when the
+    program does not parse (an L0 failure shows there)."""
+    try:
+        k = next(k for k in parse(program).kernels if k.name == kernel)
+    except (PTOError, StopIteration):
+        return []
+    zero = {"i1": "false"}
+    return [f"--arg {p.name}={zero.get(p.type.dtype.name, '0.0' if p.type.dtype.is_float else '0')}"
+            for p in k.params if isinstance(p.type, ScalarType)]
 
 
 def to_json(report: Report, reproducers: dict[int, str] | None = None) -> dict[str, Any]:

@@ -62,6 +62,7 @@ class Report:
     levels: tuple[int, ...]
     outcomes: dict[str, list[Outcome]] = field(default_factory=dict)     # profile -> outcomes
     seconds: float = 0.0
+    spec: str = ""      # how ``pto --backend`` names the backend again (reproducers' run lines)
 
     def failures(self) -> list[tuple[str, Outcome]]:
         return [(p, o) for p, os in self.outcomes.items() for o in os if o.status == "fail"]
@@ -69,6 +70,15 @@ class Report:
     @property
     def ok(self) -> bool:
         return not self.failures()
+
+
+def backend_spec(b: Backend) -> str:
+    """``package.module:Class`` of a Backend object, so that ``pto run --backend`` can build it
+    again (with its default options); its name when its class cannot be imported by name."""
+    cls = type(b)
+    if cls.__module__ == "__main__" or "<locals>" in cls.__qualname__:
+        return b.name
+    return f"{cls.__module__}:{cls.__qualname__}"
 
 
 def _level_fns() -> dict[int, Callable[..., Any]]:
@@ -93,7 +103,7 @@ def run(backend: str | Backend, profiles: Iterable[str] = ("cpu",), levels: Iter
         max_examples: int | None = None, seed: int = 0, progress: TextIO | None = sys.stderr) -> Report:
     b = get(backend)
     levels = tuple(sorted(set(levels)))
-    report = Report(b.name, seed, levels)
+    report = Report(b.name, seed, levels, spec=backend if isinstance(backend, str) else backend_spec(b))
     fns = _level_fns()
     start = time.perf_counter()
     for profile in profiles:
