@@ -18,15 +18,22 @@ Contracts (integer and mask results are always compared exactly):
 * ``ulp``: NaN where the reference has NaN, ±inf exactly, the sign of a zero result
   exactly; otherwise within ``ulp`` steps of the output dtype (counting through denormals,
   inf one step past max) from the correctly rounded reference.
-* ``sum``: |got - want| <= n * (eps * S + d) with n the reduction length, S the semantics
-  run on the absolute values of the inputs (sum|terms| for sums, matmul and gemv alike,
-  |product| for products), d the dtype's smallest denormal (accumulating in f32 legitimately
-  loses up to one denormal step per addition, which eps * S alone does not allow for). n is
-  taken as the largest valid extent among the input tiles, an upper bound of every
-  reduction length in the spec. A NaN result is required where the reference has NaN
-  (a NaN or inf - inf among the terms gives NaN in any order). Where S overflows the dtype,
-  the bound is infinite and only that NaN rule applies: order-dependent intermediate
-  overflow makes any other verdict unfair.
+* ``sum`` (``isa.spec.SUM_BOUND``), judged in f64 against the exact result x (the semantics
+  run with float outputs widened to f64, so nothing is rounded to the output dtype):
+  accumulation in at least f32 (the precision the spec names; f16/bf16/fp8 inputs widen to
+  f32) errs by at most E = g * S + m * d32 in any order, with S the semantics on the absolute
+  values of the inputs (sum|terms| for sums, matmul and gemv alike; |x| for products), m =
+  n + 2 roundings per term (n the largest valid extent among the input tiles, an upper bound
+  of every reduction length; one more for a matmul's product, one for acc_in or bias),
+  g = m * u32 / (1 - m * u32), u32 = 2**-24, d32 f32's smallest denormal (a product that
+  underflows). One final rounding to the output dtype adds u * (|x| + E) + d / 2 (u half its
+  epsilon, d its smallest denormal). So an f16 accumulator fails where its drift exceeds
+  that, and a finite x must give a finite result: ±inf only where |x| + E reaches the
+  output's overflow threshold, and ±inf is required where |x| - E does. NaN exactly where x
+  is NaN. Where the accumulator's range may be left in some order (S beyond f32's maximum
+  for sums; for products, the factors above 1 multiplying beyond it or the non-zero ones
+  below 1 under f32's smallest normal), the result is order-dependent and only the NaN
+  rule applies.
 * ``unspecified``: not compared.
 """
 from __future__ import annotations
@@ -89,10 +96,6 @@ def oracle(case: Case, inputs: Mapping[str, Any],
 
 def _is_float(a: np.ndarray) -> bool:
     return dt.of_numpy(a.dtype).is_float
-
-
-def _absolute(role: Role, a: np.ndarray) -> np.ndarray:
-    return np.abs(a) if role is not Role.OUT and _is_float(a) else a
 
 
 def _inverted(role: Role, a: np.ndarray) -> np.ndarray:
@@ -192,23 +195,100 @@ def ulp_bad(got: np.ndarray, want: np.ndarray, ulp: float) -> np.ndarray:
                     nan_g | np.where(zeros, np.signbit(g) != np.signbit(w), far))
 
 
-def sum_tolerance(want: np.ndarray, magnitude: np.ndarray, n: int) -> np.ndarray:
-    """n * (eps * S + smallest denormal) elementwise, in f64; inf where S is not finite."""
-    f = _finfo(want)
-    s = np.abs(magnitude.astype(np.float64))
-    tol = n * (float(f.eps) * s + float(f.smallest_subnormal))
-    return np.where(np.isfinite(s), tol, np.inf)
+U32 = 2.0 ** -24                               # unit roundoff of the f32 accumulator
+_F32 = ml_dtypes.finfo(np.float32)
+_WIDE = dt.DType("f64", np.dtype(np.float64), "float", 64)   # the exact oracle's outputs only
 
 
-def sum_bad(got: np.ndarray, want: np.ndarray, tol: np.ndarray) -> np.ndarray:
+def _widened(case: Case) -> Case:
+    """``case`` with every written float tile widened to f64: the semantics then keep the
+    exact (f64) result instead of rounding it to the output dtype."""
+    types = dict(case.types)
+    for op in case.instr.operands:
+        t = types.get(op.name)
+        if op.role is not Role.IN and isinstance(t, TileType) and t.dtype.is_float:
+            types[op.name] = dataclasses.replace(t, dtype=_WIDE)
+    return dataclasses.replace(case, types=types)
+
+
+def exact(case: Case, inputs: Mapping[str, Any],
+          terms: Callable[[np.ndarray], np.ndarray] | None = None) -> Outputs:
+    """The semantics in f64 on ``terms(x)`` of every float input (x itself when None): the
+    exact result the sum contract is judged against, or its magnitudes."""
+    def prepare(role: Role, a: np.ndarray) -> np.ndarray:
+        if _is_float(a) and role is not Role.OUT and terms is not None:
+            a = terms(a.astype(np.float64)).astype(a.dtype)
+        return a.astype(np.float64) if role is not Role.IN and _is_float(a) else a
+    return oracle(_widened(case), inputs, prepare)
+
+
+@dataclasses.dataclass(frozen=True)
+class SumBound:
+    """The sum contract's verdict inputs for one output, elementwise in f64."""
+
+    exact: np.ndarray        # x: the exact result
+    error: np.ndarray        # E: what accumulating in f32 may add, any order
+    tol: np.ndarray          # E plus one final rounding to the output dtype
+    ordered: np.ndarray      # True where the accumulator's range may be left: NaN rule only
+    signed_zero: bool = False  # products: a zero result's sign is the exact product's
+
+
+def sum_bound(x: np.ndarray, s: np.ndarray, n: int, out: np.dtype,
+              leaves_range: np.ndarray | None = None) -> SumBound:
+    """E = g * S + m * d32 and tol = E + u * (|x| + E) + d / 2, with m = n + 2 (see the module
+    docstring); ``leaves_range`` marks the elements whose accumulator may over/underflow."""
+    f = ml_dtypes.finfo(out)
+    m = n + 2
+    g = m * U32 / (1 - m * U32)
+    s = np.abs(s.astype(np.float64))
+    err = g * s + m * float(_F32.smallest_subnormal)
+    ax = np.abs(x)
+    tol = err + float(f.eps) / 2 * (np.where(np.isfinite(ax), ax, 0.0) + err) + float(f.smallest_subnormal) / 2
+    beyond = ~np.isfinite(s) | (s * (1 + g) > float(_F32.max))
+    if leaves_range is not None:
+        beyond |= leaves_range
+    return SumBound(x, err, tol, beyond, leaves_range is not None)
+
+
+def overflow_threshold(out: np.dtype) -> float:
+    """The smallest magnitude that rounds to inf in ``out`` (max plus half its last step)."""
+    f = ml_dtypes.finfo(out)
+    return float(f.max) + float(f.eps) * 2.0 ** (int(f.maxexp) - 2)
+
+
+def sum_bad(got: np.ndarray, want: np.ndarray, b: SumBound) -> np.ndarray:
+    """Where ``got`` breaks the sum contract (``want``: the reference's rounded result)."""
     if not _is_float(want):
         return exact_bad(got, want)
-    g, w = got.astype(np.float64), want.astype(np.float64)
-    nan_g, nan_w = np.isnan(g), np.isnan(w)
+    g, x = got.astype(np.float64), b.exact
+    nan_g, nan_x = np.isnan(g), np.isnan(x) | np.isnan(want.astype(np.float64))
+    thr = overflow_threshold(want.dtype)
+    ax = np.abs(x)
+    inf_ok = np.isinf(g) & (np.sign(g) == np.sign(x)) & (ax + b.error >= thr)     # may round to inf
+    inf_due = ax - b.error >= thr                                                    # must be inf
     with np.errstate(invalid="ignore"):
-        diff = np.where(g == w, 0.0, np.abs(g - w))
-    bounded = np.isfinite(tol)
-    return np.where(nan_w, ~nan_g, bounded & (nan_g | ~(diff <= tol)))
+        near = np.abs(g - x) <= b.tol
+    finite_ok = np.isfinite(g) & ~inf_due & near
+    if b.signed_zero:              # a product's zero has the sign of the exact product
+        finite_ok &= ~((g == 0) & (np.signbit(g) != np.signbit(x)))
+    return np.where(nan_x, ~nan_g, ~b.ordered & ~(inf_ok | finite_ok))
+
+
+def _sum_judge(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray,
+               cache: dict[str, Outputs]) -> SumBound:
+    """The bound of output ``name``: exact results and magnitudes computed once per case."""
+    product = case.instr.numerics.product
+    if not cache:
+        cache["x"] = exact(case, inputs)
+        cache["s"] = exact(case, inputs, lambda a: np.where(np.isfinite(a), np.abs(a), 0.0))
+        if product:        # the factors' extremes bound every partial product, in any order
+            cache["big"] = exact(case, inputs, lambda a: np.where(np.isfinite(a), np.maximum(np.abs(a), 1.0), 1.0))
+            cache["small"] = exact(case, inputs, lambda a: np.where(np.isnan(a) | (a == 0), 1.0,
+                                                                    np.minimum(np.abs(a), 1.0)))
+    leaves = None
+    if product:
+        leaves = (cache["big"][name] > float(_F32.max)) | (cache["small"][name] < float(_F32.smallest_normal))
+    return sum_bound(cache["x"][name], cache["s"][name], reduction_length(case), want.dtype, leaves)
 
 
 # --------------------------------------------------------------------------- rendering
@@ -248,7 +328,7 @@ def _compare(instr: Instruction, case: Case, outputs_got: Mapping[str, Any], out
              inputs: Mapping[str, Any]) -> Difference | None:
     kind = instr.numerics.kind
     skip = untouched(case, inputs, dict(outputs_want))
-    magnitude: Outputs | None = None
+    cache: dict[str, Outputs] = {}
     for op in instr.operands:
         if op.role is Role.IN or op.name not in outputs_want:
             continue
@@ -266,17 +346,17 @@ def _compare(instr: Instruction, case: Case, outputs_got: Mapping[str, Any], out
         elif kind == "ulp":
             bad = ulp_bad(got, want, instr.numerics.ulp)
             note = f" within {instr.numerics.ulp:g} ulp"
+        elif _is_float(want):
+            bound = _sum_judge(case, inputs, op.name, want, cache)
+            bad = sum_bad(got, want, bound)
         else:
-            tol = np.zeros(want.shape)
-            if _is_float(want):
-                if magnitude is None:
-                    magnitude = oracle(case, inputs, _absolute)
-                m = magnitude[op.name]
-                tol = sum_tolerance(want, m.view if isinstance(m, GlobalArg) else m, reduction_length(case))
-            bad = sum_bad(got, want, tol)
+            bad = exact_bad(got, want)
         at = _first(bad & region)
         if at is not None:
-            extra = f" ± {tol[at]:.3g}" if kind == "sum" and _is_float(want) else note
+            extra = note
+            if kind == "sum" and _is_float(want):
+                extra = (" (order-dependent: NaN rule only)" if bound.ordered[at] else
+                         f" (exact {float(bound.exact[at])!r} ± {float(bound.tol[at]):.3g})")
             return Difference(op.name, at, show(want, at) + extra, show(got, at))
         if isinstance(w_obj, GlobalArg):
             around = np.ones(w_obj.parent.shape, dtype=bool)

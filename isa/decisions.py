@@ -95,9 +95,14 @@ DECISIONS: tuple[Decision, ...] = (
     Decision("Accumulation order and precision",
              "Reduction and matmul order target-defined; the CPU simulator accumulates TROWSUM f16 in f32 "
              "but TCOLSUM in f16; TCOLSUM isBinary picks tree vs sequential.",
-             "Reductions and matmul are order-independent contracts: |result - exact| <= n * eps(dtype) * "
-             "sum|terms|. The reference accumulates in f64 and rounds once. Narrow floats accumulate in at "
-             "least f32. isBinary is accepted and does not change the contract. Integer sums wrap.",
+             "Reductions and matmul are order-independent contracts, accumulated in at least f32 (f16, bf16 "
+             "and fp8 inputs widen to f32; an f16 accumulator does not conform): in f64, |result - exact| <= "
+             "g * S + m * d32 plus one rounding to the output dtype, S = sum|terms| (|exact| for products), "
+             "m = n + 2, g = m * 2**-24 / (1 - m * 2**-24), d32 f32's smallest denormal (the ``sum`` "
+             "numerics). A finite exact result gives a finite one unless that bound reaches the output's "
+             "overflow threshold; NaN exactly where the exact result is NaN; only where an f32 accumulator "
+             "may leave its range in some order is the result order-dependent. The reference accumulates "
+             "in f64 and rounds once. isBinary is accepted and does not change the contract. Integer sums wrap.",
              "Lets backends vectorise and tile reductions freely while staying testable."),
     Decision("Indexed memory access out of range",
              "MGATHER/MSCATTER OOB policy Undefined/Clamp/Wrap/Zero (A5); TGATHER CPU returns 0; "

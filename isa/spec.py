@@ -85,26 +85,41 @@ class Attr:
         return self.default is None
 
 
+#: The ``sum`` contract as conformance checks it (conformance/contracts.py), in f64.
+SUM_BOUND = ("order-independent, accumulated in at least f32: |result - exact| <= g * S + m * d32 + "
+             "u(dtype) * (|exact| + g * S + m * d32) + d(dtype) / 2, where exact is the exact sum, S the "
+             "sum of |terms|, m = n + 2 (n = reduction length), g = m * u32 / (1 - m * u32), u32 = 2**-24 "
+             "and d32 f32's smallest denormal, u(dtype) half the dtype's epsilon and d(dtype) its smallest "
+             "denormal (one final rounding); a finite exact sum gives a finite result unless that bound "
+             "reaches the dtype's overflow threshold; NaN exactly where the exact sum is NaN; where S "
+             "exceeds f32's range, intermediate overflow is order-dependent and only the NaN rule holds")
+PRODUCT_BOUND = ("order-independent, multiplied in at least f32: the sum bound with S = |exact product|; "
+                 "where a partial product may leave f32's normal range (the product of the factors "
+                 "above 1 in magnitude overflows, or of the non-zero ones below 1 underflows) the result "
+                 "depends on the order and only the NaN rule holds; a zero result has the exact product's sign")
+
+
 @dataclass(frozen=True)
 class Numerics:
     """The accuracy contract a backend must meet for this instruction.
 
     kinds: ``exact`` (bit-exact), ``rounded`` (correctly rounded, compute in f32 for
     narrow floats, round once), ``ulp`` (within ``ulp`` units in the last place of the
-    correctly rounded result), ``sum`` (order-independent sum/dot: |err| <= n * eps *
-    sum|terms| with n the reduction length), ``unspecified`` (not tested).
+    correctly rounded result), ``sum`` (order-independent sum/dot accumulated in at least
+    f32, see ``SUM_BOUND``; ``product=True`` for products), ``unspecified`` (not tested).
     """
 
     kind: str
     ulp: float = 0.0
     note: str = ""
+    product: bool = False        # kind "sum" over products of the terms (TROWPROD, TCOLPROD)
 
     def describe(self) -> str:
         base = {
             "exact": "exact: bit-identical results on every backend",
             "rounded": "correctly rounded (IEEE binary32 round-to-nearest-even; f16/bf16 compute in f32 and round once); integers wrap; a NaN result may be any NaN (payloads are not specified)",
             "ulp": f"within {self.ulp:g} ulp of the correctly rounded result; special values exact",
-            "sum": "order-independent: |result - exact| <= n * eps(dtype) * sum(|terms|), n = reduction length",
+            "sum": PRODUCT_BOUND if self.product else SUM_BOUND,
             "unspecified": "backend-defined (conformance does not test values)",
         }[self.kind]
         return base + (f"; {self.note}" if self.note else "")

@@ -259,7 +259,8 @@ declare(Instruction(
     dtypes=tuples(_OPS, [(d, s) for d in dt.STORABLE for s in dt.STORABLE]),
     profile_dtypes={"a2": tuples(_OPS, _pairs(_A2)), "a3": tuples(_OPS, _pairs(_A2)),
                     "a5": tuples(_OPS, _pairs(_A5))},
-    numerics=Numerics("exact", note="every mode is exact; NaN results are any quiet NaN"),
+    numerics=Numerics("rounded", note="bit-identical under every rounding and saturation mode (the "
+                                      "attributes pick the rounding, not only RNE)"),
     domain=Domain.DST, pipe=Pipe.V, doc=_DOC,
     example=Example({"dst": "!pto.tile<16x16xf16>", "src": "!pto.tile<16x16xf32>"},
                     {"roundMode": RoundMode.ROUND}),

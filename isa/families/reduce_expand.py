@@ -198,13 +198,12 @@ _REDUCE_SPECIAL = {
 }
 
 _ACCURACY = {
-    "SUM": Numerics("sum", note="backends accumulate f16/bf16 in at least f32; the reference "
+    "SUM": Numerics("sum", note="f16/bf16 accumulate in f32 (an f16 accumulator fails); the reference "
                                 "accumulates every float in f64 and rounds once; integers are exact "
                                 "(they wrap)"),
-    "PROD": Numerics("sum", note="for a product read the bound relative to the exact product: "
-                                 "|result - exact| <= n * eps(dtype) * |exact|; f16/bf16 multiply in "
-                                 "at least f32; the reference uses f64 and rounds once; integers are "
-                                 "exact (they wrap)"),
+    "PROD": Numerics("sum", product=True,
+                     note="the reference multiplies every float in f64 and rounds once; integers "
+                          "are exact (they wrap)"),
     "MAX": MINMAX,
     "MIN": MINMAX,
 }
