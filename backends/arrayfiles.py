@@ -11,6 +11,10 @@ numpy's ``.npy`` has no type code for ml_dtypes' bf16 and fp8: bf16 is saved as 
 Loading a ``.<dtype>.npy`` file checks the stored dtype and views the bits as the named
 dtype, so every value (NaN payloads, -0, subnormals) comes back bit-exact. A ``.npy`` without
 a dtype in its name loads as numpy saved it.
+
+A strided view into a larger array (a global tensor with non-unit strides) keeps its layout
+as ``NAME.<dtype>.npz``: ``parent`` (the memory the view spans, gaps included, stored as
+above), ``shape`` and ``strides`` (in elements); it loads as that view over the parent.
 """
 from __future__ import annotations
 
@@ -72,13 +76,62 @@ def decode(stored: np.ndarray, d: dt.DType, path: str) -> np.ndarray:
 
 
 def load(path: str) -> np.ndarray:
-    """An array file: ``.<dtype>.npy`` as that dtype, any other ``.npy`` as numpy saved it."""
+    """An array file: ``.<dtype>.npy`` as that dtype, any other ``.npy`` as numpy saved it,
+    ``.<dtype>.npz`` as a strided view."""
+    if path.endswith(".npz"):
+        return _load_view(path)
     try:
         stored = np.load(path, allow_pickle=False)
     except (OSError, ValueError, EOFError, TypeError) as e:
         raise PTOError("PTO_FILE", f"cannot load {path}: {e}") from None
     d = file_dtype(path)
     return decode(stored, d, path) if d is not None else stored
+
+
+def is_strided(array: np.ndarray) -> bool:
+    """A view whose layout a ``.npy`` file would lose (and ``save_view`` can keep)."""
+    item = array.itemsize
+    return (not array.flags.c_contiguous and array.size > 0
+            and all(s >= 0 and s % item == 0 for s in array.strides))
+
+
+def _bits(array: np.ndarray) -> np.ndarray:
+    """The same memory as unsigned integers (as_strided cannot describe ml_dtypes)."""
+    return array.view(np.uint8 if array.dtype == np.bool_ else np.dtype(f"u{array.itemsize}"))
+
+
+def save_view(path: str, view: np.ndarray) -> None:
+    """``NAME.<dtype>.npz``: the memory ``view`` spans (from its first element to its last,
+    gaps included), its shape and element strides."""
+    d = dt.of_numpy(view.dtype)
+    item = view.itemsize
+    strides = tuple(s // item for s in view.strides)
+    span = 1 + sum((n - 1) * s for n, s in zip(view.shape, strides))
+    parent = np.lib.stride_tricks.as_strided(_bits(view), (span,), (item,)).copy()
+    try:
+        np.savez(path, parent=parent.view(STORED[d.name]), shape=np.array(view.shape, np.int64),
+                 strides=np.array(strides, np.int64))
+    except OSError as e:
+        raise PTOError("PTO_FILE", f"cannot write {os.fspath(path)}: {e.strerror or e}") from None
+
+
+def _load_view(path: str) -> np.ndarray:
+    d = file_dtype(path[:-len(".npz")] + ".npy")
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            parent, shape, strides = z["parent"], tuple(int(n) for n in z["shape"]), tuple(int(s) for s in z["strides"])
+    except (OSError, ValueError, EOFError, TypeError, KeyError) as e:
+        raise PTOError("PTO_FILE", f"cannot load {path}: {e}") from None
+    if d is None:
+        raise PTOError("PTO_ARG", f"{path}: a view file names its dtype", expected="NAME.<dtype>.npz", actual=path)
+    parent = decode(parent, d, path)
+    span = 1 + sum((n - 1) * s for n, s in zip(shape, strides)) if all(shape) else 0
+    if parent.ndim != 1 or len(shape) != len(strides) or min(strides, default=0) < 0 or span > parent.size:
+        raise PTOError("PTO_ARG", f"{path}: shape {shape} with strides {strides} does not fit its parent",
+                       expected=f"a view within {parent.size} elements", actual=f"{span} elements")
+    item = parent.itemsize
+    raw = np.lib.stride_tricks.as_strided(_bits(parent), shape, tuple(s * item for s in strides))
+    return raw.view(d.np_dtype)
 
 
 def save(path: str, array: Any) -> None:

@@ -21,8 +21,8 @@ def parse_assignment(text: str) -> tuple[str, str]:
 
 def literal(value: str) -> Any:
     """An argument value: a .npy file (``NAME.<dtype>.npy`` for any PTO dtype, see
-    ``arrayfiles``), true/false, an integer or a float."""
-    if value.endswith(".npy"):
+    ``arrayfiles``), a strided view (``NAME.<dtype>.npz``), true/false, an integer or a float."""
+    if value.endswith((".npy", ".npz")):
         return arrayfiles.load(value)
     if value in ("true", "false"):
         return value == "true"
@@ -32,7 +32,7 @@ def literal(value: str) -> Any:
         except ValueError:
             pass
     raise PTOError("PTO_ARG", f"cannot read argument value {value!r}",
-                   expected="a .npy path, true/false, an integer or a float", actual=value)
+                   expected="a .npy or .npz path, true/false, an integer or a float", actual=value)
 
 
 def parse_shape(text: str) -> tuple[int, ...]:

@@ -38,7 +38,11 @@ def write_reproducers(report: Report, directory: str | os.PathLike[str]) -> dict
             base.parent.mkdir(parents=True, exist_ok=True)
             args = []
             for name, value in f.inputs.items():
-                if isinstance(value, np.ndarray):
+                if isinstance(value, np.ndarray) and arrayfiles.is_strided(value):   # keeps its layout
+                    path = arrayfiles.file_name(f"{base}.{name}", value.dtype)[:-len(".npy")] + ".npz"
+                    arrayfiles.save_view(path, value)
+                    args.append(f"--arg {name}={shlex.quote(path)}")
+                elif isinstance(value, np.ndarray):
                     path = arrayfiles.file_name(f"{base}.{name}", value.dtype)
                     arrayfiles.save(path, value)
                     args.append(f"--arg {name}={shlex.quote(path)}")

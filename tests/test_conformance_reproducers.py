@@ -150,3 +150,35 @@ def test_array_files_refuse_what_would_not_load_back(tmp_path: pathlib.Path) -> 
     with pytest.raises(PTOError) as e:
         literal(str(tmp_path / "missing.f32.npy"))
     assert e.value.code == "PTO_FILE"
+
+
+def strided(d: dt.DType, shape: tuple[int, int], step: int) -> tuple[np.ndarray, np.ndarray]:
+    """A view of every ``step``-th column of a larger array of special values, and that array."""
+    parent = special_values(d).reshape(-1)[:shape[0] * shape[1] * step].copy()
+    raw = parent.view(np.uint8 if d is dt.I1 else np.dtype(f"u{d.np_dtype.itemsize}"))
+    item = parent.itemsize
+    view = np.lib.stride_tricks.as_strided(raw, shape, (shape[1] * step * item, step * item))
+    return view.view(d.np_dtype), parent
+
+
+def test_a_strided_global_keeps_its_layout(tmp_path: pathlib.Path) -> None:
+    views = {"g": strided(dt.BF16, (4, 8), 3), "m": strided(dt.I1, (4, 8), 2),
+             "w": strided(dt.F8E5M2, (4, 8), 5)}
+    params = ", ".join(f"%{n} : !pto.memref<4x8x{dt.of_numpy(v.dtype).name}>" for n, (v, _) in views.items())
+    failure = Failure("strided", program=f"kernel @k({params}) {{\n}}\n", kernel="k",
+                      inputs={n: v for n, (v, _) in views.items()})
+    report = Report("reference", 0, (2,), {"cpu": [Outcome(2, "VIEW", "mixed", "fail", failure=failure)]})
+    (program,) = R.write_reproducers(report, tmp_path).values()
+    argv = run_line(pathlib.Path(program))
+    assert argv[argv.index("--backend") + 1] == "reference"      # no spec recorded: the backend's name
+    files = dict(a.split("=", 1) for a in argv if a.endswith(".npz"))
+    assert sorted(files) == ["g", "m", "w"] and files["g"].endswith(".g.bf16.npz")
+    for name, (view, parent) in views.items():
+        loaded = literal(files[name])
+        assert loaded.dtype == view.dtype and loaded.shape == view.shape and loaded.strides == view.strides
+        assert bits(loaded) == bits(view), name
+        u = np.dtype(np.uint8 if view.dtype == np.bool_ else f"u{view.itemsize}")
+        n = 1 + sum((k - 1) * st // view.itemsize for k, st in zip(view.shape, view.strides))
+        span = np.lib.stride_tricks.as_strided(loaded.view(u), (n,), (view.itemsize,))
+        assert bits(span) == bits(parent[:span.size]), name          # the gaps between rows too
+    assert main(argv[1:]) == 0                                       # pto run takes the views
