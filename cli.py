@@ -287,11 +287,13 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--profile", choices=profiles, default=None)
     run.add_argument("--kernel", help="kernel to run (needed when the module has several)")
     run.add_argument("--arg", action="append", default=[], metavar="NAME=VALUE",
-                     help="an argument: file.npy, true/false, an integer or a float")
+                     help="an argument: an array file (NAME.<dtype>.npy, e.g. x.bf16.npy holding raw bits; "
+                          "a strided view as NAME.<dtype>.npz; any other .npy as saved), true/false, "
+                          "an integer or a float")
     run.add_argument("--shape", action="append", default=[], metavar="NAME=AxB",
                      help="the shape of an array parameter not given (dynamic dims)")
     run.add_argument("--out", action="append", default=[], metavar="NAME=FILE.npy",
-                     help="save an array parameter after the run")
+                     help="save an array parameter after the run (bf16/fp8 need NAME.<dtype>.npy)")
     fill_mode = run.add_mutually_exclusive_group()
     fill_mode.add_argument("--random", action="store_true",
                            help="fill array parameters not given with random values")

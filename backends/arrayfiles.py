@@ -119,7 +119,8 @@ def _load_view(path: str) -> np.ndarray:
     d = file_dtype(path[:-len(".npz")] + ".npy")
     try:
         with np.load(path, allow_pickle=False) as z:
-            parent, shape, strides = z["parent"], tuple(int(n) for n in z["shape"]), tuple(int(s) for s in z["strides"])
+            parent = z["parent"]
+            shape, strides = tuple(int(n) for n in z["shape"]), tuple(int(s) for s in z["strides"])
     except (OSError, ValueError, EOFError, TypeError, KeyError) as e:
         raise PTOError("PTO_FILE", f"cannot load {path}: {e}") from None
     if d is None:
