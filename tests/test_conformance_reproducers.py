@@ -182,3 +182,14 @@ def test_a_strided_global_keeps_its_layout(tmp_path: pathlib.Path) -> None:
         span = np.lib.stride_tricks.as_strided(loaded.view(u), (n,), (view.itemsize,))
         assert bits(span) == bits(parent[:span.size]), name          # the gaps between rows too
     assert main(argv[1:]) == 0                                       # pto run takes the views
+
+
+def test_a_compile_time_failure_runs_with_zeros(tmp_path: pathlib.Path) -> None:
+    program = ("kernel @k(%t : !pto.tile<16x32xf32>, %n : index, %x : f32, %flag : i1) {\n}\n")
+    failure = Failure("an illegal program compiled", program=program, kernel="k")      # L1: no inputs
+    report = Report("reference", 0, (1,), {"cpu": [Outcome(1, "ANY", "f32", "fail", failure=failure)]})
+    (path,) = R.write_reproducers(report, tmp_path).values()
+    argv = run_line(pathlib.Path(path))
+    assert argv[argv.index("--kernel") + 2:] == ["--arg", "n=0", "--arg", "x=0.0", "--arg", "flag=false",
+                                                 "--zeros", "--compare-with", "reference"]
+    assert main(argv[1:]) == 0                       # it gets past the arguments to the compile and the run
