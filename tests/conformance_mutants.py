@@ -336,13 +336,15 @@ def _tinsert_whole_src(dst: Tile, src: Tile, r0: int, c0: int, **kw: Any) -> Non
 
 
 def _ttrans_bounds(dst: Tile, src: Tile, tmp: Tile | None = None) -> None:
-    """Loop bounds swapped: reads a (cols x rows) block of src and transposes that."""
+    """The packed valid region's row stride taken as its row count: dst[i, j] = flat[j * r + i]
+    instead of flat[j * c + i] (right only for square regions)."""
     r, c = src.valid
     _ref("TTRANS")(dst=dst, src=src, tmp=tmp)
-    if r == c:
+    if r == c or not (r and c):
         return
-    block = src.data[:min(c, src.type.rows), :min(r, src.type.cols)].T
-    dst.data[:block.shape[0], :block.shape[1]] = block
+    flat = src.data[:r, :c].reshape(-1)
+    i, j = np.indices((c, r))
+    dst.data[:c, :r] = np.take(flat, j * r + i, mode="wrap")
 
 
 def _fillpad_zero(dst: Tile, src: Tile) -> None:
@@ -575,7 +577,7 @@ MUTANTS: tuple[Mutant, ...] = tuple(Mutant(*row) for row in (
     ("textract-offsets-swapped", "TEXTRACT", "r0 and c0 swapped", ("*",), before("TEXTRACT", _textract_swapped)),
     ("tinsert-whole-src", "TINSERT", "inserts the whole static src tile, not its valid region", ("*",),
      _tinsert_whole_src),
-    ("ttrans-bounds-swapped", "TTRANS", "transpose loop bounds swapped (right only for square regions)",
+    ("ttrans-bounds-swapped", "TTRANS", "row stride taken as the row count (right only for square regions)",
      ("*",), _ttrans_bounds),
     ("tfillpad-zero", "TFILLPAD", "pads with 0 whatever the tile's pad value", ("*",), _fillpad_zero),
     # matrix
