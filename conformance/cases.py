@@ -329,3 +329,103 @@ def cases(instr: Instruction, profile: str, dtypes: DTypeTuple) -> st.SearchStra
     if base is None:
         return st.nothing()
     return st.one_of(st.just(base), varied(base))
+
+
+# --------------------------------------------------------------------------- situations by construction
+
+#: (row factor, column factor) tried in order to make every tile of a case non-square
+NONSQUARE_SCALINGS = ((1, 2), (2, 1), (1, 4), (4, 1), (2, 4), (1, 8))
+
+
+def _legal(case: Case) -> bool:
+    return not case.errors()
+
+
+def nonsquare(base: Case) -> Case:
+    """``base`` with every static tile non-square when a whole-case scaling makes that legal
+    (a square tile hides swapped axes); ``base`` itself otherwise."""
+    def square(c: Case) -> int:
+        return sum(t.rows == t.cols for t in c.types.values() if isinstance(t, TileType))
+    if not square(base):
+        return base
+    best = base
+    for fr, fc in NONSQUARE_SCALINGS:
+        c = dataclasses.replace(base, types={k: scale(v, fr, fc) for k, v in base.types.items()})
+        if square(c) < square(best) and _legal(c):
+            best = c
+            if not square(c):
+                break
+    return best
+
+
+def _with_tile_valid(case: Case, name: str, vr: int, vc: int) -> Case:
+    t = case.types[name]
+    assert isinstance(t, TileType)
+    types = dict(case.types, **{name: dataclasses.replace(t, valid_rows=min(vr, t.rows), valid_cols=min(vc, t.cols))})
+    return dataclasses.replace(case, types=types)
+
+
+def _with_every_offset(case: Case) -> Case | None:
+    """Every windowed global with static extents grown by one window and addressed at a
+    non-zero index on every dimension: a view into a larger array (None: no such global)."""
+    tiles = _tiles_of(case)
+    types, offsets = dict(case.types), dict(case.offsets)
+    for op in case.instr.operands:
+        t = case.types.get(op.name)
+        if not isinstance(t, GlobalType) or op.window == WHOLE or t.strides is not None \
+                or any(d is None for d in t.shape) or t.rank < 1:
+            continue
+        w = tiles.get(op.window or "") or max(tiles.values(), key=lambda x: x.rows * x.cols, default=None)
+        rows, cols = (w.rows, w.cols) if w is not None else (1, 1)
+        window = ([1] * (t.rank - 2) + [rows, cols])[-t.rank:] if t.rank >= 2 else [rows * cols]
+        shape = tuple(max(int(d), n) + 1 for d, n in zip(t.shape, window))
+        types[op.name] = dataclasses.replace(t, shape=shape)
+        offsets[op.name] = tuple(d - n for d, n in zip(shape, window))
+    if offsets == dict(case.offsets):
+        return None
+    return dataclasses.replace(case, types=types, offsets=offsets)
+
+
+def _tiles_of(case: Case) -> dict[str, TileType]:
+    return {n: t for n, t in case.types.items() if isinstance(t, TileType) and not t.dynamic}
+
+
+def structured(base: Case) -> list[Case]:
+    """Legal cases built for the structural situations (``coverage.SITUATIONS``), few so that
+    each costs one compile, all from the non-square form of ``base``: a narrow valid region
+    (one column, several rows); one valid row of part of twice the columns (several blocks
+    where an instruction works in blocks); one operand's valid region differing from the
+    others'. Each goes with globals viewed at non-zero indices when the spec accepts that."""
+    ns = nonsquare(base)
+    tiles = _tiles_of(ns)
+    out: list[Case] = []
+    if tiles:
+        rows = max(t.rows for t in tiles.values())
+        cols = max(t.cols for t in tiles.values())
+        tries = ([(vr, 1) for vr in dict.fromkeys((rows - 1, rows, 2)) if vr >= 2],
+                 [(1, vc) for vc in dict.fromkeys((cols - 1, max(cols // 2, 1), cols))])
+        wide = dataclasses.replace(ns, types={k: scale(v, 1, 2) for k, v in ns.types.items()})
+        wide = wide if _legal(wide) else ns       # several blocks for instructions that work in blocks
+        for start, options in zip((ns, wide), tries):
+            found = next((c for vr, vc in options for c in [_with_valid(start, vr, vc)]
+                          if c.types != start.types and _legal(c)), None)
+            if found is not None:
+                out.append(found)
+        differ = next((c for n, t in tiles.items()
+                       for vr, vc in dict.fromkeys(((t.rows - 1, t.cols - 1), (t.rows, max(t.cols // 2, 1)),
+                                                   (max(t.rows // 2, 1), t.cols), (1, t.cols), (t.rows, 1)))
+                       if vr >= 1 and vc >= 1 and (vr, vc) != t.valid
+                       for c in [_with_tile_valid(ns, n, vr, vc)] if _legal(c)), None)
+        if differ is not None:
+            out.append(differ)
+    if not out and ns is not base:
+        out.append(ns)
+    placed = []
+    for c in out or [ns]:
+        moved = _with_every_offset(c)
+        placed.append(moved if moved is not None and _legal(moved) else c)
+    if not any(p.offsets != c.offsets for p, c in zip(placed, out or [ns])):
+        moved = _with_every_offset(ns)
+        if moved is not None and _legal(moved):
+            placed.append(moved)
+    return [c for c in placed if c is not base]

@@ -30,6 +30,7 @@ from ..backends.base import Backend
 from ..isa.diagnostics import PTOError
 from ..isa.spec import Instruction, Role
 from . import cases as C
+from . import coverage as COV
 from . import values as V
 from .contracts import compare, oracle
 from .level0 import explore, precheck, resolve
@@ -49,13 +50,15 @@ class _Runner:
         self.backend = backend
         self.profile = profile
         self._compiled: dict[str, Any] = {}
+        self.seen: set[str] = set()      # the situations of every example checked so far
 
     def _executable(self, case: C.Case, text: str) -> Any:
         if text not in self._compiled:
             self._compiled[text] = self.backend.compile(case.module(), self.profile)
         return self._compiled[text]
 
-    def check(self, case: C.Case, inputs: dict[str, Any]) -> Failure | None:
+    def check(self, case: C.Case, inputs: dict[str, Any], recipe: str | None = None) -> Failure | None:
+        self.seen |= COV.exercised(case, inputs, recipe)
         with contextlib.redirect_stdout(io.StringIO()):     # TPRINT's output is not a result
             return self._check(case, inputs)
 
@@ -221,12 +224,41 @@ def run_level2(backend: Backend, profile: str, instr: Instruction | str, dtypes:
             count += n
             failure = shrunk or failure
             break
+    built = [c for c in C.structured(base) if not backend.unsupported(instr, c.types, profile)]
+    if failure is None:
+        n, failure = _situation_sweep(runner, [base] + built, max_examples, seed)
+        count += n
     if failure is None:
         n, failure = explore(examples(instr, profile, dtypes, backend), lambda ex: runner.check(*ex),
                              max_examples, seed)
         count += n
+    admitted = COV.applicable([base] + built, strided=True)
+    coverage = {s: s in runner.seen for s in COV.SITUATIONS if s in admitted}
+    missed = [s for s, seen in coverage.items() if not seen]
+    if failure is None and missed:
+        return Outcome(2, instr.mnemonic, key, "fail", count,
+                       "self-check: the spec admits these situations but no case generated them: "
+                       + ", ".join(missed), coverage=coverage)
     status = "fail" if failure is not None else "pass"
-    return Outcome(2, instr.mnemonic, key, status, count, failure.message if failure else "", failure)
+    return Outcome(2, instr.mnemonic, key, status, count, failure.message if failure else "", failure,
+                   coverage=coverage)
+
+
+def _situation_sweep(runner: _Runner, built: list[C.Case], max_examples: int, seed: int | None
+                     ) -> tuple[int, Failure | None]:
+    """Every structured case (``cases.structured``) with ordinary inputs, then with each value
+    situation its operands admit (``values.situation_inputs``): what the run must reach by
+    construction. A failure is handed to hypothesis to shrink its inputs."""
+    count = 0
+    for case in built:
+        for recipe in (None,) + tuple(s for s in COV.VALUE_SITUATIONS if s in COV.value_situations(case)):
+            count += 1
+            inputs = V.situation_inputs(case, recipe or "ordinary")
+            failure = runner.check(case, inputs, recipe)
+            if failure is not None:
+                n, shrunk = explore(V.inputs(case), lambda i, c=case: runner.check(c, i), max_examples, seed)
+                return count + n, shrunk or failure
+    return count, None
 
 
 def _selected(mnemonic: str, only: Iterable[str] | str | None) -> bool:

@@ -40,6 +40,8 @@ class Outcome:
     examples: int = 0
     reason: str = ""
     failure: Failure | None = None
+    #: L2: each situation the declaration admits (conformance/coverage.py) -> whether it ran
+    coverage: dict[str, bool] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)

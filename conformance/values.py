@@ -433,3 +433,69 @@ def recipe_inputs(case: Case, float_mode: str, int_mode: str, bool_mode: str, se
         return GlobalArg(array(t.dtype, (1 + size + padding,)), int(strided), shape, strides)
 
     return _parameters(case, array, global_arg, example_scalar)
+
+
+# --------------------------------------------------------------------------- situation recipes
+
+#: (first operand, second operand) float pairs placed at the same position of two operands
+JOINT_PAIRS = ((0.0, -0.0), (-0.0, 0.0), (np.nan, np.nan), (np.nan, 1.5), (1.5, np.nan), (np.inf, np.inf),
+               (np.inf, -np.inf), (-np.inf, np.inf), (-0.0, -0.0), ("max", "max"), ("-max", 2.0),
+               ("sub", "-sub"), (1.0, 1.0), (-2.5, 3.0))
+
+
+def _joint_floats(d: dt.DType, n: int, k: int) -> np.ndarray:
+    """Operand ``k``'s side of ``JOINT_PAIRS``, cycled over ``n`` elements (operand 2 and on
+    repeat operand 0's side, so three operands meet the same specials too)."""
+    f = ml_dtypes.finfo(d.np_dtype)
+    named = {"max": float(f.max), "-max": -float(f.max), "sub": float(f.smallest_subnormal),
+             "-sub": -float(f.smallest_subnormal)}
+    side = [named.get(p[k % 2], p[k % 2]) if isinstance(p[k % 2], str) else p[k % 2] for p in JOINT_PAIRS]
+    with np.errstate(all="ignore"):
+        pool = np.array(side, dtype=np.float64).astype(d.np_dtype)   # inf -> NaN where d has no inf
+    return pool[np.arange(n) % pool.size]
+
+
+def _extremes(d: dt.DType, n: int, k: int) -> np.ndarray:
+    """The integer specials cycled with a shift per operand, so every pair of extremes meets."""
+    pool = int_specials(d)
+    return pool[(np.arange(n) * (k + 1) + k) % pool.size]
+
+
+def _overflowing(d: dt.DType, n: int, k: int) -> np.ndarray:
+    """+a, +a, -a, -a with a = 3/4 of ``d``'s max: a partial sum in ``d`` overflows, the exact
+    sum (and one in f32) stays finite."""
+    a = 0.75 * float(ml_dtypes.finfo(d.np_dtype).max)
+    return np.array([a, a, -a, -a], dtype=np.float64)[np.arange(n) % 4].astype(d.np_dtype)
+
+
+def situation_inputs(case: Case, situation: str, seed: int = 7) -> dict[str, Any]:
+    """Fixed inputs for one value situation of ``coverage.VALUE_SITUATIONS``: ``joint-specials``
+    (float operands meet +0/-0, NaN/NaN, NaN/number ... at the same positions), ``ties``
+    (float and integer rounding ties), ``int-extremes`` (integer extremes in every operand),
+    ``overflow`` (sums that overflow the input type). Arrays the situation says nothing about
+    are ordinary; globals are strided views."""
+    bound = index_bound(case)
+    count = iter(range(seed, seed + 1000))
+    position = iter(range(1000))
+
+    def array(d: dt.DType, shape: tuple[int, ...]) -> np.ndarray:
+        k, s = next(position), next(count)
+        n = int(np.prod(shape, dtype=np.int64))
+        if situation == "joint-specials" and d.is_float:
+            flat = _joint_floats(d, n, k)
+        elif situation == "int-extremes" and d.is_int:
+            flat = _extremes(d, n, k)
+        elif situation == "overflow" and d.is_float:
+            flat = _overflowing(d, n, k)
+        else:
+            mode = {"float": "boundary" if situation == "ties" else "ordinary",
+                    "int": "boundary" if situation == "ties" else "small", "bool": "random"}[_kind(d)]
+            return build(d, shape, mode, s, bound)
+        return np.ascontiguousarray(flat.reshape(shape))
+
+    def global_arg(t: GlobalType) -> GlobalArg:
+        shape = tuple(s if s is not None else 64 for s in t.shape)
+        strides, size = _layout(t, shape, 3)
+        return GlobalArg(array(t.dtype, (1 + size + 3,)), 1, shape, strides)
+
+    return _parameters(case, array, global_arg, example_scalar)

@@ -1,0 +1,155 @@
+"""Which situations a conformance run exercised, per instruction x dtype tuple.
+
+A situation is a kind of case where backends go wrong (a one-column valid region, operands
+whose valid regions differ, a NaN in both operands at the same position ...). Which ones an
+instruction admits follows from its declaration: structural ones are those for which
+``cases.structured`` built a case the spec's checks accept, value ones from the operands'
+dtypes and the numerics contract (``applicable``). Level 2 records what each checked case
+really had (``exercised`` looks at the case; value recipes are recorded by name) and fails
+its own self-check when an applicable situation was never run: a generator change that stops
+reaching one is caught, not hidden.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any, Iterable, Mapping
+
+import ml_dtypes
+import numpy as np
+
+from ..isa.spec import Role
+from ..isa.types import GlobalType, TileType
+from .cases import Case
+
+#: situation -> what it means (the report's legend; the order is the report's column order)
+SITUATIONS: dict[str, str] = {
+    "nonsquare": "every static tile has rows != cols (swapped axes show)",
+    "partial": "a tile whose valid region is smaller than its shape",
+    "one-row": "a tile with 1 valid row out of several",
+    "one-col": "a tile with 1 valid column out of several",
+    "narrow": "a tile whose valid width is smaller than its valid height",
+    "differ": "two tile operands of one shape whose valid regions differ",
+    "offsets": "a global addressed at a non-zero index on every dimension (a view into a larger array)",
+    "strided": "a global passed as a non-contiguous view",
+    "joint-specials": "special values at the same position of two float operands (+0/-0, NaN/NaN, NaN/number)",
+    "ties": "exact rounding ties of narrower floats and of the integers (int -> float ties too)",
+    "int-extremes": "integer min/max/-1/0/1 in every integer operand, at every position",
+    "overflow": "sums whose partial sums overflow the input type but not the accumulation type",
+}
+
+#: value situations: each is one input recipe of ``values.situation_inputs``
+VALUE_SITUATIONS = ("joint-specials", "ties", "int-extremes", "overflow")
+STRUCTURAL = tuple(s for s in SITUATIONS if s not in VALUE_SITUATIONS and s != "strided")
+
+_F32_MAX = float(np.finfo(np.float32).max)
+
+
+def _tiles(case: Case) -> dict[str, TileType]:
+    return {n: t for n, t in case.types.items() if isinstance(t, TileType) and not t.dynamic}
+
+
+def structural(case: Case) -> set[str]:
+    """The structural situations ``case`` itself is in (read from its types and offsets)."""
+    out: set[str] = set()
+    tiles = _tiles(case)
+    if tiles and all(t.rows != t.cols for t in tiles.values()):
+        out.add("nonsquare")
+    for t in tiles.values():
+        vr, vc = int(t.valid_rows or 0), int(t.valid_cols or 0)
+        if (vr, vc) != (t.rows, t.cols):
+            out.add("partial")
+        if vr == 1 and t.rows > 1:
+            out.add("one-row")
+        if vc == 1 and t.cols > 1:
+            out.add("one-col")
+        if 0 < vc < vr:
+            out.add("narrow")
+    shapes: dict[tuple[int, int], set[Any]] = defaultdict(set)
+    for t in tiles.values():
+        shapes[t.shape].add(t.valid)
+    if any(len(v) > 1 for v in shapes.values()):
+        out.add("differ")
+    for name, t in case.types.items():
+        at = case.offsets.get(name)
+        if isinstance(t, GlobalType) and at and all(i > 0 for i in at):
+            out.add("offsets")
+    return out
+
+
+def exercised(case: Case, inputs: Mapping[str, Any], recipe: str | None = None) -> set[str]:
+    """Every situation one checked example was in: its structure, a strided global among its
+    inputs, and the value recipe it was built with (None for hypothesis' own draws)."""
+    out = structural(case)
+    if any(not getattr(v, "contiguous", True) for v in inputs.values()):
+        out.add("strided")
+    if recipe is not None:
+        out.add(recipe)
+    return out
+
+
+def _input_dtypes(case: Case) -> list[Any]:
+    """The dtypes of the array operands the instruction reads (tiles and globals)."""
+    out = []
+    for op in case.instr.operands:
+        t = case.types.get(op.name)
+        if op.role is not Role.OUT and isinstance(t, (TileType, GlobalType)):
+            out.append(t.dtype)
+    return out
+
+
+def _output_dtypes(case: Case) -> list[Any]:
+    return [t.dtype for op in case.instr.operands if op.role is not Role.IN
+            for t in [case.types.get(op.name)] if isinstance(t, (TileType, GlobalType))]
+
+
+def value_situations(case: Case) -> set[str]:
+    """The value situations the declaration admits for ``case``'s operands."""
+    ins = _input_dtypes(case)
+    floats = [d for d in ins if d.is_float]
+    out: set[str] = set()
+    if len(floats) >= 2:
+        out.add("joint-specials")
+    if floats or (any(d.is_int for d in ins) and any(d.is_float for d in _output_dtypes(case))):
+        out.add("ties")
+    if any(d.is_int for d in ins):
+        out.add("int-extremes")
+    if case.instr.numerics.kind == "sum" and any(
+            float(ml_dtypes.finfo(d.np_dtype).max) * 2**20 < _F32_MAX for d in floats):
+        out.add("overflow")
+    return out
+
+
+def applicable(built: Iterable[Case], strided: bool) -> set[str]:
+    """Situations the run must reach: everything the built cases are in, the value
+    situations of their operands, and ``strided`` when a global operand exists."""
+    out: set[str] = set()
+    for c in built:
+        out |= structural(c) | value_situations(c)
+        if strided and any(isinstance(t, GlobalType) for t in c.types.values()):
+            out.add("strided")
+    return out
+
+
+def summary(outcomes: Iterable[Any]) -> dict[str, dict[str, int]]:
+    """situation -> {"applicable": pairs that admit it, "exercised": pairs that ran it}."""
+    out: dict[str, dict[str, int]] = defaultdict(lambda: {"applicable": 0, "exercised": 0})
+    for o in outcomes:
+        for s, seen in getattr(o, "coverage", {}).items():
+            out[s]["applicable"] += 1
+            out[s]["exercised"] += int(bool(seen))
+    return {s: dict(out[s]) for s in SITUATIONS if s in out}
+
+
+def markdown(outcomes: Iterable[Any]) -> str:
+    """The coverage table of a report: per situation, how many instruction x dtype pairs admit
+    it and how many ran it; then every pair that missed one (the self-check's failures)."""
+    outcomes = [o for o in outcomes if getattr(o, "coverage", None)]
+    lines = ["| situation | meaning | pairs admitting it | pairs exercising it |", "|---|---|---:|---:|"]
+    for s, n in summary(outcomes).items():
+        lines.append(f"| {s} | {SITUATIONS[s]} | {n['applicable']} | {n['exercised']} |")
+    missed = [(o, [s for s, seen in o.coverage.items() if not seen]) for o in outcomes]
+    missed = [(o, m) for o, m in missed if m]
+    if missed:
+        lines += ["", "Never generated although the spec allows it:", ""]
+        lines += [f"- {o.instruction} [{o.dtypes}]: {', '.join(m)}" for o, m in missed]
+    return "\n".join(lines) + "\n"
