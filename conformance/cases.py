@@ -23,7 +23,7 @@ from ..isa import dtypes as dt
 from ..isa.checks import check_legality, check_structure
 from ..isa.profiles import PROFILES
 from ..isa.registry import all_instructions, get
-from ..isa.spec import WHOLE, Instruction, Kind
+from ..isa.spec import WHOLE, Instruction, Kind, Role
 from ..isa.types import INDEX, GlobalType, Location, ScalarType, TileType, Type, parse_type
 
 DTypeTuple = tuple[dt.DType, ...]
@@ -365,9 +365,10 @@ def _with_tile_valid(case: Case, name: str, vr: int, vc: int) -> Case:
     return dataclasses.replace(case, types=types)
 
 
-def _with_every_offset(case: Case) -> Case | None:
-    """Every windowed global with static extents grown by one window and addressed at a
-    non-zero index on every dimension: a view into a larger array (None: no such global)."""
+def _with_every_offset(case: Case, lead: int = 0) -> Case | None:
+    """Every windowed global with static extents grown by one window, ``lead`` leading
+    dimensions put in front (rank 5 at most), and addressed at a non-zero index on every
+    dimension: a view into a larger array (None: no such global)."""
     tiles = _tiles_of(case)
     types, offsets = dict(case.types), dict(case.offsets)
     for op in case.instr.operands:
@@ -375,6 +376,7 @@ def _with_every_offset(case: Case) -> Case | None:
         if not isinstance(t, GlobalType) or op.window == WHOLE or t.strides is not None \
                 or any(d is None for d in t.shape) or t.rank < 1:
             continue
+        t = dataclasses.replace(t, shape=(3, 2, 2)[:max(min(lead, 5 - t.rank), 0)] + tuple(t.shape))
         w = tiles.get(op.window or "") or max(tiles.values(), key=lambda x: x.rows * x.cols, default=None)
         rows, cols = (w.rows, w.cols) if w is not None else (1, 1)
         window = ([1] * (t.rank - 2) + [rows, cols])[-t.rank:] if t.rank >= 2 else [rows * cols]
@@ -384,6 +386,13 @@ def _with_every_offset(case: Case) -> Case | None:
     if offsets == dict(case.offsets):
         return None
     return dataclasses.replace(case, types=types, offsets=offsets)
+
+
+def _with_rows(case: Case, vr: int) -> Case:
+    """Every static tile with ``vr`` valid rows (at most its own), columns unchanged."""
+    types = {n: dataclasses.replace(t, valid_rows=min(vr, t.rows)) if isinstance(t, TileType) and not t.dynamic
+             else t for n, t in case.types.items()}
+    return dataclasses.replace(case, types=types)
 
 
 def _tiles_of(case: Case) -> dict[str, TileType]:
@@ -409,9 +418,12 @@ def structured(base: Case) -> list[Case]:
         for start, options in zip((ns, wide), tries):
             found = next((c for vr, vc in options for c in [_with_valid(start, vr, vc)]
                           if c.types != start.types and _legal(c)), None)
+            if found is None and start is wide:    # one valid row of every tile, all columns
+                found = next((c for c in [_with_rows(wide, 1)] if c.types != wide.types and _legal(c)), None)
             if found is not None:
                 out.append(found)
-        differ = next((c for n, t in tiles.items()
+        order = sorted(tiles, key=lambda n: base.instr.operand(n).role is not Role.IN)   # sources first
+        differ = next((c for n in order for t in [tiles[n]]
                        for vr, vc in dict.fromkeys(((t.rows - 1, t.cols - 1), (t.rows, max(t.cols // 2, 1)),
                                                    (max(t.rows // 2, 1), t.cols), (1, t.cols), (t.rows, 1)))
                        if vr >= 1 and vc >= 1 and (vr, vc) != t.valid
@@ -422,10 +434,24 @@ def structured(base: Case) -> list[Case]:
         out.append(ns)
     placed = []
     for c in out or [ns]:
-        moved = _with_every_offset(c)
-        placed.append(moved if moved is not None and _legal(moved) else c)
+        moved = next((m for lead in (3, 0) for m in [_with_every_offset(c, lead)] if m is not None and _legal(m)),
+                     None)
+        placed.append(moved if moved is not None else c)
     if not any(p.offsets != c.offsets for p, c in zip(placed, out or [ns])):
         moved = _with_every_offset(ns)
         if moved is not None and _legal(moved):
             placed.append(moved)
-    return [c for c in placed if c is not base]
+    return [c for c in placed if c is not base] + _without_optional(ns)
+
+
+def _without_optional(case: Case) -> list[Case]:
+    """``case`` without its optional operands (another form, such as TGATHER's mask form), with
+    every attribute value that form accepts; empty when the spec refuses it."""
+    optional = [op.name for op in case.instr.operands if op.optional and op.name in case.types]
+    if not optional:
+        return []
+    types = {k: v for k, v in case.types.items() if k not in optional}
+    scalars = {k: v for k, v in case.scalars.items() if k not in optional}
+    bare = dataclasses.replace(case, types=types, scalars=scalars, offsets={
+        k: v for k, v in case.offsets.items() if k not in optional})
+    return [bare] if _legal(bare) else []

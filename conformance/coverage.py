@@ -17,8 +17,8 @@ from typing import Any, Iterable, Mapping
 import ml_dtypes
 import numpy as np
 
-from ..isa.spec import Role
-from ..isa.types import GlobalType, TileType
+from ..isa.spec import Kind, Role
+from ..isa.types import GlobalType, ScalarType, TileType
 from .cases import Case
 
 #: situation -> what it means (the report's legend; the order is the report's column order)
@@ -88,11 +88,12 @@ def exercised(case: Case, inputs: Mapping[str, Any], recipe: str | None = None) 
 
 
 def _input_dtypes(case: Case) -> list[Any]:
-    """The dtypes of the array operands the instruction reads (tiles and globals)."""
+    """The dtypes of the operands the instruction reads (tiles, globals, scalar parameters)."""
     out = []
     for op in case.instr.operands:
         t = case.types.get(op.name)
-        if op.role is not Role.OUT and isinstance(t, (TileType, GlobalType)):
+        if op.role is not Role.OUT and (isinstance(t, (TileType, GlobalType)) or (
+                op.kind is Kind.SCALAR and isinstance(t, ScalarType) and t.name != "index")):
             out.append(t.dtype)
     return out
 

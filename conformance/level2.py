@@ -226,7 +226,9 @@ def run_level2(backend: Backend, profile: str, instr: Instruction | str, dtypes:
             break
     built = [c for c in C.structured(base) if not backend.unsupported(instr, c.types, profile)]
     if failure is None:
-        n, failure = _situation_sweep(runner, [base] + built, max_examples, seed)
+        n, failure = _situation_sweep(runner, [base] + built, sweep_cases(base)[1:] + [
+            v for c in built for v in sweep_cases(c)[1:] if not backend.unsupported(instr, v.types, profile)],
+            max_examples, seed)
         count += n
     if failure is None:
         n, failure = explore(examples(instr, profile, dtypes, backend), lambda ex: runner.check(*ex),
@@ -244,14 +246,16 @@ def run_level2(backend: Backend, profile: str, instr: Instruction | str, dtypes:
                    coverage=coverage)
 
 
-def _situation_sweep(runner: _Runner, built: list[C.Case], max_examples: int, seed: int | None
-                     ) -> tuple[int, Failure | None]:
+def _situation_sweep(runner: _Runner, built: list[C.Case], variants: list[C.Case], max_examples: int,
+                     seed: int | None) -> tuple[int, Failure | None]:
     """Every structured case (``cases.structured``) with ordinary inputs, then with each value
-    situation its operands admit (``values.situation_inputs``): what the run must reach by
+    situation its operands admit (``values.situation_inputs``); ``variants`` (other attribute
+    values of those cases) with the value situations alone: what the run must reach by
     construction. A failure is handed to hypothesis to shrink its inputs."""
     count = 0
-    for case in built:
-        for recipe in (None,) + tuple(s for s in COV.VALUE_SITUATIONS if s in COV.value_situations(case)):
+    for case in built + variants:
+        plain = (None,) if case in built else ()
+        for recipe in plain + tuple(s for s in COV.VALUE_SITUATIONS if s in COV.value_situations(case)):
             count += 1
             inputs = V.situation_inputs(case, recipe or "ordinary")
             failure = runner.check(case, inputs, recipe)
