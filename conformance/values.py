@@ -456,9 +456,11 @@ def _joint_floats(d: dt.DType, n: int, k: int) -> np.ndarray:
 
 
 def _extremes(d: dt.DType, n: int, k: int) -> np.ndarray:
-    """The integer specials cycled with a shift per operand, so every pair of extremes meets."""
+    """The integer specials cycled, operand ``k`` shifted by one more every ``size**k``
+    elements, so every pair of extremes meets within ``size**2`` elements."""
     pool = int_specials(d)
-    return pool[(np.arange(n) * (k + 1) + k) % pool.size]
+    i = np.arange(n)
+    return pool[(i + (i // pool.size ** k if k else 0)) % pool.size]
 
 
 def _overflowing(d: dt.DType, n: int, k: int) -> np.ndarray:

@@ -1,0 +1,112 @@
+"""The situations L2 must reach by construction (conformance/cases.structured,
+values.situation_inputs), the per-pair coverage it records, and its self-check."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from openpto.backends.reference import ReferenceBackend
+from openpto.conformance import cases as C
+from openpto.conformance import coverage as COV
+from openpto.conformance import level2
+from openpto.conformance import values as V
+from openpto.isa import dtypes as dt
+from openpto.isa.registry import get
+from openpto.isa.types import GlobalType, TileType
+
+PROFILE = "cpu"
+
+
+def base(mnemonic: str, key: str | None = None) -> C.Case:
+    bases = C.base_cases(get(mnemonic), PROFILE)
+    return next(c for d, c in bases.items() if key is None or C.dtype_key(d) == key)
+
+
+def valid_regions(case: C.Case) -> dict[str, tuple[int | None, int | None]]:
+    return {n: t.valid for n, t in case.types.items() if isinstance(t, TileType)}
+
+
+def test_tadd_gets_one_column_one_row_and_a_differing_destination() -> None:
+    built = C.structured(base("TADD", "f32"))
+    assert all(not c.errors() for c in built)
+    regions = [set(valid_regions(c).values()) for c in built]
+    assert any(len(r) == 1 and next(iter(r))[1] == 1 and next(iter(r))[0] > 1 for r in regions)   # narrow
+    assert any(len(r) == 1 and next(iter(r))[0] == 1 and next(iter(r))[1] > 1 for r in regions)   # one row
+    assert any(len(r) == 2 for r in regions)                                          # dst differs
+    for c in built:
+        assert all(t.rows != t.cols for t in c.types.values() if isinstance(t, TileType))
+    assert COV.applicable(built, strided=True) >= {"nonsquare", "partial", "one-row", "one-col", "narrow",
+                                                   "differ", "joint-specials", "ties"}
+
+
+def test_a_source_region_differs_before_the_destination() -> None:
+    """TINSERT's src may be partial; the construction tries sources first."""
+    built = C.structured(base("TINSERT"))
+    src = [c.types["src"] for c in built]
+    assert any(isinstance(t, TileType) and t.valid != t.shape for t in src)
+
+
+def test_tload_global_is_a_rank_5_view_at_non_zero_indices() -> None:
+    for c in C.structured(base("TLOAD", "f32")):
+        g = c.types["src"]
+        assert isinstance(g, GlobalType) and g.rank == 5
+        tile = c.types["dst"]
+        assert len(c.offsets["src"]) == 5 and all(i > 0 for i in c.offsets["src"])
+        assert c.offsets["src"][-1] + tile.cols <= g.shape[-1]          # the window still fits
+        assert "offsets" in COV.structural(c)
+
+
+def test_tsort32_runs_more_than_one_32_element_block() -> None:
+    built = C.structured(base("TSORT32"))
+    assert any((c.types["src"].valid_cols or 0) > 32 for c in built)
+
+
+def test_tgather_mask_form_has_several_rows() -> None:
+    masks = [c for c in C.structured(base("TGATHER")) if "idx" not in c.types]
+    assert masks and masks[0].types["dst"].valid_rows > 1 and not masks[0].errors()
+
+
+def test_joint_specials_meet_at_the_same_position() -> None:
+    case = base("TADD", "f32")
+    inputs = V.situation_inputs(case, "joint-specials")
+    a, b = inputs["src0"].ravel(), inputs["src1"].ravel()
+    pairs = {(repr(float(x)), repr(float(y))) for x, y in zip(a, b)}
+    assert {("nan", "nan"), ("0.0", "-0.0"), ("nan", "1.5"), ("inf", "-inf")} <= pairs
+
+
+def test_int_extremes_meet_in_every_combination() -> None:
+    case = base("TADD", "i16")
+    inputs = V.situation_inputs(case, "int-extremes")
+    a, b = inputs["src0"].ravel().astype(int), inputs["src1"].ravel().astype(int)
+    lo, hi = int(dt.I16.min), int(dt.I16.max)
+    assert {(lo, lo), (hi, hi), (lo, hi), (hi, lo)} <= set(zip(a, b))
+
+
+def test_overflow_only_where_the_accumulation_type_is_wider() -> None:
+    assert "overflow" in COV.value_situations(base("TROWSUM", "f16"))
+    assert "overflow" not in COV.value_situations(base("TROWSUM", "f32"))
+    x = V.situation_inputs(base("TROWSUM", "f16"), "overflow")["src"].astype(np.float64)
+    row = x[0]
+    with np.errstate(over="ignore"):
+        assert math.isinf(float(np.float16(row[0]) + np.float16(row[1])))  # an f16 partial sum overflows
+    assert np.isfinite(row.sum())
+
+
+def test_reference_covers_every_admitted_situation() -> None:
+    dtypes = next(d for d in C.base_cases(get("TROWSUM"), PROFILE) if C.dtype_key(d) == "f16")
+    out = level2.run_level2(ReferenceBackend(), PROFILE, "TROWSUM", dtypes, max_examples=3, seed=0)
+    assert out.status == "pass", out.reason
+    assert out.coverage and all(out.coverage.values())
+    assert {"overflow", "narrow", "partial"} <= set(out.coverage)
+
+
+def test_self_check_fails_when_a_situation_never_ran(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(level2, "_situation_sweep", lambda *a, **k: (0, None))
+    dtypes = next(d for d in C.base_cases(get("TADD"), PROFILE) if C.dtype_key(d) == "f32")
+    out = level2.run_level2(ReferenceBackend(), PROFILE, "TADD", dtypes, max_examples=2, seed=0)
+    assert out.status == "fail" and out.reason.startswith("self-check")
+    missed = [s for s, seen in out.coverage.items() if not seen]
+    assert missed and all(s in out.reason for s in missed)
+    assert "TADD [f32]" in COV.markdown([out])
