@@ -20,7 +20,9 @@ from hypothesis import strategies as st
 from ..assembler.ir import Const, Kernel, MemRef, Module, PipeLit, TileOp, Value, make_lit
 from ..assembler.ordering import SIGN as FLAG_SIGN
 from ..isa import dtypes as dt
+from ..assembler.verifier import verify
 from ..isa.checks import check_legality, check_structure
+from ..isa.diagnostics import PTOError
 from ..isa.profiles import PROFILES
 from ..isa.registry import all_instructions, get
 from ..isa.spec import WHOLE, Instruction, Kind, Role
@@ -46,6 +48,7 @@ class Case:
     attrs: Mapping[str, Any] = field(default_factory=dict)
     scalars: Mapping[str, Any] = field(default_factory=dict)   # scalar/index/pipe operand values
     offsets: Mapping[str, tuple[int, ...]] = field(default_factory=dict)  # global operand -> indices
+    aliases: Mapping[str, str] = field(default_factory=dict)   # input tile -> the output tile it is (in place)
 
     @property
     def dtypes(self) -> DTypeTuple:
@@ -78,7 +81,9 @@ class Case:
             if t is None:
                 continue
             v = Value(op.name, t)
-            if isinstance(t, GlobalType):
+            if op.name in self.aliases:             # in place: the output's value, no parameter of its own
+                args[op.name] = Value(self.aliases[op.name], t)
+            elif isinstance(t, GlobalType):
                 params.append(v)
                 at = self.offsets.get(op.name)
                 args[op.name] = MemRef(v, at if at else tuple([c0] * max(t.rank, 1)))
@@ -102,7 +107,8 @@ class Case:
     def describe(self) -> str:
         ts = ", ".join(f"{k}: {t}" for k, t in self.types.items())
         at = ", ".join(f"{k}={getattr(v, 'name', v)}" for k, v in self.attrs.items())
-        return f"{self.instr.mnemonic}[{self.dtype_key}] {ts}" + (f" {{{at}}}" if at else "")
+        same = "".join(f" ({k} is {v})" for k, v in self.aliases.items())
+        return f"{self.instr.mnemonic}[{self.dtype_key}] {ts}" + (f" {{{at}}}" if at else "") + same
 
 
 def dtype_key(dtypes: DTypeTuple) -> str:
@@ -441,7 +447,25 @@ def structured(base: Case) -> list[Case]:
         moved = _with_every_offset(ns)
         if moved is not None and _legal(moved):
             placed.append(moved)
-    return [c for c in placed if c is not base] + _without_optional(ns)
+    return [c for c in placed if c is not base] + _without_optional(ns) + _in_place(ns)
+
+
+def _in_place(case: Case) -> list[Case]:
+    """``case`` with its first input tile of exactly the first output's type passed as that
+    output (dst == src, acc_in == dst; never a scratch output), when the verifier accepts it."""
+    outs = [op.name for op in case.instr.outputs[:1] if isinstance(case.types.get(op.name), TileType)]  # not scratch
+    for op in case.instr.operands:
+        t = case.types.get(op.name)
+        if op.role is Role.IN and isinstance(t, TileType):
+            for o in outs:
+                if case.types[o] == t:
+                    c = dataclasses.replace(case, aliases={op.name: o})
+                    try:
+                        verify(c.module(), case.profile)
+                    except PTOError:
+                        continue
+                    return [c]
+    return []
 
 
 def _without_optional(case: Case) -> list[Case]:

@@ -31,6 +31,7 @@ SITUATIONS: dict[str, str] = {
     "differ": "two tile operands of one shape whose valid regions differ",
     "offsets": "a global addressed at a non-zero index on every dimension (a view into a larger array)",
     "strided": "a global passed as a non-contiguous view",
+    "in-place": "an input tile that is the output tile (dst == src, acc_in == dst)",
     "joint-specials": "special values at the same position of two float operands (+0/-0, NaN/NaN, NaN/number)",
     "ties": "exact rounding ties of narrower floats and of the integers (int -> float ties too)",
     "int-extremes": "integer min/max/-1/0/1 in every integer operand, at every position",
@@ -69,6 +70,8 @@ def structural(case: Case) -> set[str]:
         shapes[t.shape].add(t.valid)
     if any(len(v) > 1 for v in shapes.values()):
         out.add("differ")
+    if case.aliases:
+        out.add("in-place")
     for name, t in case.types.items():
         at = case.offsets.get(name)
         if isinstance(t, GlobalType) and at and all(i > 0 for i in at):

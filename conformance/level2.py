@@ -66,7 +66,8 @@ class _Runner:
         text = case.module().to_text()
 
         def failed(message: str, difference: Any = None) -> Failure:
-            return Failure(message, program=text, inputs=recorded(inputs), difference=difference)
+            kept = {k: v for k, v in inputs.items() if k not in case.aliases}   # the kernel's parameters
+            return Failure(message, program=text, inputs=recorded(kept), difference=difference)
 
         try:
             exe = self._executable(case, text)
@@ -110,7 +111,7 @@ def arguments(case: C.Case, inputs: dict[str, Any]) -> tuple[dict[str, Any], dic
     args: dict[str, Any] = {}
     written: dict[str, Any] = {}
     for op in case.instr.operands:
-        if op.name not in inputs:
+        if op.name not in inputs or op.name in case.aliases:     # an alias is its output's argument
             continue
         v = inputs[op.name]
         if isinstance(v, V.GlobalArg):

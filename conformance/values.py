@@ -387,7 +387,7 @@ def _parameters(case: Case, array: Callable[[dt.DType, tuple[int, ...]], np.ndar
     out: dict[str, Any] = {}
     for op in case.instr.operands:
         t = case.types.get(op.name)
-        if t is None or op.kind is Kind.PIPE:
+        if t is None or op.kind is Kind.PIPE or op.name in case.aliases:
             continue
         if isinstance(t, TileType):
             out[op.name] = array(t.dtype, t.shape)
@@ -398,6 +398,8 @@ def _parameters(case: Case, array: Callable[[dt.DType, tuple[int, ...]], np.ndar
                 out[op.name] = scalar(t, case.scalars.get(op.name, 1))
         else:
             out[op.name] = None                            # event tokens carry no value
+    for name, target in case.aliases.items():   # in place: the same contents (arguments() passes one)
+        out[name] = out[target]
     return out
 
 

@@ -110,3 +110,17 @@ def test_self_check_fails_when_a_situation_never_ran(monkeypatch: pytest.MonkeyP
     missed = [s for s, seen in out.coverage.items() if not seen]
     assert missed and all(s in out.reason for s in missed)
     assert "TADD [f32]" in COV.markdown([out])
+
+
+def test_acc_in_is_dst_in_place() -> None:
+    """The in-place case passes one buffer: the kernel has no acc_in parameter, and the inputs
+    give acc_in the destination's contents (the oracle computes the in-place result)."""
+    (case,) = [c for c in C.structured(base("TMATMUL_ACC")) if c.aliases]
+    assert dict(case.aliases) == {"acc_in": "dst"}
+    kernel = case.module().kernels[0]
+    assert [p.name for p in kernel.params] == ["dst", "a", "b"]
+    inputs = V.situation_inputs(case, "ordinary")
+    assert inputs["acc_in"] is inputs["dst"]
+    args, written = level2.arguments(case, inputs)
+    assert "acc_in" not in args and set(written) == {"dst"}
+    assert "in-place" in COV.structural(case)
