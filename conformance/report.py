@@ -16,6 +16,7 @@ from ..backends import arrayfiles
 from ..isa import SPEC_VERSION
 from ..isa.diagnostics import PTOError
 from ..isa.types import ScalarType
+from . import coverage
 from .outcome import Outcome
 from .runner import Report
 
@@ -178,6 +179,9 @@ def to_markdown(report: Report, reproducers: dict[int, str] | None = None) -> st
                 if id(o) in reproducers:
                     text += f"; reproducer `{reproducers[id(o)]}`"
                 lines.append(text)
+        if any(o.coverage for o in outcomes):
+            lines += ["", "### Situations reached (L2 coverage, docs/conformance/coverage.md)", "",
+                      coverage.markdown(outcomes).rstrip("\n")]
         skipped = [o for o in outcomes if o.status == "skipped" and o.reason]
         if skipped:
             lines += ["", "<details><summary>Skipped, with reasons</summary>", ""]

@@ -124,3 +124,13 @@ def test_acc_in_is_dst_in_place() -> None:
     args, written = level2.arguments(case, inputs)
     assert "acc_in" not in args and set(written) == {"dst"}
     assert "in-place" in COV.structural(case)
+
+
+def test_the_markdown_report_shows_the_coverage_table() -> None:
+    from openpto.conformance.report import to_markdown
+    from openpto.conformance.runner import Patterns, run
+
+    report = run(ReferenceBackend(), [PROFILE], (2,), only=Patterns(("TADD:f32",)), max_examples=2, progress=None)
+    text = to_markdown(report)
+    assert "### Situations reached" in text
+    assert "| in-place | " + COV.SITUATIONS["in-place"] + " | 1 | 1 |" in text
