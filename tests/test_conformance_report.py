@@ -6,25 +6,12 @@ import json
 import pathlib
 import shlex
 
-import numpy as np
 import pytest
 
-from openpto.backends.reference import ReferenceBackend
 from openpto.cli import main
 from openpto.conformance import report as R
 from openpto.conformance.runner import Patterns, run
-from openpto.isa import Tile
-
-
-def rowsum_skips_last_column(dst: Tile, src: Tile, **_: object) -> None:
-    r, c = src.valid
-    total = src.data[:r, :max(c - 1, 0)].astype(np.float64).sum(axis=1, keepdims=True)
-    dst.write(total.astype(dst.data.dtype), r, 1)
-
-
-class BrokenRowSum(ReferenceBackend):
-    name = "broken-rowsum"
-    rules = dict(ReferenceBackend.rules, TROWSUM=rowsum_skips_last_column)
+from reproducer_backends import RowSumSkipsLastColumn as BrokenRowSum
 
 
 def test_patterns() -> None:
@@ -55,7 +42,7 @@ def test_report_and_runnable_reproducer(tmp_path: pathlib.Path, capsys: pytest.C
     repro = pathlib.Path(fails[0]["reproducer"])
     header = [line for line in repro.read_text().splitlines() if line.startswith("// run: pto run ")][0]
     argv = shlex.split(header[len("// run: pto "):])
-    argv[argv.index("--backend") + 1] = "test_conformance_report:BrokenRowSum"
+    argv[argv.index("--backend") + 1] = "reproducer_backends:RowSumSkipsLastColumn"
     monkeypatch.chdir(repro.parent)
     assert main(argv + ["--compare-with", "reference"]) == 1       # the difference is reproduced
     assert "DIFFERS" in capsys.readouterr().out
