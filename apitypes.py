@@ -22,7 +22,10 @@ def _spell(types: Accepts) -> str:
 
 
 def _show(value: Any) -> str:
-    text = repr(value)
+    try:
+        text = repr(value)
+    except Exception:                           # noqa: BLE001 - a foreign __repr__ may raise anything
+        text = "<unprintable>"
     return f"{type(value).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
 
 
