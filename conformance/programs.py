@@ -39,8 +39,8 @@ from .cases import Case, base_cases, instructions, varied
 SHAPES = ((16, 16), (16, 32), (32, 16), (32, 32))
 #: operands whose values address memory: random data would only test the bounds rules
 DATA_AS_INDEX = frozenset({"idx", "offsets"})
-#: families whose instructions may write one of their sources (DESIGN decision: in-place
-#: use is legal for elementwise instructions)
+#: families whose instructions may write one of their sources (docs/isa/decisions.md,
+#: decision 17: in-place use is legal for elementwise instructions)
 IN_PLACE = frozenset({Family.ELEMENTWISE, Family.TILE_SCALAR})
 MAX_STEPS = 6
 
