@@ -57,3 +57,15 @@ def test_readme_commands_run_as_written(tmp_path: pathlib.Path, monkeypatch: pyt
                  "r.json", "r.md", "docs/isa/TROWSUM.md"):
         assert (tmp_path / made).stat().st_size > 0, made
     assert "//" in (tmp_path / "softmax_fmt.pto").read_text()          # fmt kept the comments
+
+
+def test_nothing_refers_outside_the_repository() -> None:
+    """Docs, code and examples stand alone: no path into a sibling ``shared`` folder and no
+    design file that is not in the repository (what users need of the design is docs/design.md)."""
+    import subprocess
+    files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    outside = re.compile(r"\.\./shared|DESIGN(\.md| decision)")
+    hits = [f"{name}:{no}" for name in files if name != "tests/test_readme.py"
+            for no, line in enumerate((ROOT / name).read_text(errors="replace").splitlines(), 1)
+            if outside.search(line)]
+    assert hits == []
