@@ -17,8 +17,7 @@ from .lexer import (ATTR, EOF, ERROR, FLOAT, IDENT, INT, NAME_MARK, NEWLINE, PUN
 from .operands import ENUM_KINDS
 from .scope import MISSING, POISON, Scope
 
-# ``#pto.cmp<GT>`` / ``#pto<cmp GT>`` keys -> enum class; ``pipe`` names operands, not attributes.
-ENUM_KEYS = ENUM_KINDS
+# enum attribute values ``#pto.cmp<GT>`` / ``#pto<cmp GT>``: the key picks the enum class (operands.ENUM_KINDS)
 _DOTTED = re.compile(r"^#pto\.([A-Za-z_][A-Za-z0-9_]*)<\s*([A-Za-z0-9_]+)\s*>$")
 _GENERIC = re.compile(r"^#pto<\s*([A-Za-z_][A-Za-z0-9_]*)\s+([A-Za-z0-9_]+)\s*>$")
 _ENDS = (NEWLINE, EOF)
@@ -271,10 +270,10 @@ class Cursor:
             self.fail("PARSE_ATTR", f"malformed attribute '{tok.text}'", tok,
                       expected="#pto.KIND<VALUE> or #pto<KIND VALUE>", actual=tok.text)
         key, value = m.groups()
-        cls = ENUM_KEYS.get(key)
+        cls = ENUM_KINDS.get(key)
         if cls is None:
-            self.fail("PARSE_ATTR", f"unknown attribute kind '{key}'{did_you_mean(key, ENUM_KEYS)}", tok,
-                      expected=", ".join(sorted(ENUM_KEYS)), actual=key)
+            self.fail("PARSE_ATTR", f"unknown attribute kind '{key}'{did_you_mean(key, ENUM_KINDS)}", tok,
+                      expected=", ".join(sorted(ENUM_KINDS)), actual=key)
         return cls, self.member(cls, value, tok)
 
     def member(self, cls: type[enum.Enum], value: str, tok: Token) -> enum.Enum:
