@@ -132,16 +132,7 @@ def _cmd_backends(args: argparse.Namespace) -> int:
 
 def _kernel(m: Module, name: str | None) -> Kernel:
     """The kernel ``pto run`` runs: the named one, or the module's only one."""
-    if name is None and len(m.kernels) == 1:
-        return m.kernels[0]
-    for k in m.kernels:
-        if k.name == name:
-            return k
-    have = ", ".join(k.name for k in m.kernels) or "none"
-    if name is None:
-        raise PTOError("PTO_KERNEL", f"the module has {len(m.kernels)} kernels; choose one with --kernel",
-                       expected=have, actual="no --kernel")
-    raise PTOError("PTO_KERNEL", f"no kernel @{name} in the module", expected=have, actual=name)
+    return m.kernel(name, "choose one with --kernel")
 
 
 def _require_arguments(kernel: Kernel, given: dict[str, object]) -> None:

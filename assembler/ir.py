@@ -309,18 +309,21 @@ class Kernel:
 class Module:
     kernels: tuple[Kernel, ...]
 
-    def kernel(self, name: str | None = None) -> Kernel:
-        """The kernel called ``name``; without a name, the module's only kernel."""
+    def kernel(self, name: str | None = None, choose: str = "name one") -> Kernel:
+        """The kernel called ``name``; without a name, the module's only kernel. ``PTO_KERNEL``
+        otherwise; ``choose`` says how the caller names a kernel (``"choose one with --kernel"``)."""
+        have = ", ".join(k.name for k in self.kernels) or "no kernels"
         if name is None:
-            if len(self.kernels) != 1:
-                raise PTOError("PTO_KERNEL", f"the module has {len(self.kernels)} kernels; name one",
-                               expected="one kernel", actual=", ".join("@" + k.name for k in self.kernels))
-            return self.kernels[0]
-        for k in self.kernels:
-            if k.name == name:
-                return k
-        raise PTOError("PTO_KERNEL", f"no kernel {name!r} in the module",
-                       expected=", ".join("@" + k.name for k in self.kernels) or "a kernel", actual=repr(name))
+            if len(self.kernels) == 1:
+                return self.kernels[0]
+            raise PTOError("PTO_KERNEL", f"the module has {len(self.kernels)} kernels; {choose}",
+                           expected=f"one of {have}", actual="no kernel named")
+        if isinstance(name, str):
+            for k in self.kernels:
+                if k.name == name:
+                    return k
+        shown = f"@{name}" if isinstance(name, str) else repr(name)
+        raise PTOError("PTO_KERNEL", f"no kernel {shown} in the module", expected=have, actual=repr(name))
 
     def to_text(self) -> str:
         """The module as canonical PTO-AS (see ``printer.py``)."""

@@ -67,19 +67,12 @@ class Executable(abc.ABC):
         return tuple(k.name for k in self.module.kernels)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Result:
-        if len(self.module.kernels) != 1:
-            raise PTOError("PTO_KERNEL", f"the module has {len(self.module.kernels)} kernels; "
-                           "name one with run(name, ...)", expected="one kernel",
-                           actual=", ".join(self.kernels))
-        return self.run(self.module.kernels[0].name, *args, **kwargs)
+        return self.run(self.module.kernel(None, "name one with run(name, ...)").name, *args, **kwargs)
 
     def _check_launch(self, kernel: str, block_num: Any) -> int:
         """The checks every backend's ``run`` makes before binding arguments; returns
         ``block_num`` as an int (``PTO_BLOCK_NUM`` outside 1 .. ``blocks.MAX_BLOCK_NUM``)."""
-        if not isinstance(kernel, str) or kernel not in self.kernels:
-            name = f"@{kernel}" if isinstance(kernel, str) else repr(kernel)
-            raise PTOError("PTO_KERNEL", f"no kernel {name} in the module",
-                           expected="a kernel name: " + ", ".join(self.kernels), actual=repr(kernel))
+        self.module.kernel(kernel)                       # PTO_KERNEL unless it names a kernel
         return check_block_num(block_num)
 
     @abc.abstractmethod
