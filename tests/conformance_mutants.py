@@ -68,11 +68,14 @@ def before(mnemonic: str, alter: Callable[[dict[str, Any]], dict[str, Any]]) -> 
     return rule
 
 
-def elementwise(names: tuple[str, ...], fn: Callable[..., np.ndarray | None]) -> Callable[..., None]:
-    """A fix over dst's valid region: ``fn(out, *inputs)`` returns the new values (or None)."""
+def elementwise(names: tuple[str, ...], fn: Callable[..., np.ndarray | None],
+                scalar_like: str = "dst") -> Callable[..., None]:
+    """A fix over dst's valid region: ``fn(out, *inputs)`` returns the new values (or None).
+    A scalar input takes the dtype of tile ``scalar_like`` (a compare's source, not its i1 dst)."""
     def fix(dst: Tile, **kw: Any) -> None:
         r, c = dst.valid
-        args = [kw[n].data[:r, :c] if isinstance(kw[n], Tile) else _scalar(kw[n], dst.data.dtype)
+        like = dst if scalar_like == "dst" else kw[scalar_like]
+        args = [kw[n].data[:r, :c] if isinstance(kw[n], Tile) else _scalar(kw[n], like.data.dtype)
                 for n in names]
         new = fn(dst.data[:r, :c].copy(), *args)
         if new is not None:
@@ -196,7 +199,7 @@ def _cmp_nan_bits(out: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray |
 
 
 def _cmp_rule(mnemonic: str, src: tuple[str, str]) -> Rule:
-    fix = elementwise(src, _cmp_nan_bits)
+    fix = elementwise(src, _cmp_nan_bits, scalar_like=src[0])     # the scalar compares as the source dtype
 
     def rule(**kw: Any) -> None:
         _ref(mnemonic)(**kw)

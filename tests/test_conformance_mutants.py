@@ -29,7 +29,6 @@ SEED = 0                       # `pto conformance`'s default --seed
 
 #: mutant -> why the current generator never reaches the situation where the bug shows
 NOT_REACHED = {
-    "tcmps-nan-bits-equal": "no NaN scalar drawn together with the same NaN in src",
     "set-flag-same-pipe": "src_pipe and dst_pipe are never drawn equal",
     "wait-flag-event-8": "event ids are never drawn just out of range (8)",
     "tassign-16-byte-aligned": "addresses are never drawn 16 bytes off a 32-byte boundary",
