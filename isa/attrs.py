@@ -77,6 +77,14 @@ class QuantType(enum.Enum):
     INT8_ASYM = 1
 
 
+class Precision(enum.Enum):
+    """The public ``PrecisionType`` template argument (DivAlgorithm, ExpAlgorithm, ...): which
+    algorithm a target uses; openpto holds both values to the instruction's one contract."""
+
+    DEFAULT = 0
+    HIGH_PRECISION = 1
+
+
 # PTO-AS spelling of each enum: ``#pto.<key><VALUE>``.
 ENUM_SPELLING: dict[type[enum.Enum], str] = {
     CmpMode: "cmp",
@@ -88,6 +96,7 @@ ENUM_SPELLING: dict[type[enum.Enum], str] = {
     IndexMode: "index_mode",
     ReluMode: "relu",
     QuantType: "quant",
+    Precision: "precision",
 }
 
 
