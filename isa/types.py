@@ -226,7 +226,8 @@ _PUBLIC_LAYOUTS = {
 
 _TILE_OPTIONS = ("loc", "layout", "valid", "pad")
 _MEMREF_OPTIONS = ("strides", "layout")
-_TYPE_HEADS = (*SCALAR_NAMES, "!pto.tile", "!pto.tile_buf", "!pto.memref", "!pto.global", "!pto.event")
+_TYPE_HEADS = (*SCALAR_NAMES, "!pto.tile", "!pto.tile_buf", "!pto.memref", "!pto.global", "!pto.event",
+               "!pto.partition_tensor_view", "!pto.tensor_view", "!pto.ptr", "vector")
 
 
 def _type_head(text: str) -> str:
@@ -328,24 +329,104 @@ def _checked(text: str, t: TileType) -> TileType:
     return t
 
 
-def _parse_tile_buf(text: str, body: str) -> TileType:
-    """Public IR form: ``loc, dtype, rows, cols, v_row, v_col[, blayout, slayout, fractal, pad]``."""
-    p = [x.strip() for x in _split_top(body)]
-    if len(p) not in (6, 8, 9, 10):
-        raise _fail(text, f"tile_buf takes 6 to 10 parameters, got {len(p)}")
-    loc = _enum(text, Location, p[0])
-    dtype = _dtype(text, p[1])
-    rows, cols = _extent(text, p[2]), _extent(text, p[3])
+# Public tile spellings (docs/assembly.md lists them): the compact ``RxCxT`` body, optionally
+# after a location, and the positional ``[loc=]LOC, DTYPE, ROWS, COLS[, V_ROW, V_COL][, BLAYOUT,
+# SLAYOUT[, FRACTAL[, PAD]]]`` list. Words compare without case or underscores.
+_BOX_WORDS = {"rowmajor": "row_major", "colmajor": "col_major", "nonebox": "none_box"}
+_FRACTALS = ("none", "nz", "zn", "fr", "rn")
+# C++ / long element-type names the public pages print, and what openpto calls them.
+DTYPE_ALIASES = {
+    "half": "f16", "float16": "f16", "float": "f32", "float32": "f32", "bfloat16": "bf16",
+    "bfloat16_t": "bf16", "float8_e4m3_t": "f8e4m3", "float8_e5m2_t": "f8e5m2",
+    "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8", "uint16": "u16",
+    "uint32": "u32", "uint64": "u64", "int8_t": "i8", "int16_t": "i16", "int32_t": "i32",
+    "int64_t": "i64", "uint8_t": "u8", "uint16_t": "u16", "uint32_t": "u32", "uint64_t": "u64",
+}
+
+
+def _word(s: str) -> str:
+    return s.replace("_", "").lower()
+
+
+def _public_dtype(text: str, name: str) -> dt.DType:
+    return _dtype(text, DTYPE_ALIASES.get(name, name))
+
+
+def _parse_tile_any(text: str, body: str) -> TileType:
+    """``!pto.tile<...>`` and ``!pto.tile_buf<...>``: the compact form (canonical) or the
+    positional public one; which one is decided by whether a part is an ``RxCxT`` shape."""
+    parts = _split_top(body)
+    shape_at = [k for k, p in enumerate(parts) if _SHAPE_RE.match(p.replace(" ", ""))]
+    if not shape_at:
+        return _parse_positional(text, parts)
+    k = shape_at[0]
+    if k > 1:
+        raise _fail(text, "only a location may come before the shape", expected="[LOC, ]RxCxDTYPE[, key=value ...]")
+    lead = ""
+    if k == 1:
+        key, eq, value = parts[0].partition("=")
+        if eq and key.strip() != "loc":
+            raise _fail(text, f"bad tile option '{parts[0]}' before the shape", expected="loc=LOC or LOC")
+        lead = "loc=" + (value if eq else key).strip()
+    rest = parts[k:] + ([lead] if lead else [])
+    if lead and any(p.partition("=")[0].strip() == "loc" for p in parts[k + 1:]):
+        raise _fail(text, "the location is given twice", expected="one location")
+    return _parse_tile(text, ", ".join(rest))
+
+
+def _parse_positional(text: str, p: list[str]) -> TileType:
+    """``[loc=]LOC, DTYPE, ROWS, COLS[, V_ROW, V_COL][, BLAYOUT, SLAYOUT[, FRACTAL[, PAD]]]``;
+    without a location the tile is in ``vec``."""
+    p = [x.strip() for x in p]
+    loc = Location.VEC
+    if p and (p[0].startswith("loc=") or p[0].lower() in {m.value for m in Location}):
+        loc = _enum(text, Location, p[0][4:].strip() if p[0].startswith("loc=") else p[0])
+        p = p[1:]
+    if len(p) < 3:
+        raise _fail(text, f"a positional tile type needs DTYPE, ROWS, COLS, got {len(p)} parameter(s)",
+                    expected="[loc=]LOC, DTYPE, ROWS, COLS[, V_ROW, V_COL][, BLAYOUT, SLAYOUT[, FRACTAL[, PAD]]]")
+    dtype = _public_dtype(text, p[0])
+    rows, cols = _extent(text, p[1]), _extent(text, p[2])
     if rows is None or cols is None or rows <= 0 or cols <= 0:
-        raise _fail(text, "tile extents must be static and positive")
+        raise _fail(text, "tile extents must be static and positive", expected="ROWS > 0 and COLS > 0")
+    rest = p[3:]
+    vr: int | None = rows
+    vc: int | None = cols
+    if rest and (rest[0] == "?" or rest[0].isdigit()):
+        if len(rest) < 2:
+            raise _fail(text, "a valid region needs both V_ROW and V_COL", expected="V_ROW, V_COL")
+        vr, vc, rest = _extent(text, rest[0]), _extent(text, rest[1]), rest[2:]
+    if len(rest) not in (0, 2, 3, 4):
+        raise _fail(text, f"after the extents come BLAYOUT, SLAYOUT[, FRACTAL[, PAD]], got {len(rest)} parameter(s)",
+                    expected="0, 2, 3 or 4 parameters")
     layout = Layout.ND
-    if len(p) >= 8:
-        key = (p[6].lower(), p[7].lower())
+    if rest:
+        key = tuple(_BOX_WORDS.get(_word(w), w.lower()) for w in rest[:2])
         if key not in _PUBLIC_LAYOUTS:
-            raise _fail(text, f"unknown layout pair {key}", expected=list(_PUBLIC_LAYOUTS))
-        layout = _PUBLIC_LAYOUTS[key]
-    pad = _enum(text, PadValue, p[9]) if len(p) == 10 else PadValue.NULL
-    return _checked(text, TileType(rows, cols, dtype, loc, layout, _extent(text, p[4]), _extent(text, p[5]), pad))
+            raise _fail(text, f"unknown layout pair ({rest[0]}, {rest[1]})",
+                        expected=", ".join(f"({a}, {b})" for a, b in _PUBLIC_LAYOUTS))
+        layout = _PUBLIC_LAYOUTS[key]  # type: ignore[index]
+    if len(rest) >= 3 and not (rest[2].isdigit() or rest[2].lower() in _FRACTALS):
+        raise _fail(text, f"bad fractal '{rest[2]}'", expected="None, NZ, ZN, FR, RN or a fractal size in bytes")
+    pad = _enum(text, PadValue, rest[3]) if len(rest) == 4 else PadValue.NULL
+    return _checked(text, TileType(rows, cols, dtype, loc, layout, vr, vc, pad))
+
+
+def _parse_vector(text: str, body: str) -> TileType:
+    """MLIR ``vector<NxT>`` (TMRGSORT's ``executed`` on the public page): a 1 x N tile."""
+    dims, dtype = _shape(text, body.strip())
+    if len(dims) != 1 or dims[0] is None or dims[0] <= 0:
+        raise _fail(text, "a vector has one static positive extent", expected="vector<NxDTYPE>")
+    return TileType(1, dims[0], dtype)
+
+
+def _parse_ptr(text: str, body: str) -> GlobalType:
+    """``!pto.ptr<T, gm>``: global memory of unknown extent, a rank-1 dynamic tensor."""
+    parts = [x.strip() for x in _split_top(body)]
+    if len(parts) != 2 or parts[1] != "gm":
+        raise _fail(text, "only global-memory pointers !pto.ptr<T, gm> have an openpto type",
+                    expected="!pto.ptr<DTYPE, gm>")
+    return GlobalType((None,), _public_dtype(text, parts[0]))
 
 
 def _parse_memref(text: str, body: str) -> GlobalType:
@@ -378,13 +459,16 @@ def parse_type(text: str) -> Type:
         return ScalarType(t)
     if t in ("!pto.event", "!pto.event<>"):
         return EVENT
-    m = re.match(r"^!pto\.(tile_buf|tile|memref|global)<(.*)>$", t, re.S)
+    m = re.match(r"^(?:!pto\.(tile_buf|tile|memref|global|partition_tensor_view|tensor_view|ptr)|(vector))<(.*)>$",
+                 t, re.S)
     if not m:
         raise _fail(t, "unknown type", expected="!pto.tile<...>, !pto.memref<...>, !pto.event or a scalar type",
                     suggest=did_you_mean(_type_head(t), _TYPE_HEADS))
-    kind, body = m.groups()
-    if kind == "tile":
-        return _parse_tile(t, body)
-    if kind == "tile_buf":
-        return _parse_tile_buf(t, body)
+    kind, vector, body = m.groups()
+    if vector:
+        return _parse_vector(t, body)
+    if kind in ("tile", "tile_buf"):
+        return _parse_tile_any(t, body)
+    if kind == "ptr":
+        return _parse_ptr(t, body)
     return _parse_memref(t, body)
