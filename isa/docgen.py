@@ -11,7 +11,7 @@ from .decisions import DECISIONS
 from .profiles import PROFILES
 from .registry import all_instructions, by_family
 from .render import example_statement
-from .spec import Instruction
+from .spec import Instruction, Operand
 from .types import Layout, Location, Pipe
 
 
@@ -34,6 +34,17 @@ def _dtype_table(instr: Instruction) -> list[str]:
     return lines
 
 
+def operand_range(o: Operand) -> str:
+    """An index operand's declared range and alignment in words ("an integer in [0, 7]")."""
+    parts = []
+    if o.bounds is not None:
+        lo, hi = o.bounds
+        parts.append(f"an integer in [{lo}, {hi}]" if hi is not None else f"an integer >= {lo}")
+    if o.multiple is not None:
+        parts.append(f"a multiple of {o.multiple}")
+    return ", ".join(parts)
+
+
 def page(instr: Instruction) -> str:
     out = [f"# {instr.mnemonic}", ""]
     tag = " (openpto extension)" if instr.extension else ""
@@ -47,6 +58,11 @@ def page(instr: Instruction) -> str:
         opt = " (optional)" if o.optional else ""
         out.append(f"| `{o.name}` | {o.role.value} | {o.kind.value}{opt} | {locs} | {o.doc} |")
     out.append("")
+    ranged = [o for o in instr.operands if o.bounds is not None or o.multiple is not None]
+    if ranged:
+        out += ["## Operand ranges", "", "A value outside these faults at run time; limits that depend on other operands are stated "
+                "under Semantics.", ""]
+        out += [f"- `{o.name}`: {operand_range(o)}" for o in ranged] + [""]
     if instr.attrs:
         out += ["## Attributes", "", "| name | values | default | description |", "|---|---|---|---|"]
         for a in instr.attrs:

@@ -71,6 +71,7 @@ def instruction_json(instr: Instruction) -> dict[str, Any]:
         "special_values": instr.special_values,
         "operands": [{"name": o.name, "role": o.role.value, "kind": o.kind.value, "optional": o.optional,
                       "locations": [l.value for l in o.locations] if o.locations else None,
+                      "bounds": list(o.bounds) if o.bounds is not None else None, "multiple": o.multiple,
                       "doc": o.doc} for o in instr.operands],
         "attributes": [{"name": a.name, "type": _enum_or_value(a.type),
                         "values": [m.name for m in a.type] if isinstance(a.type, type) and issubclass(a.type, enum.Enum) else None,

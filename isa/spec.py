@@ -66,6 +66,11 @@ class Operand:
     # global operands: the tile operand whose valid region is the window moved at the indices,
     # or WHOLE when the operand is the whole tensor (its indices must be zero)
     window: str | None = None
+    # index operands whose semantics fault outside a fixed range: the inclusive (lo, hi) the
+    # value must lie in (hi None: no upper end), and the alignment it must be a multiple of.
+    # Conformance tries the values at and just past these edges; the docs show them.
+    bounds: tuple[int, int | None] | None = None
+    multiple: int | None = None
 
 
 WHOLE = "*"

@@ -28,8 +28,9 @@ def scalar_in(name: str = "scalar", doc: str = "scalar operand, converted to the
     return Operand(name, Role.IN, Kind.SCALAR, doc)
 
 
-def index_in(name: str, doc: str = "") -> Operand:
-    return Operand(name, Role.IN, Kind.INDEX, doc)
+def index_in(name: str, doc: str = "", **kw: Any) -> Operand:
+    """``bounds`` / ``multiple``: the range and alignment the semantics check (see ``Operand``)."""
+    return Operand(name, Role.IN, Kind.INDEX, doc, **kw)
 
 
 def global_in(name: str = "src", doc: str = "global tensor at an index", *, window: str) -> Operand:

@@ -182,7 +182,7 @@ def _tinsert(dst: Tile, src: Tile, r0: int, c0: int, fp: Tile | None = None) -> 
     dst.data[r0:r0 + r, c0:c0 + c] = _transfer(src.region(), dst, fp)
 
 
-OFFSETS = (index_in("r0", "row offset"), index_in("c0", "column offset"))
+OFFSETS = (index_in("r0", "row offset", bounds=(0, None)), index_in("c0", "column offset", bounds=(0, None)))
 
 declare(Instruction(
     mnemonic="TMOV", family=Family.MOVEMENT, summary="move a tile between buffers",
@@ -592,8 +592,8 @@ declare(Instruction(
     mnemonic="TIMG2COL", family=Family.MOVEMENT, summary="im2col window of a feature map",
     operands=(tile_out("dst", "im2col window", locations=(LEFT,)),
               tile_in("src", "feature map: row h * width + w, column = channel", locations=(MAT,)),
-              index_in("m0", "first output position (im2col row)"),
-              index_in("k0", "first im2col column")),
+              index_in("m0", "first output position (im2col row)", bounds=(0, None)),
+              index_in("k0", "first im2col column", bounds=(0, None))),
     attrs=tuple(Attr(n, int, v, f"im2col geometry: {n.replace('_', ' ')}")
                 for n, v in _GEOMETRY.items())
     + (Attr("pad_value", int, 0, "value read at padded positions"),),

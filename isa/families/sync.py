@@ -99,7 +99,7 @@ def _pipe_barrier(pipe: Pipe) -> None:
 
 _FLAG_OPERANDS = (Operand("src_pipe", Role.IN, Kind.PIPE, "pipe that sets the flag"),
                   Operand("dst_pipe", Role.IN, Kind.PIPE, "pipe that waits on it"),
-                  index_in("event_id", "event id, 0..7"))
+                  index_in("event_id", "event id, 0..7", bounds=(0, EVENT_IDS - 1)))
 _FLAG_SPECIAL = ("event_id outside 0..7: RUNTIME_EVENT_ID; src_pipe == dst_pipe: "
                  "RUNTIME_SAME_PIPE; ALL or a non-pipe: RUNTIME_BAD_PIPE.")
 _FLAG_EXAMPLE = Example({"event_id": "index"},
@@ -173,7 +173,7 @@ def _tassign(tile: Tile, addr: int) -> None:
 declare(Instruction(
     mnemonic="TASSIGN", family=Family.SYNC, summary="bind a tile to an on-chip address",
     operands=(Operand("tile", Role.OUT, Kind.TILE, "tile to bind (any location)"),
-              index_in("addr", "byte address in the tile's on-chip buffer")),
+              index_in("addr", "byte address in the tile's on-chip buffer", bounds=(0, None), multiple=ALIGN)),
     semantics=_tassign, dtypes=same(("tile",), dt.STORABLE), numerics=EXACT,
     domain=Domain.NONE, pipe=Pipe.S,
     doc="Manual placement: the tile's storage becomes the bytes at `addr` of its location's "
@@ -213,7 +213,8 @@ _IMG2COL_NOTE = ("backends that model the IMG2COL unit read it. TIMG2COL carries
 
 declare(Instruction(
     mnemonic="TSETFMATRIX", family=Family.SYNC, summary="set the IMG2COL feature-map registers",
-    operands=tuple(index_in(n, f"feature-map {n.replace('_', ' ')}") for n in FMATRIX_FIELDS),
+    operands=tuple(index_in(n, f"feature-map {n.replace('_', ' ')}", bounds=FMATRIX_FIELDS[n])
+                   for n in FMATRIX_FIELDS),
     semantics=_tsetfmatrix, dtypes=None, numerics=EXACT, domain=Domain.NONE, pipe=Pipe.S,
     doc="Writes the FMATRIX register: feature-map height and width (1..65535) and the pad list "
         "left, right, top, bottom (0..255 each), the public Img2colTileConfig fields."
@@ -225,7 +226,7 @@ declare(Instruction(
 
 declare(Instruction(
     mnemonic="TSET_IMG2COL_RPT", family=Family.SYNC, summary="set the IMG2COL repeat registers",
-    operands=tuple(index_in(n, n.replace("_", " ")) for n in RPT_FIELDS),
+    operands=tuple(index_in(n, n.replace("_", " "), bounds=RPT_FIELDS[n]) for n in RPT_FIELDS),
     semantics=_tset_img2col_rpt, dtypes=None, numerics=EXACT, domain=Domain.NONE, pipe=Pipe.S,
     doc="Writes the IMG2COL repeat configuration: repeat_stride (0..65535), repeat_time and "
         "repeat_mode (0..255 each), the public ConvTile repeat fields."
