@@ -77,6 +77,16 @@ class QuantType(enum.Enum):
     INT8_ASYM = 1
 
 
+class QuantOutType(enum.Enum):
+    """SET_QUANT_SCALAR's ``OutType``: the element type the pre-quantising move produces."""
+
+    I8 = 0
+    U8 = 1
+    I16 = 2
+    F16 = 3
+    BF16 = 4
+
+
 class Precision(enum.Enum):
     """The public ``PrecisionType`` template argument (DivAlgorithm, ExpAlgorithm, ...): which
     algorithm a target uses; openpto holds both values to the instruction's one contract."""
@@ -97,6 +107,7 @@ ENUM_SPELLING: dict[type[enum.Enum], str] = {
     ReluMode: "relu",
     QuantType: "quant",
     Precision: "precision",
+    QuantOutType: "out_type",
 }
 
 

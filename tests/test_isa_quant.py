@@ -1,0 +1,173 @@
+"""Quantisation family: TDEQUANT against values worked out by hand from the public page's formula
+dst = (src - offset) * scale, the per-row parameters, partial regions, special values and the
+static rules; SET_QUANT_SCALAR / SET_QUANT_VECTOR record their state under the documented keys."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import openpto.isa as isa
+from openpto.isa import checks, profiles
+from openpto.isa.attrs import QuantOutType
+from openpto.isa.types import parse_type
+
+pytestmark = pytest.mark.filterwarnings("error")
+
+
+def tile(values: Any, dtype: Any, valid: tuple[int, int] | None = None, **kw: Any) -> isa.Tile:
+    return isa.Tile.of(np.asarray(values).astype(dtype), valid, **kw)
+
+
+def run(name: str, **kw: Any) -> None:
+    isa.get(name).execute(**kw)
+
+
+def codes(name: str, types: dict[str, str], attrs: dict | None = None, profile: str = "cpu") -> list[str]:
+    instr, parsed, attrs = isa.get(name), {k: parse_type(v) for k, v in types.items()}, attrs or {}
+    errs = checks.check_structure(instr, parsed, attrs)
+    return [e.code for e in errs] or [e.code for e in checks.check_legality(instr, parsed, attrs,
+                                                                            profiles.get(profile))]
+
+
+# ----------------------------------------------------------------------------- TDEQUANT
+
+def test_tdequant_i8_per_row_parameters() -> None:
+    src = tile([[-128, -1, 0, 127], [10, 20, 30, 40]], np.int8)
+    dst = tile(np.zeros((2, 4)), np.float32)
+    run("TDEQUANT", dst=dst, src=src, scale=tile([[0.5], [2.0]], np.float32),
+        offset=tile([[0.0], [10.0]], np.float32))
+    # row 0: (q - 0) * 0.5 ; row 1: (q - 10) * 2
+    assert dst.data.tolist() == [[-64.0, -0.5, 0.0, 63.5], [0.0, 20.0, 40.0, 60.0]]
+
+
+def test_tdequant_inverts_tquant_asymmetric() -> None:
+    """TQUANT's q = round(x * s_q) + o; TDEQUANT with scale = 1 / s_q, offset = o gives x back when
+    x * s_q is an integer (hand-picked values)."""
+    x = np.array([[-1.0, 0.25, 0.5, 1.0]], np.float32)          # s_q = 4, o = 128
+    q = tile([[124, 129, 130, 132]], np.int16)                   # -4 + 128, 1 + 128, 2 + 128, 4 + 128
+    dst = tile(np.zeros((1, 4)), np.float32)
+    run("TDEQUANT", dst=dst, src=q, scale=tile([[0.25]], np.float32), offset=tile([[128.0]], np.float32))
+    np.testing.assert_array_equal(dst.data, x)
+
+
+def test_tdequant_i16_extremes_and_two_roundings() -> None:
+    src = tile([[-32768, 32767, 7]], np.int16)
+    dst = tile(np.zeros((1, 3)), np.float32)
+    third = np.float32(1 / 3)
+    run("TDEQUANT", dst=dst, src=src, scale=tile([[third]], np.float32), offset=tile([[0.1]], np.float32))
+    # each step rounded to f32: written out with explicit f32 operations
+    o = np.float32(0.1)
+    want = [np.float32(np.float32(v - o) * third) for v in (np.float32(-32768), np.float32(32767), np.float32(7))]
+    assert dst.data[0].tolist() == [float(w) for w in want]
+    # (7 - 0.1) / 3 rounded once would be 2.3; the two f32 roundings give the next float up
+    assert float(dst.data[0, 2]) == float(np.nextafter(np.float32(2.3), np.float32(3)))
+
+
+def test_tdequant_special_values() -> None:
+    src = tile([[1, 2], [0, 5], [1, 1]], np.int8)
+    dst = tile(np.zeros((3, 2)), np.float32)
+    run("TDEQUANT", dst=dst, src=src, scale=tile([[np.nan], [0.0], [3e38]], np.float32),
+        offset=tile([[0.0], [np.inf], [-3e38]], np.float32))
+    assert np.isnan(dst.data[0]).all()                           # NaN scale
+    assert np.isnan(dst.data[1]).all()                           # (q - inf) * 0 = -inf * 0 = NaN
+    assert dst.data[2].tolist() == [np.inf, np.inf]             # (1 + 3e38) * 3e38 overflows
+
+
+def test_tdequant_partial_region_leaves_the_rest() -> None:
+    src = tile(np.arange(16).reshape(4, 4), np.int8)
+    dst = tile(np.full((4, 4), 7.0), np.float32, valid=(2, 3))
+    run("TDEQUANT", dst=dst, src=src, scale=tile([[1.0], [-1.0]], np.float32),
+        offset=tile([[1.0], [1.0]], np.float32))
+    assert dst.data.tolist() == [[-1.0, 0.0, 1.0, 7.0], [-3.0, -4.0, -5.0, 7.0], [7.0] * 4, [7.0] * 4]
+
+
+def test_tdequant_reads_column_zero_only() -> None:
+    src = tile([[4, 4, 4]], np.int8)
+    dst = tile(np.zeros((1, 3)), np.float32)
+    run("TDEQUANT", dst=dst, src=src, scale=tile([[1.0, 10.0, 100.0]], np.float32),
+        offset=tile([[0.0, 1.0, 2.0]], np.float32))
+    assert dst.data.tolist() == [[4.0, 4.0, 4.0]]
+
+
+def test_tdequant_src_not_modified() -> None:
+    raw = np.array([[1, -2]], np.int8)
+    src = tile(raw, np.int8)
+    run("TDEQUANT", dst=tile(np.zeros((1, 2)), np.float32), src=src, scale=tile([[2.0]], np.float32),
+        offset=tile([[0.0]], np.float32))
+    np.testing.assert_array_equal(src.data, raw)
+
+
+GOOD = {"dst": "!pto.tile<16x32xf32>", "src": "!pto.tile<16x32xi8>",
+        "scale": "!pto.tile<16x1xf32, layout=DN>", "offset": "!pto.tile<16x1xf32, layout=DN>"}
+
+
+@pytest.mark.parametrize("change,code", [
+    ({}, None),
+    ({"src": "!pto.tile<16x32xi16>"}, None),
+    ({"src": "!pto.tile<16x32xi32>"}, "LEGAL_DTYPE"),
+    ({"src": "!pto.tile<16x32xu8>"}, "LEGAL_DTYPE"),
+    ({"dst": "!pto.tile<16x32xf16>"}, "LEGAL_DTYPE"),
+    ({"scale": "!pto.tile<16x1xf16, layout=DN>"}, "LEGAL_DTYPE"),
+    ({"src": "!pto.tile<16x32xi8, valid=8x32>"}, "STRUCT_VALID_REGION"),
+    ({"scale": "!pto.tile<16x1xf32, layout=DN, valid=8x1>"}, "STRUCT_VALID_REGION"),
+    ({"offset": "!pto.tile<32x1xf32, layout=DN>"}, "STRUCT_VALID_REGION"),
+    ({"offset": "!pto.tile<16x8xf32, valid=16x0>"}, "STRUCT_VALID_REGION"),
+    ({"dst": "!pto.tile<16x32xf32, layout=DN>"}, "LEGAL_LAYOUT"),
+    ({"src": "!pto.tile<16x32xi8, layout=DN>"}, "LEGAL_LAYOUT"),
+])
+def test_tdequant_static_rules(change: dict, code: str | None) -> None:
+    got = codes("TDEQUANT", {**GOOD, **change})
+    assert (got == []) if code is None else (code in got), got
+
+
+@pytest.mark.parametrize("profile", ["cpu", "a2", "a3", "a5"])
+def test_tdequant_legal_everywhere(profile: str) -> None:
+    assert codes("TDEQUANT", GOOD, profile=profile) == []
+
+
+# ----------------------------------------------------------------------------- SET_QUANT_*
+
+def test_set_quant_scalar_records_value_and_type() -> None:
+    state: dict = {}
+    run("SET_QUANT_SCALAR", preQuantScalar=0.5, OutType=QuantOutType.I8, state=state)
+    assert state == {"quant_scalar": {"scale": np.float32(0.5), "out_type": QuantOutType.I8}}
+    assert isinstance(state["quant_scalar"]["scale"], np.float32)
+    run("SET_QUANT_SCALAR", preQuantScalar=-0.0, OutType=QuantOutType.BF16, state=state)   # replaces
+    assert state["quant_scalar"]["out_type"] is QuantOutType.BF16
+    assert np.signbit(state["quant_scalar"]["scale"])
+    run("SET_QUANT_SCALAR", preQuantScalar=1.0, OutType=QuantOutType.U8)                  # no state: fine
+
+
+def test_set_quant_vector_records_the_tile_not_a_copy() -> None:
+    state: dict = {}
+    fp = tile([[1.0, 2.0, 4.0]], np.float32)
+    run("SET_QUANT_VECTOR", fp=fp, state=state)
+    assert state["quant_vector"]["fp"] is fp
+    fp.data[0, 1] = 8.0                          # a later write is what a consumer sees
+    assert state["quant_vector"]["fp"].region().tolist() == [[1.0, 8.0, 4.0]]
+    assert fp.data.tolist() == [[1.0, 8.0, 4.0]]  # and nothing else changed
+
+
+@pytest.mark.parametrize("types,code", [
+    ({"fp": "!pto.tile<1x128xf32, loc=scaling>"}, None),
+    ({"fp": "!pto.tile<1x128xf32>"}, "LEGAL_LOCATION"),
+    ({"fp": "!pto.tile<2x128xf32, loc=scaling>"}, "STRUCT_SHAPE"),
+    ({"fp": "!pto.tile<1x128xf16, loc=scaling>"}, "LEGAL_DTYPE"),
+])
+def test_set_quant_vector_static_rules(types: dict, code: str | None) -> None:
+    got = codes("SET_QUANT_VECTOR", types)
+    assert (got == []) if code is None else (code in got), got
+
+
+def test_set_quant_scalar_needs_f32_and_out_type() -> None:
+    assert codes("SET_QUANT_SCALAR", {"preQuantScalar": "f32"}, {"OutType": QuantOutType.I16}) == []
+    assert "LEGAL_DTYPE" in codes("SET_QUANT_SCALAR", {"preQuantScalar": "f16"}, {"OutType": QuantOutType.I8})
+    assert codes("SET_QUANT_SCALAR", {"preQuantScalar": "f32"}) != []
+
+
+def test_state_keys_are_documented() -> None:
+    from openpto.isa.families.quant import STATE_KEYS
+    for mnemonic, key in STATE_KEYS.items():
+        assert f"state[{key!r}]" in isa.get(mnemonic).doc
