@@ -25,8 +25,8 @@ from ..isa.checks import check_legality, check_structure
 from ..isa.diagnostics import PTOError
 from ..isa.profiles import PROFILES
 from ..isa.registry import all_instructions, get
-from ..isa.spec import WHOLE, Instruction, Kind, Role
-from ..isa.types import INDEX, GlobalType, Location, ScalarType, TileType, Type, parse_type
+from ..isa.spec import WHOLE, Instruction, Kind, Operand, Role
+from ..isa.types import INDEX, GlobalType, Location, Pipe, ScalarType, TileType, Type, parse_type
 
 DTypeTuple = tuple[dt.DType, ...]
 
@@ -49,6 +49,7 @@ class Case:
     scalars: Mapping[str, Any] = field(default_factory=dict)   # scalar/index/pipe operand values
     offsets: Mapping[str, tuple[int, ...]] = field(default_factory=dict)  # global operand -> indices
     aliases: Mapping[str, str] = field(default_factory=dict)   # input tile -> the output tile it is (in place)
+    runtime: frozenset[str] = frozenset()   # index operands passed as kernel parameters, not literals
 
     @property
     def dtypes(self) -> DTypeTuple:
@@ -69,7 +70,8 @@ class Case:
 
     def module(self) -> Module:
         """A one-instruction kernel ``@case``: every typed operand is a parameter (output
-        tiles too, so a backend's results are observable); pipes and event ids are literal."""
+        tiles too, so a backend's results are observable); pipes are literal, and so are index
+        operands with a value in ``scalars`` unless named in ``runtime``."""
         params, args, body = [], {}, []
         c0 = Value("c0", INDEX)
         for op in self.instr.operands:
@@ -88,7 +90,7 @@ class Case:
                 at = self.offsets.get(op.name)
                 args[op.name] = MemRef(v, at if at else tuple([c0] * max(t.rank, 1)))
             elif isinstance(t, ScalarType) and op.name in self.scalars and op.kind is Kind.INDEX \
-                    and isinstance(self.scalars[op.name], int):
+                    and isinstance(self.scalars[op.name], int) and op.name not in self.runtime:
                 args[op.name] = make_lit(self.scalars[op.name], t)
             else:
                 params.append(v)
@@ -97,9 +99,9 @@ class Case:
             body.append(Const(c0, 0))
         op = TileOp(self.instr, args, dict(self.attrs))
         partner = PARTNER.get(self.instr.mnemonic)
-        if partner is None:
-            body.append(op)
-        else:     # a flag alone is not a program (ORDER_*): set and wait come in pairs
+        if partner is None or self.runtime:     # a flag with a run-time id is not tracked (ORDER_*):
+            body.append(op)                     # alone, any fault is its own, not its partner's
+        else:     # a flag with a literal id alone is not a program (ORDER_*): set and wait come in pairs
             pair = TileOp(get(partner), args)
             body += [op, pair] if FLAG_SIGN[self.instr.mnemonic] > 0 else [pair, op]
         return Module((Kernel("case", tuple(params), tuple(body)),))
@@ -108,7 +110,8 @@ class Case:
         ts = ", ".join(f"{k}: {t}" for k, t in self.types.items())
         at = ", ".join(f"{k}={getattr(v, 'name', v)}" for k, v in self.attrs.items())
         same = "".join(f" ({k} is {v})" for k, v in self.aliases.items())
-        return f"{self.instr.mnemonic}[{self.dtype_key}] {ts}" + (f" {{{at}}}" if at else "") + same
+        run = "".join(f" ({k} = {self.scalars.get(k)} at run time)" for k in sorted(self.runtime))
+        return f"{self.instr.mnemonic}[{self.dtype_key}] {ts}" + (f" {{{at}}}" if at else "") + same + run
 
 
 def dtype_key(dtypes: DTypeTuple) -> str:
@@ -479,3 +482,48 @@ def _without_optional(case: Case) -> list[Case]:
     bare = dataclasses.replace(case, types=types, scalars=scalars, offsets={
         k: v for k, v in case.offsets.items() if k not in optional})
     return [bare] if _legal(bare) else []
+
+
+# --------------------------------------------------------------------------- range edges
+
+def edge_values(op: Operand) -> tuple[int, ...]:
+    """The values at and just past the ends of ``op``'s declared range (``lo - 1, lo, hi,
+    hi + 1``) and half a step off its alignment (``m / 2, m + m / 2``)."""
+    out: list[int] = []
+    if op.bounds is not None:
+        lo, hi = op.bounds
+        out += [lo - 1, lo] + ([hi, hi + 1] if hi is not None else [])
+    if op.multiple is not None:
+        out += [op.multiple // 2, op.multiple + op.multiple // 2]
+    return tuple(dict.fromkeys(out))
+
+
+def ranged_operands(instr: Instruction) -> list[Operand]:
+    """Index operands that declare a range or an alignment, and pipe operands: the operands
+    whose edge values ``edges`` tries."""
+    return [op for op in instr.operands if op.kind is Kind.PIPE
+            or op.kind is Kind.INDEX and (op.bounds is not None or op.multiple is not None)]
+
+
+def edges(base: Case) -> list[Case]:
+    """``base`` with each ranged index operand at each of its ``edge_values`` and each pipe
+    operand at every pipe (so two pipe operands meet, and ALL is tried), one change at a time.
+    The ranged index operands are kernel parameters (``Case.runtime``): every value of one
+    operand shares one program, hence one compile, and a flag needs no partner (its fault is
+    its own). Only programs the verifier accepts are kept; out-of-range values are meant to
+    fault at run time, with the semantics' code."""
+    ranged = [op for op in ranged_operands(base.instr) if op.name in base.scalars]
+    runtime = frozenset(op.name for op in ranged if op.kind is Kind.INDEX and isinstance(base.scalars[op.name], int))
+    out: list[Case] = []
+    for op in ranged:
+        values = edge_values(op) if op.name in runtime else tuple(p for p in Pipe) if op.kind is Kind.PIPE else ()
+        for v in values:
+            if op.kind is Kind.PIPE and v == base.scalars[op.name]:
+                continue
+            c = dataclasses.replace(base, scalars=dict(base.scalars, **{op.name: v}), runtime=runtime)
+            try:
+                verify(c.module(), c.profile)
+            except PTOError:
+                continue
+            out.append(c)
+    return out

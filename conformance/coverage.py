@@ -18,8 +18,8 @@ import ml_dtypes
 import numpy as np
 
 from ..isa.spec import Kind, Role
-from ..isa.types import GlobalType, ScalarType, TileType
-from .cases import Case
+from ..isa.types import GlobalType, Pipe, ScalarType, TileType
+from .cases import Case, ranged_operands
 
 #: situation -> what it means (the report's legend; the order is the report's column order)
 SITUATIONS: dict[str, str] = {
@@ -32,6 +32,8 @@ SITUATIONS: dict[str, str] = {
     "offsets": "a global addressed at a non-zero index on every dimension (a view into a larger array)",
     "strided": "a global passed as a non-contiguous view",
     "in-place": "an input tile that is the output tile (dst == src, acc_in == dst)",
+    "edges": "an index operand at and just past the ends of its declared range or off its alignment; "
+             "every pipe for a pipe operand (two pipe operands equal, ALL)",
     "joint-specials": "special values at the same position of two float operands (+0/-0, NaN/NaN, NaN/number)",
     "ties": "exact rounding ties of narrower floats and of the integers (int -> float ties too)",
     "int-extremes": "integer min/max/-1/0/1 in every integer operand, at every position",
@@ -72,11 +74,31 @@ def structural(case: Case) -> set[str]:
         out.add("differ")
     if case.aliases:
         out.add("in-place")
+    if _at_edge(case):
+        out.add("edges")
     for name, t in case.types.items():
         at = case.offsets.get(name)
         if isinstance(t, GlobalType) and at and all(i > 0 for i in at):
             out.add("offsets")
     return out
+
+
+def _at_edge(case: Case) -> bool:
+    """An index operand outside its declared range or alignment, or a pipe operand that is ALL
+    or equal to another pipe operand (what ``cases.edges`` builds)."""
+    pipes = []
+    for op in ranged_operands(case.instr):
+        v = case.scalars.get(op.name)
+        if op.kind is Kind.PIPE:
+            pipes.append(v)
+            continue
+        if not isinstance(v, int) or isinstance(v, bool):
+            continue
+        lo, hi = op.bounds if op.bounds is not None else (None, None)
+        if (lo is not None and v < lo) or (hi is not None and v > hi) or (op.multiple and v % op.multiple):
+            return True
+    named = [p for p in pipes if p is not None]
+    return Pipe.ALL in named or len(set(named)) < len(named)
 
 
 def exercised(case: Case, inputs: Mapping[str, Any], recipe: str | None = None) -> set[str]:
@@ -125,10 +147,13 @@ def value_situations(case: Case) -> set[str]:
 
 def applicable(built: Iterable[Case], strided: bool) -> set[str]:
     """Situations the run must reach: everything the built cases are in, the value
-    situations of their operands, and ``strided`` when a global operand exists."""
+    situations of their operands, ``edges`` when the declaration has ranged index or pipe
+    operands, and ``strided`` when a global operand exists."""
     out: set[str] = set()
     for c in built:
         out |= structural(c) | value_situations(c)
+        if any(op.name in c.scalars for op in ranged_operands(c.instr)):
+            out.add("edges")                 # admitted by the declaration, built or not
         if strided and any(isinstance(t, GlobalType) for t in c.types.values()):
             out.add("strided")
     return out

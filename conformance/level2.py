@@ -226,10 +226,11 @@ def run_level2(backend: Backend, profile: str, instr: Instruction | str, dtypes:
             failure = shrunk or failure
             break
     built = [c for c in C.structured(base) if not backend.unsupported(instr, c.types, profile)]
+    edges = [c for c in C.edges(base) if not backend.unsupported(instr, c.types, profile)]
     if failure is None:
         n, failure = _situation_sweep(runner, [base] + built, sweep_cases(base)[1:] + [
             v for c in built for v in sweep_cases(c)[1:] if not backend.unsupported(instr, v.types, profile)],
-            max_examples, seed)
+            max_examples, seed, edges)
         count += n
     if failure is None:
         n, failure = explore(examples(instr, profile, dtypes, backend), lambda ex: runner.check(*ex),
@@ -248,15 +249,19 @@ def run_level2(backend: Backend, profile: str, instr: Instruction | str, dtypes:
 
 
 def _situation_sweep(runner: _Runner, built: list[C.Case], variants: list[C.Case], max_examples: int,
-                     seed: int | None) -> tuple[int, Failure | None]:
+                     seed: int | None, edges: list[C.Case] | None = None) -> tuple[int, Failure | None]:
     """Every structured case (``cases.structured``) with ordinary inputs, then with each value
     situation its operands admit (``values.situation_inputs``); ``variants`` (other attribute
-    values of those cases) with the value situations alone: what the run must reach by
-    construction. A failure is handed to hypothesis to shrink its inputs."""
+    values of those cases) with the value situations alone; ``edges`` (``cases.edges``: index
+    operands at the ends of their range, every pipe) with ordinary inputs alone: what the run
+    must reach by construction. A failure is handed to hypothesis to shrink its inputs."""
+    def values(case: C.Case) -> tuple[str, ...]:
+        return tuple(s for s in COV.VALUE_SITUATIONS if s in COV.value_situations(case))
+    plan = [(c, (None,) + values(c)) for c in built] + [(c, values(c)) for c in variants] \
+        + [(c, (None,)) for c in edges or ()]
     count = 0
-    for case in built + variants:
-        plain = (None,) if case in built else ()
-        for recipe in plain + tuple(s for s in COV.VALUE_SITUATIONS if s in COV.value_situations(case)):
+    for case, recipes in plan:
+        for recipe in recipes:
             count += 1
             inputs = V.situation_inputs(case, recipe or "ordinary")
             failure = runner.check(case, inputs, recipe)

@@ -377,7 +377,7 @@ def literal(case: Case, name: str) -> bool:
     """Whether operand ``name`` is a literal of ``case.module()`` (an index operand whose
     value the case fixes) rather than a kernel parameter."""
     return case.instr.operand(name).kind is Kind.INDEX and isinstance(case.types.get(name), ScalarType) \
-        and isinstance(case.scalars.get(name), int)
+        and isinstance(case.scalars.get(name), int) and name not in case.runtime
 
 
 def _parameters(case: Case, array: Callable[[dt.DType, tuple[int, ...]], np.ndarray],

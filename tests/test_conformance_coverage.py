@@ -14,7 +14,8 @@ from openpto.conformance import level2
 from openpto.conformance import values as V
 from openpto.isa import dtypes as dt
 from openpto.isa.registry import get
-from openpto.isa.types import GlobalType, TileType
+from openpto.isa.families.sync import FMATRIX_FIELDS
+from openpto.isa.types import GlobalType, Pipe, TileType
 
 PROFILE = "cpu"
 
@@ -134,3 +135,52 @@ def test_the_markdown_report_shows_the_coverage_table() -> None:
     text = to_markdown(report)
     assert "### Situations reached" in text
     assert "| in-place | " + COV.SITUATIONS["in-place"] + " | 1 | 1 |" in text
+
+
+def test_edges_reach_both_ends_of_every_declared_range_and_every_pipe() -> None:
+    """SET_FLAG: event ids -1, 0, 7, 8 at run time (one program), src_pipe == dst_pipe, ALL;
+    a flag with a run-time id stands alone, so a fault is its own and not its partner's."""
+    built = C.edges(base("SET_FLAG"))
+    ids = {c.scalars["event_id"] for c in built if c.scalars["src_pipe"] is Pipe.MTE2
+           and c.scalars["dst_pipe"] is Pipe.V}
+    assert ids == {-1, 0, 7, 8}
+    assert all(c.runtime == {"event_id"} for c in built)
+    assert any(c.scalars["src_pipe"] is c.scalars["dst_pipe"] for c in built)
+    assert {Pipe.ALL} <= {c.scalars["src_pipe"] for c in built} & {c.scalars["dst_pipe"] for c in built}
+    for c in built:
+        (kernel,) = c.module().kernels
+        assert len(kernel.body) == 1 and "event_id" in [p.name for p in kernel.params]
+    assert len({c.module().to_text() for c in built if c.scalars["src_pipe"] is Pipe.MTE2
+                and c.scalars["dst_pipe"] is Pipe.V}) == 1
+    assert any("edges" in COV.structural(c) for c in built)
+
+
+def test_edges_come_from_the_declared_tables() -> None:
+    addrs = {c.scalars["addr"] for c in C.edges(base("TASSIGN", "f32"))}
+    assert addrs == {-1, 0, 16, 48}           # below 0, 0, half a 32-byte step off, and past 32
+    fields = C.edges(base("TSETFMATRIX"))
+    for name, (lo, hi) in FMATRIX_FIELDS.items():
+        assert {lo - 1, lo, hi, hi + 1} <= {c.scalars[name] for c in fields}
+    offsets = {(c.scalars["r0"], c.scalars["c0"]) for c in C.edges(base("TEXTRACT"))}
+    assert any(r < 0 for r, _ in offsets) and any(c < 0 for _, c in offsets)
+
+
+def test_edges_are_admitted_by_the_declaration_alone() -> None:
+    assert "edges" in COV.applicable([base("TSYNC")], strided=True)
+    assert "edges" in COV.applicable([base("TEXTRACT")], strided=True)
+    assert "edges" not in COV.applicable([base("TADD", "f32")], strided=True)
+    assert not C.edges(base("TADD", "f32"))
+
+
+def test_reference_reaches_edges_with_the_semantics_codes() -> None:
+    for mnemonic in ("WAIT_FLAG", "TASSIGN"):
+        dtypes = next(iter(C.base_cases(get(mnemonic), PROFILE)))
+        out = level2.run_level2(ReferenceBackend(), PROFILE, mnemonic, dtypes, max_examples=2, seed=0)
+        assert out.status == "pass", out.reason
+        assert out.coverage.get("edges") is True
+
+
+def test_self_check_fails_when_edges_are_not_built(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(C, "edges", lambda case: [])
+    out = level2.run_level2(ReferenceBackend(), PROFILE, "SET_FLAG", (), max_examples=2, seed=0)
+    assert out.status == "fail" and "edges" in out.reason
