@@ -58,14 +58,17 @@ def assign(ops: tuple[Operand, ...], forms: list[type]) -> tuple[list[Operand], 
     """Match written operands (their IR classes, in order) to declared ones.
 
     Positional, except that an optional operand is skipped when the written form cannot
-    fill it (``tsync #pto.pipe<V>`` fills ``pipe``, skipping the optional ``event``).
+    fill it (``tsync #pto.pipe<V>`` fills ``pipe``, skipping the optional ``event``), or when
+    the items left are all needed by the required operands after it (``%i = tcolargmax %s``
+    fills ``dstIdx``, skipping the leading optional ``dstVal``).
     Returns (assigned operands, index of the first surplus item or None, missing required).
     """
     out: list[Operand] = []
     k = 0
     for n, f in enumerate(forms):
-        while k < len(ops) and ops[k].optional and f not in ACCEPTS[ops[k].kind]:
-            k += 1
+        while k < len(ops) and ops[k].optional and (
+                f not in ACCEPTS[ops[k].kind] or len(forms) - n <= required_count(ops[k + 1:])):
+            k += 1      # cannot fill it, or what is left is needed by the required ones after it
         if k >= len(ops):
             return out, n, []
         out.append(ops[k])

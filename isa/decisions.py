@@ -212,4 +212,26 @@ DECISIONS: tuple[Decision, ...] = (
              "(0 for unsigned T) is RUNTIME_LOOP_STEP.",
              "The reference computes with exact integers; a backend must not turn a wild offset into a "
              "wrapped address or a counter near its type's maximum into an endless loop."),
+    Decision("Arg-reductions: order, index dtype and forms",
+             "TROWARGMAX/TROWARGMIN/TCOLARGMAX/TCOLARGMIN give the position of each line's extreme, "
+             "optionally with the value; ties, NaN and signed zeros are not stated (the CPU simulator keeps "
+             "the first of equal values and never lets a later NaN win); the index is i32/u32, except that "
+             "A2/A3/A5's column value+index form wants 16-bit indices for 2-byte sources; A2/A3/A5 assert a "
+             "non-empty source; the tmp tile is required in C++ and omitted in the synchronous form.",
+             "One order for every form: NaN above every number in both directions (the first NaN of a line "
+             "is its argmax and its argmin, as NaN propagates through TROWMAX/TROWMIN), then -0 < +0, equal "
+             "values keep the smallest index. The value output (dstVal, optional, first among the outputs as "
+             "the public pages print it) is the chosen element bit for bit. Indices are i32 or u32 in every "
+             "form (16-bit indices are not offered); column forms drop 8-bit sources on a5. An empty source "
+             "is RUNTIME_VALID_REGION (STRUCT_VALID_REGION when static). tmp is optional and never touched.",
+             "The index always names the value written beside it and agrees with the value reductions "
+             "(decision 5); one index width keeps programs portable between the forms and targets."),
+    Decision("TPARTARGMAX / TPARTARGMIN selection",
+             "src0 wins when src0Val > src1Val (< for min), else src1: equal values pick src1; NaN and "
+             "signed zeros unstated (a NaN in src0 loses to src1 under the C++ compare).",
+             "The public rule for ordered values (equal values pick src1's value and index), with NaN "
+             "propagating: a NaN value wins with its index (src0's when both are NaN), and -0 < +0. Where "
+             "only one source is valid its value and index are copied; value and index tiles of a pair must "
+             "share a valid region.",
+             "Keeps the pair consistent with TPARTMAX/TPARTMIN (decision 5) while following the public tie rule."),
 )
