@@ -12,14 +12,16 @@ from ..isa.diagnostics import Location, ParseError, PTOError, StructError
 from ..isa.suggest import did_you_mean
 from ..isa.types import Pipe, Type, parse_type
 from .ir import MAX_DIGITS, Lit, MemRef, Number, PipeLit, Value
-from .lexer import (ATTR, EOF, ERROR, FLOAT, IDENT, INT, NAME_MARK, NEWLINE, PUNCT, TYPE, VALUE, VALUE_NAME,
+from .lexer import (ATTR, EOF, ERROR, FLOAT, IDENT, INT, NAME_MARK, NEWLINE, PUNCT, SYMBOL, TYPE, VALUE, VALUE_NAME,
                     Token, lex_line, new_token)
 from .operands import ENUM_KINDS
+from .public import KIND_ALIASES, member_spelling, op_class_pipe
 from .scope import MISSING, POISON, Scope
 
 # enum attribute values ``#pto.cmp<GT>`` / ``#pto<cmp GT>``: the key picks the enum class (operands.ENUM_KINDS)
 _DOTTED = re.compile(r"^#pto\.([A-Za-z_][A-Za-z0-9_]*)<\s*([A-Za-z0-9_]+)\s*>$")
 _GENERIC = re.compile(r"^#pto<\s*([A-Za-z_][A-Za-z0-9_]*)\s+([A-Za-z0-9_]+)\s*>$")
+_OP_CLASS = re.compile(r"^#pto(?:\.op<\s*|<\s*op\s+)([A-Za-z_][A-Za-z0-9_]*)\s*>$")
 _ENDS = (NEWLINE, EOF)
 
 _parse_type = functools.lru_cache(maxsize=4096)(parse_type)   # types are immutable values
@@ -270,14 +272,14 @@ class Cursor:
             self.fail("PARSE_ATTR", f"malformed attribute '{tok.text}'", tok,
                       expected="#pto.KIND<VALUE> or #pto<KIND VALUE>", actual=tok.text)
         key, value = m.groups()
-        cls = ENUM_KINDS.get(key)
+        cls = ENUM_KINDS.get(KIND_ALIASES.get(key, key))
         if cls is None:
             self.fail("PARSE_ATTR", f"unknown attribute kind '{key}'{did_you_mean(key, ENUM_KINDS)}", tok,
                       expected=", ".join(sorted(ENUM_KINDS)), actual=key)
         return cls, self.member(cls, value, tok)
 
     def member(self, cls: type[enum.Enum], value: str, tok: Token) -> enum.Enum:
-        v = value.upper()
+        v = member_spelling(cls, value)
         if cls is Pipe and v.startswith("PIPE_"):
             v = v[5:]
         for m in cls:
@@ -310,21 +312,41 @@ class Cursor:
                 self.expect(PUNCT, ",", "',' or ']'")
         if t.kind == ATTR:
             self.next()
+            op = _OP_CLASS.match(t.text)
+            if op:                          # tsync #pto.op<TADD>: the pipe that op class issues on
+                pipe = op_class_pipe(op.group(1))
+                if pipe is None:
+                    self.fail("PARSE_ATTR", f"'{op.group(1)}' names no operation class with one pipe", t,
+                              expected="TLOAD, TVEC, ... or an instruction issued on one pipe", actual=op.group(1))
+                return Item(t, PipeLit, pipe=pipe)
             cls, member = self.opaque(t)
             if cls is not Pipe:
                 self.fail("PARSE_ATTR", f"attribute '{t.text}' cannot be an operand; put it in {{...}}",
                           t, expected="a pipe #pto.pipe<P>", actual=t.text)
             return Item(t, PipeLit, pipe=member)  # type: ignore[arg-type]
+        if t.kind == SYMBOL and t.text == "@tile" and self.peek(1).is_(PUNCT, "("):
+            return self._tile_address()
         lit = self.number()
         if lit is not None:
             return Item(lit[0], Lit, number=lit[1])
         self.unexpected(t, "an operand (%value, %global[...], #pto.pipe<P> or a literal)")
 
+    def _tile_address(self) -> Item:
+        """``@tile(0x1000)`` (TASSIGN's address on the public pages): the integer address."""
+        self.next()
+        self.expect(PUNCT, "(")
+        lit = self.number()
+        if lit is None or not isinstance(lit[1], int) or isinstance(lit[1], bool):
+            self.unexpected(self.peek(), "an integer address")
+        self.expect(PUNCT, ")", "')' closing @tile(...)")
+        return Item(lit[0], Lit, number=lit[1])
+
     def operand_list(self, stop: tuple[str, ...]) -> list[Item]:
         """Comma-separated operands up to (not including) a punctuation in ``stop`` or the
         end of the statement."""
         items: list[Item] = []
-        while not self.at_end() and not any(self.at(PUNCT, s) for s in stop):
+        while not self.at_end() and not any(self.at(PUNCT, s) for s in stop) and not (
+                self.at(ATTR) and self.peek(1).is_(PUNCT, "=")):
             if items:
                 self.expect(PUNCT, ",", "',' between operands")
             items.append(self.operand())

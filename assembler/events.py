@@ -14,32 +14,41 @@ from typing import Any
 from ..isa.families.sync import OP_CLASS_PIPE
 from ..isa.registry import get
 from ..isa.suggest import did_you_mean
-from ..isa.types import INDEX, ScalarType
+from ..isa.types import INDEX, Pipe, ScalarType
 from .ir import PipeLit, TileOp, make_lit
 from .lexer import IDENT, PUNCT, VALUE, Token
+from .public import op_class_names, op_class_pipe
 from .scope import Scope
 
 EVENT_FORMS = {"pto.record_event": "SET_FLAG", "record_event": "SET_FLAG",
                "pto.wait_event": "WAIT_FLAG", "wait_event": "WAIT_FLAG",
                "pto.barrier": "PIPE_BARRIER", "barrier": "PIPE_BARRIER"}
+# ``set_flag[SRC_OP, DST_OP, ID]``: the flag instructions in the event form's bracket spelling.
+BRACKET_FLAGS = ("set_flag", "wait_flag", "pto.set_flag", "pto.wait_flag")
 
 
 class EventParser:
     """Mixed into the parser: ``self`` provides the cursor methods (expect, fail, use, ...)."""
 
     def _op_class(self: Any) -> PipeLit:
-        t: Token = self.expect(IDENT, what="an operation class (TLOAD, TVEC, TMATMUL, ...)")
-        pipe = OP_CLASS_PIPE.get(t.text.upper())
+        t: Token = self.expect(IDENT, what="an operation class (TLOAD, TVEC, TMATMUL, ...) or an instruction")
+        return PipeLit(self.op_pipe(t.text, t))
+
+    def op_pipe(self: Any, name: str, t: Token) -> Pipe:
+        """The pipe of an operation class or instruction name; PARSE_ATTR when there is none."""
+        pipe = op_class_pipe(name)
         if pipe is None:
-            self.fail("PARSE_ATTR", f"unknown operation class '{t.text}'{did_you_mean(t.text, OP_CLASS_PIPE)}", t,
-                      expected=" | ".join(OP_CLASS_PIPE), actual=t.text)
-        return PipeLit(pipe)
+            self.fail("PARSE_ATTR", f"'{name}' names no operation class with one pipe"
+                      f"{did_you_mean(name, op_class_names())}", t,
+                      expected=" | ".join(OP_CLASS_PIPE) + ", or an instruction issued on one pipe", actual=name)
+        return pipe
 
     def _event(self: Any, mt: Token, results: list[Token], scope: Scope) -> TileOp:
         if results:
             self.fail("PARSE_ARITY", f"{mt.text} has no results", results[0], expected="no results",
                       actual=len(results))
-        mnemonic = EVENT_FORMS[mt.text.lower()]
+        low = mt.text.lower()
+        mnemonic = EVENT_FORMS.get(low) or low.removeprefix("pto.").upper()   # set_flag[...], wait_flag[...]
         if mnemonic == "PIPE_BARRIER":
             self.expect(PUNCT, "(")
             pipe = self._op_class()

@@ -17,6 +17,7 @@ the package ``__init__`` fills in.
 from __future__ import annotations
 
 import math
+import struct
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Union
 
@@ -119,6 +120,32 @@ def make_lit(value: Number, t: ScalarType) -> Lit:
     if not lo <= value <= hi:
         raise ValueError(f"{value} is out of range for {t.name} [{lo}, {hi}]")
     return Lit(int(value), t)
+
+
+# The canonical quiet NaN of each float width: the only NaN a bit pattern may give, since
+# the text form writes every NaN as ``nan`` (a payload or sign would not read back).
+_QUIET_NAN = {"f32": 0x7FC00000, "f16": 0x7E00, "bf16": 0x7FC0}
+
+
+def token_lit(text: str, value: Number, t: ScalarType) -> Lit:
+    """``make_lit`` for a literal as written: a hexadecimal integer for a float type is the
+    float's bit pattern (``0x3F800000`` is 1.0 as f32), as PTO-AS immediates are encoded."""
+    if not (t.is_float and isinstance(value, int) and not isinstance(value, bool)
+            and text.lstrip("-")[:2].lower() == "0x"):
+        return make_lit(value, t)
+    bits = 32 if t.name == "f32" else 16
+    if value < 0 or value >= 1 << bits:
+        raise ValueError(f"bit pattern {text} does not fit {t.name} ({bits} bits, 0x0 to {hex((1 << bits) - 1)})")
+    if t.name == "f32":
+        f = struct.unpack("<f", value.to_bytes(4, "little"))[0]
+    elif t.name == "bf16":
+        f = struct.unpack("<f", (value << 16).to_bytes(4, "little"))[0]
+    else:
+        f = struct.unpack("<e", value.to_bytes(2, "little"))[0]
+    if math.isnan(f) and value != _QUIET_NAN[t.name]:
+        raise ValueError(f"bit pattern {text} is a NaN with a sign or payload; only {hex(_QUIET_NAN[t.name])} "
+                         "(written nan) has a text form")
+    return Lit(f, t)
 
 
 def check_literal(value: Number, t: ScalarType) -> Lit:

@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 VALUE, SYMBOL, ATTR, TYPE, IDENT, DIRECTIVE = "value", "symbol", "attr", "type", "ident", "directive"
 INT, FLOAT, PUNCT, NEWLINE, EOF, ERROR = "int", "float", "punct", "newline", "eof", "error"
+STRING = "string"          # "lt": attribute values the public pages quote
 
 
 class Token(NamedTuple):
@@ -53,6 +54,7 @@ _RULES: list[tuple[str, str]] = [
     (FLOAT, r"-?(?:\d+\.\d+(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+|inf\b|nan\b)"),
     (INT, r"-?(?:0x[0-9A-Fa-f]+|\d+)"),
     (IDENT, _IDENT),
+    (STRING, r'"[A-Za-z0-9_.]*"'),
     (PUNCT, r"->|[()\[\]{},:=;<>]"),
 ]
 _MASTER = re.compile("|".join(f"(?P<{k}>{p})" for k, p in _RULES))

@@ -26,7 +26,7 @@ from ..isa.suggest import did_you_mean
 from . import scalar_ops as S
 from .control import ControlParser, Finish
 from .cursor import Defer, Silent, location
-from .events import EVENT_FORMS, EventParser
+from .events import BRACKET_FLAGS, EVENT_FORMS, EventParser
 from .ir import MAIN, MAX_DEPTH, Kernel, Module, Stmt, Yield
 from .lexer import DIRECTIVE, EOF, IDENT, NAME_MARK, NEWLINE, PUNCT, SYMBOL, VALUE, VALUE_NAME, WS, Token
 from .scope import Scope
@@ -366,7 +366,7 @@ class Parser(ControlParser, EventParser):
             return [self._constant(mt, results, scope)]
         if low in ALLOC:
             return [self._tile_decl(mt, self._one_result(mt, results), scope)]
-        if low in EVENT_FORMS:
+        if low in EVENT_FORMS or (low in BRACKET_FLAGS and self.at(PUNCT, "[")):
             return [self._event(mt, results, scope)]
         instr = lookup_instruction(mt.text)
         if instr is not None:

@@ -9,7 +9,7 @@ from ..isa.suggest import did_you_mean
 from ..isa.types import INDEX, ScalarType, TileType, Type
 from . import scalar_ops as S
 from .cursor import Defer
-from .ir import Const, ScalarOp, Stmt, TileDecl, Value, default_literal_type, make_lit
+from .ir import Const, ScalarOp, Stmt, TileDecl, Value, default_literal_type, token_lit
 from .lexer import IDENT, PUNCT, VALUE, Token
 from .scope import Scope
 from .tileops import TileOpParser
@@ -179,7 +179,7 @@ class StatementParser(TileOpParser):
             if not isinstance(t, ScalarType):
                 self.fail("PARSE_TYPE", f"a constant has a scalar type, not {t}", tt, expected="index, i32, f32, ...")
         try:
-            lv = make_lit(value, t)  # type: ignore[arg-type]
+            lv = token_lit(tok.text, value, t)  # type: ignore[arg-type]
         except ValueError as e:
             self.fail("PARSE_LITERAL", str(e), tok, expected=str(t), actual=tok.text)
         v = Value(vt.text[1:], t)
@@ -261,7 +261,7 @@ class StatementParser(TileOpParser):
         if not isinstance(t, ScalarType):
             self.unexpected(tok, "a scalar type")
         try:
-            return ConstTemplate(at, vt, t, make_lit(value, t).value)
+            return ConstTemplate(at, vt, t, token_lit(tok.text, value, t).value)
         except ValueError:
             self.unexpected(tok, "a literal of the type")
 

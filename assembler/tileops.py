@@ -13,13 +13,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..isa.diagnostics import Location, PTOError
-from ..isa.spec import Instruction, Kind, Operand
+from ..isa.spec import Instruction, Kind, Operand, Role
 from ..isa.suggest import did_you_mean
 from ..isa.types import INDEX, SCALAR_NAMES, ScalarType, TileType, Type
 from .cursor import Cursor, Defer, Item, Silent
-from .ir import Lit, MemRef, PipeLit, TileOp, Value, make_lit
-from .lexer import ATTR, FLOAT, IDENT, INT, PUNCT, VALUE, Token
+from .ir import Lit, MemRef, PipeLit, TileOp, Value, token_lit
+from .lexer import ATTR, FLOAT, IDENT, INT, PUNCT, STRING, TYPE, VALUE, Token
 from .operands import assign, defines, dps_layout, kind_error, required_count, sync_layout
+from .public import declared_name
 from .scope import MISSING, POISON, Scope
 
 Slot = tuple[Token, Type]
@@ -64,7 +65,7 @@ class TileTemplate:
                 t = t if t else INDEX if op.kind is Kind.INDEX else None
                 if isinstance(t, ScalarType):
                     try:
-                        lit = make_lit(it.number, t)  # type: ignore[arg-type]
+                        lit = token_lit(it.tok.text, it.number, t)  # type: ignore[arg-type]
                     except ValueError:
                         pass
                 plan.append((op.name, _FIXED, -1, None, False, lit) if lit else
@@ -142,6 +143,12 @@ class TileTemplate:
 _VALUE, _MEMREF, _FIXED, _LITERAL = range(4)
 
 
+def _fits(ops: tuple[Operand, ...], forms: list[type]) -> bool:
+    """Whether written operands of these forms fill ``ops`` exactly (kinds included)."""
+    got, surplus, missing = assign(ops, forms)
+    return surplus is None and not missing and all(kind_error(o, f) is None for o, f in zip(got, forms))
+
+
 class TileOpParser(Cursor):
     def tile_op(self, instr: Instruction, mt: Token, results: list[Token], scope: Scope) -> TileOp:
         return self.bind_tile(self.tile_template(instr, mt, results), scope)
@@ -151,27 +158,71 @@ class TileOpParser(Cursor):
         if (self.at(IDENT, "ins") or self.at(IDENT, "outs")) and self.peek(1).is_(PUNCT, "("):
             return self._dps(instr, mt, results)
         items = self.operand_list(stop=("{", ":"))
-        attrs = self.attr_dict(instr) if self.at(PUNCT, "{") else {}
+        attrs = self.hash_attrs(instr, {})
+        if self.at(PUNCT, "{"):
+            self.attr_dict(instr, attrs)
         ins_sig: list[Slot] | None = None
         outs_sig: list[Slot] | None = None
-        colon = self.accept(PUNCT, ":")
-        if colon:
-            paren = self.at(PUNCT, "(")
-            ins_sig = self.type_list()
-            if self.accept(PUNCT, "->"):
-                outs_sig = self.type_list()
-            elif results and not paren:
-                ins_sig, outs_sig = None, ins_sig      # a bare ': T' names the result type
+        short = False
         res_ops, pos_ops = sync_layout(instr)
         res_items = [Item(t, Value, name=t.text[1:]) for t in results]
-        pairs = (self._assign(instr, "result", res_ops, res_items, results[0] if results else mt)
+        if not results and res_ops:          # PTO-AS destination first: tadd %dst, %src0, %src1
+            k = self._destinations(instr, res_ops, pos_ops, items, mt)
+            res_items, items = items[:k], items[k:]
+        named = bool(res_items)
+        colon = self.accept(PUNCT, ":")
+        if colon:
+            ins_sig, paren = self.sig_types()
+            if self.accept(PUNCT, "->"):
+                outs_sig = self.sig_types()[0]
+                short = not paren
+            elif named and not paren and len(ins_sig) == 1:
+                ins_sig, outs_sig = None, ins_sig      # a bare ': T' names the result type
+            else:
+                short = not paren
+        self.hash_attrs(instr, attrs)
+        pairs = (self._assign(instr, "result", res_ops, res_items, res_items[0].tok if named else mt)
                  + self._assign(instr, "operand", pos_ops, items, mt))
         slots: dict[int, Slot] = {}
         if outs_sig is not None:
             self._slots(res_items, outs_sig, slots, colon or mt, "results")
         if ins_sig is not None:
-            self._slots([i for i in items if i.form is not PipeLit], ins_sig, slots, colon or mt, "operands")
+            typed = [i for i in items if i.form is not PipeLit]
+            every = [i for i in res_items if not results] + typed
+            if not results and res_items and len(ins_sig) == len(every) != len(typed):
+                typed = every                          # (T_dst, T_src, ...): every written operand
+            self._slots(typed, ins_sig, slots, colon or mt, "operands", short)
         return self._template(instr, mt, pairs, slots, attrs)
+
+    def sig_types(self) -> tuple[list[Slot], bool]:
+        """A signature's type list: ``(T, ...)`` or, as older public pages print it, bare
+        ``T, T, ...``. Returns the types and whether they were parenthesised."""
+        if self.at(PUNCT, "("):
+            return self.type_list(), True
+        out = [self.type_()]
+        while self.at(PUNCT, ",") and self._type_at(1):
+            self.next()
+            out.append(self.type_())
+        return out, False
+
+    def _type_at(self, k: int) -> bool:
+        """Whether the token ``k`` ahead starts a type (not an operand)."""
+        t = self.peek(k)
+        return t.kind == TYPE or (t.kind == IDENT and t.text in SCALAR_NAMES)
+
+    def _destinations(self, instr: Instruction, res_ops: tuple[Operand, ...], pos_ops: tuple[Operand, ...],
+                      items: list[Item], mt: Token) -> int:
+        """How many leading operands of a destination-first statement are its out tiles: the
+        one split both halves accept (several is ambiguous, and reported)."""
+        forms = [i.form for i in items]
+        fits = [k for k in range(required_count(res_ops), len(res_ops) + 1)
+                if _fits(res_ops, forms[:k]) and _fits(pos_ops, forms[k:])]
+        if len(fits) > 1:
+            self.fail("PARSE_ARITY", f"{instr.asm_name}: the destination-first form is ambiguous here: the "
+                      f"first {' or '.join(map(str, fits))} operands could be the destinations", mt,
+                      expected="the SSA form %d0, %d1 = " + instr.asm_name + " ... naming the results",
+                      actual=f"{len(items)} operands")
+        return fits[0] if fits else min(len(res_ops), len(items))
 
     def _template(self, instr: Instruction, mt: Token, pairs: list[tuple[Operand, Item]],
                   slots: dict[int, Slot], attrs: dict[str, Any]) -> TileTemplate:
@@ -183,22 +234,17 @@ class TileOpParser(Cursor):
         if results:
             self.fail("PARSE_ARITY", f"the DPS form of {instr.asm_name} has no results; name the "
                       "destination in outs(...)", results[0], expected="no results", actual=len(results))
-        lists: dict[str, tuple[Token, list[Item], list[Slot] | None]] = {}
+        lists: dict[str, tuple[Token, list[Item], list[Slot | None] | None]] = {}
         attrs: dict[str, Any] = {}
         while not self.at_end():
-            if self.at(PUNCT, "{") and not attrs:
-                attrs = self.attr_dict(instr)
+            if self.at(PUNCT, "{"):
+                self.attr_dict(instr, attrs)
                 continue
             kw = self.expect(IDENT, what="ins(...), outs(...) or an attribute dict")
             if kw.text not in ("ins", "outs") or kw.text in lists:
                 self.unexpected(kw, "ins(...) or outs(...), once each")
             self.expect(PUNCT, "(")
-            items = self.operand_list(stop=(":", ")"))
-            types = None
-            if self.accept(PUNCT, ":"):
-                types = [self.type_()]
-                while self.accept(PUNCT, ","):
-                    types.append(self.type_())
+            items, types = self._dps_list(instr, attrs)
             self.expect(PUNCT, ")", "')'")
             lists[kw.text] = (kw, items, types)
         ins_ops, outs_ops = dps_layout(instr)
@@ -208,8 +254,46 @@ class TileOpParser(Cursor):
             kw, items, types = lists.get(key, (mt, [], None))
             pairs += self._assign(instr, f"{key} operand", ops, items, kw)
             if types is not None:
-                self._slots([i for i in items if i.form is not PipeLit], types, slots, kw, key)
+                typed = [i for i in items if i.form is not PipeLit]
+                if None in types:               # per-item types: ins(%a : T, %b : U)
+                    typed, types = zip(*[(i, t) for i, t in zip(typed, types) if t is not None]) or ((), ())
+                self._slots(list(typed), list(types), slots, kw, key)
         return self._template(instr, mt, pairs, slots, attrs)
+
+    def _dps_list(self, instr: Instruction, attrs: dict[str, Any]) -> tuple[list[Item], list[Slot | None] | None]:
+        """The inside of ``ins(...)`` / ``outs(...)``: operands, an optional attribute dict
+        among them (``ins(%a, %b {cmpMode = ...} : T, U)``), then ``: T, ...`` or ``: (T, ...)``
+        for all of them, or a type after each (``ins(%a : T, %b : U)``; None for an untyped
+        item then). Both at once is ambiguous: PARSE_SIGNATURE."""
+        items: list[Item] = []
+        per_item: list[Slot | None] = []
+        while True:
+            items += self.operand_list(stop=(":", ")", "{"))
+            if self.at(PUNCT, "{"):
+                self.attr_dict(instr, attrs)
+                continue
+            if not self.accept(PUNCT, ":"):
+                break
+            colon = self.peek(-1)
+            types, paren = self.sig_types()
+            if paren or not self.at(PUNCT, ",") or not items:
+                if per_item:
+                    if len(types) != 1:
+                        self.fail("PARSE_SIGNATURE", "types after each operand and a list of types at the end "
+                                  "cannot be mixed", colon, expected="one type after each operand", actual=len(types))
+                    per_item += [None] * (len(items) - len(per_item) - 1) + types
+                    return items, per_item
+                return items, types                 # one list for all
+            # ``%a : T, %b ...``: a type for the item before the colon, and more items follow
+            if len(types) != 1:
+                self.fail("PARSE_SIGNATURE", "types after each operand and a list of types at the end cannot be "
+                          "mixed", colon, expected="one type after each operand", actual=len(types))
+            per_item += [None] * (len(items) - len(per_item) - 1) + types
+            self.expect(PUNCT, ",")
+        if per_item:
+            per_item += [None] * (len(items) - len(per_item))
+            return items, per_item
+        return items, None
 
     # ------------------------------------------------------------------ shape checks
     def _assign(self, instr: Instruction, what: str, ops: tuple[Operand, ...], items: list[Item],
@@ -230,12 +314,18 @@ class TileOpParser(Cursor):
                   where, expected=f"{want} {what}(s): {names}", actual=len(items))
 
     def _slots(self, items: list[Item], types: list[Slot], slots: dict[int, Slot], tok: Token,
-               what: str) -> None:
-        if len(types) != len(items):
+               what: str, short: bool = False) -> None:
+        """Pair written types with items. ``short``: an unparenthesised list may type only the
+        leading items (``tcmps %s, %c : T -> U``); the rest keep their defined types."""
+        if len(types) != len(items) and not (short and len(types) < len(items)):
             where = types[len(items)][0] if len(types) > len(items) else tok
             self.fail("PARSE_SIGNATURE", f"the signature lists {len(types)} type(s) for {len(items)} {what}",
                       where, expected=len(items), actual=len(types))
         for it, slot in zip(items, types):
+            old = slots.get(id(it))
+            if old is not None and old[1] != slot[1]:
+                self.fail("PARSE_SIGNATURE", f"{it.tok.text} is typed twice: {old[1]} and {slot[1]}", slot[0],
+                          expected=str(old[1]), actual=str(slot[1]))
             slots[id(it)] = slot
 
     # ------------------------------------------------------------------ binding
@@ -295,8 +385,8 @@ class TileOpParser(Cursor):
         if t is None and op.kind is Kind.INDEX:
             t = INDEX
         if t is None:
-            tiles = [args[o.name].type for o in instr.operands
-                     if o.kind is Kind.TILE and isinstance(args.get(o.name), Value)]
+            tiles = [args[o.name].type for o in sorted(instr.operands, key=lambda o: o.role is not Role.IN)
+                     if o.kind is Kind.TILE and isinstance(args.get(o.name), Value)]   # sources first
             if tiles and isinstance(tiles[0], TileType) and tiles[0].dtype.name in SCALAR_NAMES:
                 t = ScalarType(tiles[0].dtype.name)
         if t is None:
@@ -306,34 +396,54 @@ class TileOpParser(Cursor):
             self.fail("PARSE_LITERAL", f"a literal cannot have type {t}", slot[0] if slot else it.tok,
                       expected="a scalar type", actual=str(t))
         try:
-            return make_lit(it.number, t)  # type: ignore[arg-type]
+            return token_lit(it.tok.text, it.number, t)  # type: ignore[arg-type]
         except ValueError as e:
             self.fail("PARSE_LITERAL", str(e), it.tok, expected=t.name, actual=it.tok.text)
 
     # ------------------------------------------------------------------ attributes
-    def attr_dict(self, instr: Instruction) -> dict[str, Any]:
-        """``{name = value, ...}``; values by the declared attribute's type."""
+    def attr_dict(self, instr: Instruction, out: dict[str, Any] | None = None) -> dict[str, Any]:
+        """``{name = value, ...}``; values by the declared attribute's type. ``out`` holds
+        attributes already written (``#name=value`` or another dict): a name stays unique."""
         self.expect(PUNCT, "{")
-        out: dict[str, Any] = {}
+        out = {} if out is None else out
+        first = True
         self.skip_nl()
         while not self.accept(PUNCT, "}"):
-            if out:
+            if not first:
                 self.expect(PUNCT, ",", "',' or '}'")
                 self.skip_nl()
-            nt = self.expect(IDENT, what="an attribute name")
-            try:
-                decl = instr.attr(nt.text)
-            except KeyError:
-                self.fail("STRUCT_UNKNOWN_ATTR", f"{instr.asm_name} has no attribute '{nt.text}'"
-                          f"{did_you_mean(nt.text, (a.name for a in instr.attrs))}", nt,
-                          expected=", ".join(a.name for a in instr.attrs) or "no attributes",
-                          actual=nt.text)
-            if nt.text in out:
-                self.fail("PARSE_ATTR", f"attribute '{nt.text}' given twice", nt)
-            self.expect(PUNCT, "=")
-            out[nt.text] = self._attr_value(decl.type)
+            first = False
+            self._attr(instr, self.expect(IDENT, what="an attribute name"), out)
             self.skip_nl()
         return out
+
+    def hash_attrs(self, instr: Instruction, out: dict[str, Any]) -> dict[str, Any]:
+        """PTO-AS ``#name=value`` attributes (``tstore %g[%i, %j], %t #atomic=add``)."""
+        while self.at(ATTR) and self.peek(1).is_(PUNCT, "="):
+            t = self.next()
+            name = t.text[1:]
+            self._attr(instr, Token(IDENT, name, t.line, t.col + 1), out)
+        return out
+
+    def _attr(self, instr: Instruction, nt: Token, out: dict[str, Any]) -> None:
+        """One ``name = value`` into ``out``: a declared name, or a public one that stands
+        for exactly one declared attribute (``cmp`` for TCMP's ``cmpMode``)."""
+        name = nt.text
+        try:
+            decl = instr.attr(name)
+        except KeyError:
+            alias, why = declared_name(instr, name)
+            if alias is None:
+                self.fail("PARSE_ATTR" if why else "STRUCT_UNKNOWN_ATTR",
+                          f"{instr.asm_name}: {why}" if why else f"{instr.asm_name} has no attribute '{name}'"
+                          f"{did_you_mean(name, (a.name for a in instr.attrs))}", nt,
+                          expected=", ".join(a.name for a in instr.attrs) or "no attributes", actual=name)
+            name = alias
+            decl = instr.attr(name)
+        if name in out:
+            self.fail("PARSE_ATTR", f"attribute '{name}' given twice", nt)
+        self.expect(PUNCT, "=")
+        out[name] = self._attr_value(decl.type)
 
     def _attr_value(self, kind: type) -> Any:
         t = self.peek()
@@ -342,7 +452,11 @@ class TileOpParser(Cursor):
             return self.opaque(t)[1]
         if t.kind in (INT, FLOAT) or t.is_(IDENT, "true") or t.is_(IDENT, "false"):
             return self.number()[1]  # type: ignore[index]
-        if t.kind == IDENT and isinstance(kind, type) and issubclass(kind, enum.Enum):
+        enum_kind = isinstance(kind, type) and issubclass(kind, enum.Enum)
+        if enum_kind and (t.kind == IDENT or t.kind == STRING):
             self.next()
-            return self.member(kind, t.text, t)
-        self.unexpected(t, "an attribute value (#pto.KIND<VALUE>, a name, a number, true or false)")
+            return self.member(kind, t.text.strip('"'), t)
+        if t.kind == STRING:
+            self.fail("PARSE_ATTR", f"a quoted value names an enumeration member; this attribute takes "
+                      f"{getattr(kind, '__name__', kind)}", t, expected="a number, true or false", actual=t.text)
+        self.unexpected(t, "an attribute value (#pto.KIND<VALUE>, a name, \"name\", a number, true or false)")
