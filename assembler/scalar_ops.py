@@ -38,15 +38,16 @@ class ScalarOpSpec:
 
 def _rows() -> list[ScalarOpSpec]:
     rows = [ScalarOpSpec(n, 2, "int_binary") for n in (
-        "addi", "subi", "muli", "divsi", "divui", "remsi", "remui", "floordivsi", "ceildivsi",
+        "addi", "subi", "muli", "divsi", "divui", "remsi", "remui", "floordivsi", "ceildivsi", "ceildivui",
         "andi", "ori", "xori", "shli", "shrsi", "shrui", "maxsi", "minsi", "maxui", "minui")]
     rows += [ScalarOpSpec(n, 2, "float_binary") for n in (
-        "addf", "subf", "mulf", "divf", "maxf", "minf", "maximumf", "minimumf")]
+        "addf", "subf", "mulf", "divf", "remf", "maxf", "minf", "maxnumf", "minnumf", "maximumf", "minimumf")]
     rows += [ScalarOpSpec("negf", 1, "float_unary"),
              ScalarOpSpec("cmpi", 2, "cmpi", doc="integer compare, result i1"),
              ScalarOpSpec("cmpf", 2, "cmpf", doc="float compare, result i1"),
              ScalarOpSpec("select", 3, "select", doc="cond ? a : b with an i1 condition")]
-    casts = {"index_cast": ("int_or_index", "int_or_index"), "sitofp": ("int", "float"),
+    casts = {"index_cast": ("int_or_index", "int_or_index"), "index_castui": ("int_or_index", "int_or_index"),
+             "bitcast": ("bits", "bits"), "sitofp": ("int", "float"),
              "uitofp": ("int", "float"), "fptosi": ("float", "int"), "fptoui": ("float", "int"),
              "extsi": ("int", "wider_int"), "extui": ("int", "wider_int"),
              "trunci": ("int", "narrower_int"), "extf": ("float", "wider_float"),
@@ -98,8 +99,14 @@ def cast_error(spec: ScalarOpSpec, src: ScalarType, dst: ScalarType) -> str | No
         return f"{spec.name} produces an integer, not {dst}"
     if to in ("wider_float", "narrower_float") and not is_float(dst):
         return f"{spec.name} produces a float, not {dst}"
-    if spec.name == "index_cast" and (src.name == "index") == (dst.name == "index"):
-        return "index_cast converts between index and an integer type"
+    if spec.name in ("index_cast", "index_castui") and (src.name == "index") == (dst.name == "index"):
+        return f"{spec.name} converts between index and an integer type"
+    if frm == "bits":
+        for t in (src, dst):
+            if t.name in ("index", "i1"):
+                return f"bitcast reinterprets element bits; {t} has no fixed element width"
+        if width(src) != width(dst):
+            return f"bitcast keeps the width: {src} is {width(src)} bits, {dst} {width(dst)}"
     if to.startswith("wider") and width(dst) <= width(src):
         return f"{spec.name} needs a wider result than {src}, got {dst}"
     if to.startswith("narrower") and width(dst) >= width(src):

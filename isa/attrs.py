@@ -95,6 +95,21 @@ class Precision(enum.Enum):
     HIGH_PRECISION = 1
 
 
+class SyncAllMode(enum.Enum):
+    """SYNCALL implementation path: HARD (hardware flags) or SOFT (a shared GM counter)."""
+
+    HARD = 0
+    SOFT = 1
+
+
+class SyncCoreType(enum.Enum):
+    """SYNCALL participants: vector cores only, cube cores only, or both (MIX)."""
+
+    AIV_ONLY = 0
+    AIC_ONLY = 1
+    MIX = 2
+
+
 # PTO-AS spelling of each enum: ``#pto.<key><VALUE>``.
 ENUM_SPELLING: dict[type[enum.Enum], str] = {
     CmpMode: "cmp",
@@ -108,6 +123,8 @@ ENUM_SPELLING: dict[type[enum.Enum], str] = {
     QuantType: "quant",
     Precision: "precision",
     QuantOutType: "out_type",
+    SyncAllMode: "syncall_mode",
+    SyncCoreType: "sync_core",
 }
 
 

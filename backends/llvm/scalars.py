@@ -1,8 +1,9 @@
 """The ``arith`` scalar ops in LLVM, with the meaning ``backends/reference/scalars.py`` gives
 them: integers wrap, x / 0 = -1 and x rem 0 = x, MIN / -1 = MIN, over-wide shifts shift
 everything out; float ops compute in f32 and round once to their type; ``maxf``/``minf`` are
-IEEE maxNum (a NaN operand is ignored), ``maximumf``/``minimumf`` propagate NaN; float to
-integer casts saturate and send NaN to 0.
+IEEE maxNum (a NaN operand is ignored; ``maxnumf``/``minnumf`` are the same), ``maximumf``/``minimumf``
+propagate NaN; ``remf`` is fmod; float to integer casts saturate and send NaN to 0; ``bitcast``
+keeps the bits.
 """
 from __future__ import annotations
 
@@ -50,8 +51,9 @@ def int_div(b: ir.IRBuilder, a: ir.Value, d: ir.Value, signed: bool, kind: str =
                         b.icmp_unsigned("!=", b.icmp_signed("<", rem, zero), b.icmp_signed("<", d, zero)))
         q = b.sub(q, b.zext(adjust, ty))
     elif kind == "ceildiv":
-        adjust = b.and_(b.icmp_unsigned("!=", rem, zero),
-                        b.icmp_unsigned("==", b.icmp_signed("<", rem, zero), b.icmp_signed("<", d, zero)))
+        adjust = b.icmp_unsigned("!=", rem, zero)
+        if signed:
+            adjust = b.and_(adjust, b.icmp_unsigned("==", b.icmp_signed("<", rem, zero), b.icmp_signed("<", d, zero)))
         q = b.add(q, b.zext(adjust, ty))
     return b.select(dz, ones, q)
 
@@ -85,6 +87,7 @@ _INT: dict[str, Callable[[ir.IRBuilder, ir.Value, ir.Value, bool], ir.Value]] = 
     "remui": lambda b, x, y, s: int_div(b, x, y, False, "rem"),
     "floordivsi": lambda b, x, y, s: int_div(b, x, y, True, "floordiv"),
     "ceildivsi": lambda b, x, y, s: int_div(b, x, y, True, "ceildiv"),
+    "ceildivui": lambda b, x, y, s: int_div(b, x, y, False, "ceildiv"),
     "andi": lambda b, x, y, s: b.and_(x, y),
     "ori": lambda b, x, y, s: b.or_(x, y),
     "xori": lambda b, x, y, s: b.xor(x, y),
@@ -98,8 +101,9 @@ _INT: dict[str, Callable[[ir.IRBuilder, ir.Value, ir.Value, bool], ir.Value]] = 
 }
 
 #: float op -> (LLVM instruction or intrinsic); intrinsics named with their f32 suffix
-_FLOAT = {"addf": "fadd", "subf": "fsub", "mulf": "fmul", "divf": "fdiv",
+_FLOAT = {"addf": "fadd", "subf": "fsub", "mulf": "fmul", "divf": "fdiv", "remf": "frem",
           "maxf": "llvm.maximumnum.f32", "minf": "llvm.minimumnum.f32",
+          "maxnumf": "llvm.maximumnum.f32", "minnumf": "llvm.minimumnum.f32",
           "maximumf": "llvm.maximum.f32", "minimumf": "llvm.minimum.f32"}
 
 _CMPI = {"eq": ("==", None), "ne": ("!=", None), "slt": ("<", True), "sle": ("<=", True), "sgt": (">", True),
@@ -144,6 +148,20 @@ def resize(b: ir.IRBuilder, v: ir.Value, signed: bool, ty: ir.IntType) -> ir.Val
     return b.sext(v, ty) if signed else b.zext(v, ty)
 
 
+def bitcast(b: ir.IRBuilder, v: ir.Value, src: ScalarType, dst: ScalarType) -> ir.Value:
+    """The same element bits read as ``dst`` (equal widths). Floats are carried in f32, so an
+    f16/bf16 goes through its stored form (``numerics.store`` / ``load``)."""
+    bits_ty = ir.IntType(width(src))
+    raw = N.store(b, src.dtype, v) if src.is_float else v
+    if raw.type != bits_ty:
+        raw = b.bitcast(raw, bits_ty)
+    if not dst.is_float:
+        return raw
+    if dst.name == "f32":
+        return b.bitcast(raw, N.F32)
+    return N.load(b, dst.dtype, b.bitcast(raw, N.F16) if dst.name == "f16" else raw)
+
+
 def scalar_op(cg: "KernelCodegen", s: ScalarOp, args: list[ir.Value]) -> ir.Value:
     b = cg.b
     spec = S.SCALAR_OPS[s.op]
@@ -171,7 +189,9 @@ def scalar_op(cg: "KernelCodegen", s: ScalarOp, args: list[ir.Value]) -> ir.Valu
         return to_int(cg, v, not (rt.name != "index" and rt.dtype.kind == "uint"), N.scalar_type(rt.name))
     if s.op in ("extf", "truncf"):
         return N.round_to(b, rt.dtype, v)
-    # index_cast, extsi, extui, trunci
-    signed = {"extsi": True, "extui": False}.get(s.op, is_signed(ot))
+    if s.op == "bitcast":
+        return bitcast(b, v, ot, rt)
+    # index_cast, index_castui, extsi, extui, trunci
+    signed = {"extsi": True, "extui": False, "index_castui": False}.get(s.op, is_signed(ot))
     return resize(b, v, signed, N.scalar_type(rt.name))
 

@@ -5,8 +5,10 @@ is a signed 64-bit integer, i1 a bool, floats rounded to their type). Integer op
 tile ISA's integer rules so a program means the same in a tile or in a scalar: arithmetic
 wraps; x / 0 = -1 (all bits set) and x rem 0 = x; shift counts are unsigned and a count of
 the width or more shifts everything out (arithmetic right shifts fill with the sign).
-Float ops compute in f32 (f16/bf16 round once); ``maxf``/``minf`` ignore a NaN operand
-(IEEE maxNum), ``maximumf``/``minimumf`` propagate it (IEEE 2019). Float-to-integer casts
+Float ops compute in f32 (f16/bf16 round once); ``remf`` is C fmod (the sign of the dividend);
+``maxf``/``minf`` (also spelled ``maxnumf``/``minnumf``) ignore a NaN operand (IEEE maxNum),
+``maximumf``/``minimumf`` propagate it (IEEE 2019). ``index_castui`` zero-extends, ``bitcast``
+reads the same bits as another type of the same width. Float-to-integer casts
 saturate and send NaN to 0, as TCVT's default saturation mode.
 """
 from __future__ import annotations
@@ -89,6 +91,7 @@ _INT: dict[str, tuple[bool | None, Callable[[int, int, int], int]]] = {
     "remui": (False, lambda a, b, w: _rem(a, b)),
     "floordivsi": (True, lambda a, b, w: _floordiv(a, b)),
     "ceildivsi": (True, lambda a, b, w: _ceildiv(a, b)),
+    "ceildivui": (False, lambda a, b, w: _ceildiv(a, b)),
     "andi": (None, lambda a, b, w: a & b),
     "ori": (None, lambda a, b, w: a | b),
     "xori": (None, lambda a, b, w: a ^ b),
@@ -149,8 +152,9 @@ def _f32(fn: Callable[[np.float32, np.float32], Any]) -> Callable[[float, float]
 
 _FLOAT: dict[str, Callable[[float, float], float]] = {
     "addf": _f32(operator.add), "subf": _f32(operator.sub), "mulf": _f32(operator.mul),
-    "divf": _f32(operator.truediv),
-    "maxf": _maxnum, "minf": _minnum, "maximumf": _maximum, "minimumf": _minimum,
+    "divf": _f32(operator.truediv), "remf": _f32(np.fmod),
+    "maxf": _maxnum, "minf": _minnum, "maxnumf": _maxnum, "minnumf": _minnum,
+    "maximumf": _maximum, "minimumf": _minimum,
 }
 
 
@@ -205,13 +209,21 @@ def _float_to_int(v: float, t: ScalarType) -> int:
     return max(lo, min(hi, math.trunc(v)))
 
 
+def _bitcast(v: Number, src: ScalarType, dst: ScalarType) -> Number:
+    """The same bits read as ``dst`` (widths are equal: the verifier checks)."""
+    raw = np.asarray(v, dtype=src.dtype.np_dtype).view(dst.dtype.np_dtype)
+    return float(raw) if dst.is_float else int(raw)
+
+
 def cast(op: str, src: ScalarType, dst: ScalarType) -> Callable[[Number], Number]:
     if op in ("fptosi", "fptoui"):
         return lambda v: from_pattern(_float_to_int(v, dst), dst)
     if op == "uitofp":
         w = bits(src)
         return lambda v: convert(int(v) % (1 << w), dst)
-    if op == "extui":
+    if op == "bitcast":
+        return lambda v: _bitcast(v, src, dst)
+    if op in ("extui", "index_castui"):
         w = bits(src)
         return lambda v: convert(int(v) % (1 << w), dst)
     if op in ("sitofp", "extsi"):
