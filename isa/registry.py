@@ -6,6 +6,20 @@ from .spec import Family, Instruction
 from .suggest import did_you_mean
 
 _TABLE: dict[str, Instruction] = {}
+
+#: Mnemonics openpto spelled before the public ISA named these instructions -> the public
+#: name. The old spellings stay accepted (text, bytecode, ``get``) as aliases of the public
+#: declaration, which is the one ``pto isa`` lists and the printer writes.
+RENAMED: dict[str, str] = {
+    "TSETFMATRIX": "SETFMATRIX", "TSET_IMG2COL_RPT": "SET_IMG2COL_RPT",
+    "TSET_IMG2COL_PADDING": "SET_IMG2COL_PADDING", "TSETHF32MODE": "SETHF32MODE",
+    "TSETTF32MODE": "SETTF32MODE",
+}
+
+
+def former_names(mnemonic: str) -> tuple[str, ...]:
+    """The earlier openpto spellings of ``mnemonic`` (for its ``aliases``)."""
+    return tuple(old for old, new in RENAMED.items() if new == mnemonic)
 _LOOKUP: dict[str, Instruction] = {}
 
 

@@ -185,6 +185,9 @@ class Example:
     types: Mapping[str, str]
     attrs: Mapping[str, Any] = field(default_factory=dict)
     scalars: Mapping[str, Any] = field(default_factory=dict)  # values for scalar/index operands
+    # the control state it runs in, for instructions whose meaning depends on earlier ones (a
+    # TPOP needs a pushed FIFO slot); passed as a deep copy to semantics taking ``state``
+    state: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """Whole-spec properties: every declaration is complete, self-consistent and documented."""
 from __future__ import annotations
 
+import copy
 import json
 import re
 import subprocess
@@ -117,6 +118,8 @@ def _example_is_legal_and_runs(instr: isa.Instruction, ex: isa.spec.Example) -> 
         elif op.name in ex.scalars:
             kwargs[op.name] = ex.scalars[op.name]
     before = {n: v.data.copy() for n, v in kwargs.items() if isinstance(v, isa.Tile)}
+    if ex.state is not None:
+        kwargs["state"] = copy.deepcopy(dict(ex.state))
     with np.errstate(all="raise"):
         instr.execute(**kwargs, **ex.attrs)
     for op in instr.operands:

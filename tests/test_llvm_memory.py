@@ -319,5 +319,5 @@ def test_literal_pipe_faults(line: str, code: str) -> None:
 def test_config_state_keys_match_reference() -> None:
     from openpto.backends.llvm.rules import sync as S
     from openpto.isa.families.sync import STATE_KEYS
-    assert S.FMATRIX_KEY == STATE_KEYS["TSETFMATRIX"] == "fmatrix"
+    assert S.FMATRIX_KEY == STATE_KEYS["SETFMATRIX"] == "fmatrix"
     assert S.IMG2COL_RPT_KEY == "img2col_rpt" and S.IMG2COL_PADDING_KEY == "img2col_padding"

@@ -3,7 +3,8 @@
 A functional execution runs in program order, so these change no tile values: their semantics
 validate the operands (pipes, event ids, addresses, configuration fields) and raise a
 ``RuntimeFault`` for bad ones. The Ascend simulator gives flags and barriers their hardware
-meaning. Control-state writes (TSETFMATRIX, TSET_IMG2COL_*, TSETHF32MODE, TSETTF32MODE) record
+meaning. Control-state writes (SETFMATRIX, SET_IMG2COL_*, SETHF32MODE, SETTF32MODE;
+formerly spelled with a leading T, still accepted: ``registry.RENAMED``) record
 their values into the optional ``state`` dict a backend passes in, under the keys in ``STATE_KEYS``.
 
 Pipe operands (kind ``pipe``) take a ``types.Pipe`` member (or its name, ``"V"`` / ``"PIPE_V"``);
@@ -19,7 +20,7 @@ from .. import constraints as K
 from .. import dtypes as dt
 from ..attrs import RoundMode
 from ..diagnostics import RuntimeFault
-from ..registry import declare
+from ..registry import declare, former_names
 from ..spec import (Attr, Domain, EXACT, Example, Family, Instruction, Kind, Operand, Role, same)
 from ..types import Pipe, Type
 from ..values import Tile
@@ -27,9 +28,9 @@ from ._helpers import index_in, scalar_in
 
 EVENT_IDS = 8          # event ids per (src pipe, dst pipe) pair
 ALIGN = 32             # on-chip buffers are 32-byte aligned
-STATE_KEYS = {"TSETFMATRIX": "fmatrix", "TSET_IMG2COL_RPT": "img2col_rpt",
-              "TSET_IMG2COL_PADDING": "img2col_padding", "TSETHF32MODE": "hf32",
-              "TSETTF32MODE": "tf32"}
+STATE_KEYS = {"SETFMATRIX": "fmatrix", "SET_IMG2COL_RPT": "img2col_rpt",
+              "SET_IMG2COL_PADDING": "img2col_padding", "SETHF32MODE": "hf32",
+              "SETTF32MODE": "tf32"}
 
 # ------------------------------------------------------------------------------ operand checks
 
@@ -196,15 +197,15 @@ RPT_FIELDS = {"repeat_stride": _U16, "repeat_time": _U8, "repeat_mode": _U8}
 
 
 def _tsetfmatrix(state: dict | None = None, **fields: int) -> None:
-    _record(state, "TSETFMATRIX", _fields(FMATRIX_FIELDS, fields))
+    _record(state, "SETFMATRIX", _fields(FMATRIX_FIELDS, fields))
 
 
 def _tset_img2col_rpt(state: dict | None = None, **fields: int) -> None:
-    _record(state, "TSET_IMG2COL_RPT", _fields(RPT_FIELDS, fields))
+    _record(state, "SET_IMG2COL_RPT", _fields(RPT_FIELDS, fields))
 
 
 def _tset_img2col_padding(pad_value: float, state: dict | None = None) -> None:
-    _record(state, "TSET_IMG2COL_PADDING", {"pad_value": pad_value})
+    _record(state, "SET_IMG2COL_PADDING", {"pad_value": pad_value})
 
 
 _STATE_DOC = " The semantics record {fields} into state[{key!r}] when a `state` dict is passed; "
@@ -212,7 +213,8 @@ _IMG2COL_NOTE = ("backends that model the IMG2COL unit read it. TIMG2COL carries
                  "in attributes, so this state never changes its values.")
 
 declare(Instruction(
-    mnemonic="TSETFMATRIX", family=Family.SYNC, summary="set the IMG2COL feature-map registers",
+    mnemonic="SETFMATRIX", family=Family.SYNC, aliases=former_names("SETFMATRIX"),
+    summary="set the IMG2COL feature-map registers",
     operands=tuple(index_in(n, f"feature-map {n.replace('_', ' ')}", bounds=FMATRIX_FIELDS[n])
                    for n in FMATRIX_FIELDS),
     semantics=_tsetfmatrix, dtypes=None, numerics=EXACT, domain=Domain.NONE, pipe=Pipe.S,
@@ -225,7 +227,8 @@ declare(Instruction(
                              "pad_top": 1, "pad_bottom": 1})))
 
 declare(Instruction(
-    mnemonic="TSET_IMG2COL_RPT", family=Family.SYNC, summary="set the IMG2COL repeat registers",
+    mnemonic="SET_IMG2COL_RPT", family=Family.SYNC, aliases=former_names("SET_IMG2COL_RPT"),
+    summary="set the IMG2COL repeat registers",
     operands=tuple(index_in(n, n.replace("_", " "), bounds=RPT_FIELDS[n]) for n in RPT_FIELDS),
     semantics=_tset_img2col_rpt, dtypes=None, numerics=EXACT, domain=Domain.NONE, pipe=Pipe.S,
     doc="Writes the IMG2COL repeat configuration: repeat_stride (0..65535), repeat_time and "
@@ -236,7 +239,8 @@ declare(Instruction(
                     scalars={"repeat_stride": 16, "repeat_time": 1, "repeat_mode": 0})))
 
 declare(Instruction(
-    mnemonic="TSET_IMG2COL_PADDING", family=Family.SYNC, summary="set the IMG2COL pad value",
+    mnemonic="SET_IMG2COL_PADDING", family=Family.SYNC, aliases=former_names("SET_IMG2COL_PADDING"),
+    summary="set the IMG2COL pad value",
     operands=(scalar_in("pad_value", "value IMG2COL reads at padded positions"),),
     semantics=_tset_img2col_padding,
     dtypes=same(("pad_value",), dt.FLOATS + dt.INTS_32), numerics=EXACT, domain=Domain.NONE,
@@ -264,7 +268,8 @@ def _round_modes(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | N
 
 def _mode_instr(mnemonic: str, fmt: str, profiles: tuple[str, ...], where: str) -> None:
     declare(Instruction(
-        mnemonic=mnemonic, family=Family.SYNC, summary=f"set the {fmt.split()[0]} matmul mode",
+        mnemonic=mnemonic, family=Family.SYNC, aliases=former_names(mnemonic),
+        summary=f"set the {fmt.split()[0]} matmul mode",
         operands=(),
         attrs=(Attr("enable", bool, None, f"round f32 matmul inputs to {fmt}"),
                Attr("mode", RoundMode, RoundMode.RINT, "rounding of the inputs: RINT or ROUND")),
@@ -282,5 +287,5 @@ def _mode_instr(mnemonic: str, fmt: str, profiles: tuple[str, ...], where: str) 
         constraints=(K.custom("mode is RINT or ROUND", _round_modes, "LEGAL_ATTR"),)))
 
 
-_mode_instr("TSETHF32MODE", "HF32 (1-8-11)", ("cpu", "a2", "a3"), "A2/A3")
-_mode_instr("TSETTF32MODE", "TF32 (1-8-10)", ("cpu", "a5"), "A5")
+_mode_instr("SETHF32MODE", "HF32 (1-8-11)", ("cpu", "a2", "a3"), "A2/A3")
+_mode_instr("SETTF32MODE", "TF32 (1-8-10)", ("cpu", "a5"), "A5")

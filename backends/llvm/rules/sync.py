@@ -23,11 +23,11 @@ from ..codegen import KernelCodegen, widen
 I1, I8, I64, F64 = N.I1, N.I8, N.I64, N.F64
 
 #: ``cg.state`` keys (the reference's ``state`` dict keys): fields live at "<key>.<field>".
-FMATRIX_KEY = STATE_KEYS["TSETFMATRIX"]                 # fields: FMATRIX_FIELDS (i64 each)
-IMG2COL_RPT_KEY = STATE_KEYS["TSET_IMG2COL_RPT"]        # fields: RPT_FIELDS (i64 each)
-IMG2COL_PADDING_KEY = STATE_KEYS["TSET_IMG2COL_PADDING"]  # field "pad_value" (f64)
-HF32_KEY = STATE_KEYS["TSETHF32MODE"]                   # fields "enable" (i64 0/1), "mode" (i64)
-TF32_KEY = STATE_KEYS["TSETTF32MODE"]
+FMATRIX_KEY = STATE_KEYS["SETFMATRIX"]                 # fields: FMATRIX_FIELDS (i64 each)
+IMG2COL_RPT_KEY = STATE_KEYS["SET_IMG2COL_RPT"]        # fields: RPT_FIELDS (i64 each)
+IMG2COL_PADDING_KEY = STATE_KEYS["SET_IMG2COL_PADDING"]  # field "pad_value" (f64)
+HF32_KEY = STATE_KEYS["SETHF32MODE"]                   # fields "enable" (i64 0/1), "mode" (i64)
+TF32_KEY = STATE_KEYS["SETTF32MODE"]
 _MODE_CODES = {m: k for k, m in enumerate(RoundMode)}   # "mode" field: index in RoundMode
 
 
@@ -164,8 +164,8 @@ def _set_mode(key: str) -> Any:
 RULES: dict[str, Any] = {
     "SET_FLAG": _flag, "WAIT_FLAG": _flag, "PIPE_BARRIER": _pipe_barrier, "TSYNC": _tsync,
     "TASSIGN": _tassign,
-    "TSETFMATRIX": _config(FMATRIX_KEY, FMATRIX_FIELDS),
-    "TSET_IMG2COL_RPT": _config(IMG2COL_RPT_KEY, RPT_FIELDS),
-    "TSET_IMG2COL_PADDING": _tset_img2col_padding,
-    "TSETHF32MODE": _set_mode(HF32_KEY), "TSETTF32MODE": _set_mode(TF32_KEY),
+    "SETFMATRIX": _config(FMATRIX_KEY, FMATRIX_FIELDS),
+    "SET_IMG2COL_RPT": _config(IMG2COL_RPT_KEY, RPT_FIELDS),
+    "SET_IMG2COL_PADDING": _tset_img2col_padding,
+    "SETHF32MODE": _set_mode(HF32_KEY), "SETTF32MODE": _set_mode(TF32_KEY),
 }
