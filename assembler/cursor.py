@@ -349,6 +349,8 @@ class Cursor:
                 self.at(ATTR) and self.peek(1).is_(PUNCT, "=")):
             if items:
                 self.expect(PUNCT, ",", "',' between operands")
+                if "{" in stop and self.at(PUNCT, "{"):   # ins(%a, {attrs} : T): the dict after a comma
+                    break
             items.append(self.operand())
         return items
 
