@@ -234,4 +234,26 @@ DECISIONS: tuple[Decision, ...] = (
              "only one source is valid its value and index are copied; value and index tiles of a pair must "
              "share a valid region.",
              "Keeps the pair consistent with TPARTMAX/TPARTMIN (decision 5) while following the public tie rule."),
+    Decision("Rearrangement: TCONCAT, TINTERLEAVE, TDEINTERLEAVE",
+             "TCONCAT: A2/A3 need src0.valid_cols + src1.valid_cols <= dst's static columns, A5 and the CPU "
+             "simulator equality with dst.valid_cols; the indexed forms read per-row byte counts that the CPU "
+             "simulator divides by the index element's size. TINTERLEAVE/TDEINTERLEAVE: A5 asserts even valid "
+             "columns; the C++ order is (dst1, dst0, src1, src0); no A2/A3 implementation.",
+             "TCONCAT: the basic form only, dst.valid_cols == src0.valid_cols + src1.valid_cols, sources' rows "
+             "cover dst's; the indexed forms are not offered. TINTERLEAVE/TDEINTERLEAVE: any width (the "
+             "formulas are defined for odd C), the assembly order (%dst0, %dst1 = op %src0[, %src1]); the "
+             "single-source TDEINTERLEAVE names its source src0 and needs it to cover 2 * C columns; profiles "
+             "cpu and a5 only.",
+             "Equality is the rule every implementation meets; the indexed forms' units are contradictory; "
+             "total formulas over an assertion the CPU simulator does not make."),
+    Decision("THISTOGRAM counts and filters",
+             "The page's formula gives plain per-byte-value counts, the CPU simulator writes running sums; "
+             "the formula indexes the u32 filter bytes per source row (idx[r, m]) while the table and the "
+             "CPU simulator use one filter byte per idx row (idx[m, 0]) for every source row.",
+             "Plain counts, dst overwritten (256 u32 bins per source row, dst.valid_cols == 256). u16: byte 0 "
+             "keeps elements whose byte 1 equals idx[i, 0]; u32: byte k keeps elements whose bytes 3 .. k + 1 "
+             "equal idx[0, 0], idx[1, 0], ...; the most significant byte filters nothing and idx is optional "
+             "there. The byte is an integer attribute `byte` (0..3) for the public HistByte template argument.",
+             "The page's formula is the first authority; the filter layout is what the table and the only "
+             "readable implementation agree on."),
 )
