@@ -256,4 +256,52 @@ DECISIONS: tuple[Decision, ...] = (
              "there. The byte is an integer attribute `byte` (0..3) for the public HistByte template argument.",
              "The page's formula is the first authority; the filter layout is what the table and the only "
              "readable implementation agree on."),
+    Decision("Fused multiply-add and accumulating destinations",
+             "TAXPY (vaxpy), TFUSEDMULADD (vmadd), TFUSEDMULADDRELU (vmaddrelu; vmadd + vrelu on A5) and "
+             "TMULADDDST (vmla; vmula on A5) read their destination; the vector pages call vaxpy and vmula "
+             "single fused operations but state no rounding; TFUSEDMULADDRELU's page prints the formula "
+             "without the ReLU; the SSA form `%dst = op %src0, %src1` hides that dst is read.",
+             "Fused: the exact a * b + c is rounded once to f32 (round to nearest even), then once more to an "
+             "f16/bf16 destination (f16 and bf16 products are exact in f32). dst is an inout operand: the DPS "
+             "form is the public `op ins(%src0, %src1) outs(%dst)`, the synchronous form `op %dst, %src0, "
+             "%src1`; a source may be dst itself. TFUSEDMULADDRELU applies ReLU to the fused result. TAXPY "
+             "takes an f16 src0 (and scalar) with an f32 dst, as its public table says.",
+             "One rounding is what the public pages call fused and what FMA hardware gives; the f32 step "
+             "before a narrow store is the rule of every float instruction (decision 12)."),
+    Decision("ReLU and saturating narrowing in the fused instructions",
+             "TSUBRELU, TADDRELUCONV and TADDDEQRELU do not say what ReLU does with NaN or -0; the "
+             "conversions 'saturate' without saying how inf or NaN convert; TADDRELUCONV's i16 sum and "
+             "TADDDEQRELU's i32 sum may overflow; TADDDEQRELU's A2/A3 sequence scales by 2**-17, deqScale, "
+             "2**17 in turn.",
+             "ReLU as TRELU: NaN stays NaN, -0 and negatives give +0. Integer sums wrap in the source width "
+             "before the ReLU. Conversion to f16 rounds to nearest even and clamps finite values beyond the "
+             "range to 65504 (+inf and NaN stay); conversion to i8 rounds to nearest even, clamps to "
+             "[-128, 127] and gives 0 for NaN (as TCVT's saturation). TADDDEQRELU is f16(relu(f32(sum) * "
+             "deqScale)) with the product rounded once to f32; its f16 result equals the 2**-17 sequence's. "
+             "The tmp operand is optional and never read or written (decision 29).",
+             "Consistent with TRELU, TCVT and the integer wrap rule; saturating only finite overflow keeps "
+             "infinities visible."),
+    Decision("TPAIRREDUCESUM odd widths",
+             "The page and the CPU simulator add an odd row's last element to 0 and zero the upper half of "
+             "each destination row; the A2/A3 implementation drops the last element and leaves the upper "
+             "half untouched.",
+             "dst[i, k] = src[i, 2k] + src[i, 2k + 1] for k < ceil(c / 2), the missing partner being +0; "
+             "+0 for the rest of dst's valid row (c = dst.valid_cols). Each sum is computed in f32 and "
+             "rounded once.",
+             "The page is the first authority; the A2/A3 behaviour would leave defined elements undefined."),
+    Decision("TPOW and TPOWS",
+             "Floats are computed as exp(ln|base| * exp) with sign fix-ups on NPUs and with C pow on the CPU "
+             "simulator; no accuracy is stated (DEFAULT is 'lower precision'); integer powers use repeated "
+             "multiplication, with 0 ** 0 = 1 and a negative exponent giving 0 except for base +-1; tmp is "
+             "required in C++ and absent from the grouped page's assembly.",
+             "Floats: IEEE 754 / C99 Annex F pow special values exactly (pow(x, 0) = 1, pow(1, y) = 1, "
+             "pow(-1, ±inf) = 1, negative base with non-integer exponent = NaN, zero bases by the sign and "
+             "parity of the exponent), otherwise within 2 ulp of the correctly rounded result; the reference "
+             "evaluates pow in f64 and rounds once. Integers wrap (modulo 2**bits); exp = 0 gives 1; a "
+             "negative exponent gives 1 for base 1, ±1 for base -1 by parity, else 0 (unsigned exponents "
+             "are never negative). TPOWS converts its exponent to the tile dtype. tmp is optional and never "
+             "touched; PrecisionType is accepted and held to the same contract (as the 'Precision modes' "
+             "decision).",
+             "The special values every libm agrees on, a bound libm pow meets with margin, and the public "
+             "integer rules, which both public implementations share."),
 )
