@@ -374,10 +374,16 @@ def _with_tile_valid(case: Case, name: str, vr: int, vc: int) -> Case:
     return dataclasses.replace(case, types=types)
 
 
-def _with_every_offset(case: Case, lead: int = 0) -> Case | None:
-    """Every windowed global with static extents grown by one window, ``lead`` leading
-    dimensions put in front (rank 5 at most), and addressed at a non-zero index on every
-    dimension: a view into a larger array (None: no such global)."""
+#: extents of the leading dimensions put in front of a global's own (rank 5 from rank 1)
+LEAD_DIMS = (3, 2, 2, 2)
+#: global ranks in the order structured cases take them (each case the first one not yet taken)
+RANKS = (5, 1, 4, 3, 2)
+
+
+def _with_every_offset(case: Case, rank: int | None = None) -> Case | None:
+    """Every windowed global with static extents given ``rank`` dimensions (leading ones put
+    in front or dropped; None: its own rank), grown by one window and addressed at a non-zero
+    index on every dimension: a view into a larger array (None: no such global)."""
     tiles = _tiles_of(case)
     types, offsets = dict(case.types), dict(case.offsets)
     for op in case.instr.operands:
@@ -385,16 +391,46 @@ def _with_every_offset(case: Case, lead: int = 0) -> Case | None:
         if not isinstance(t, GlobalType) or op.window == WHOLE or t.strides is not None \
                 or any(d is None for d in t.shape) or t.rank < 1:
             continue
-        t = dataclasses.replace(t, shape=(3, 2, 2)[:max(min(lead, 5 - t.rank), 0)] + tuple(t.shape))
+        if rank is not None:
+            t = dataclasses.replace(t, shape=LEAD_DIMS[:max(rank - t.rank, 0)] + tuple(t.shape)[-rank:])
         w = tiles.get(op.window or "") or max(tiles.values(), key=lambda x: x.rows * x.cols, default=None)
         rows, cols = (w.rows, w.cols) if w is not None else (1, 1)
-        window = ([1] * (t.rank - 2) + [rows, cols])[-t.rank:] if t.rank >= 2 else [rows * cols]
+        window = ([1] * (t.rank - 2) + [rows, cols])[-t.rank:] if t.rank >= 2 else [cols]   # rank 1: one row
         shape = tuple(max(int(d), n) + 1 for d, n in zip(t.shape, window))
         types[op.name] = dataclasses.replace(t, shape=shape)
         offsets[op.name] = tuple(d - n for d, n in zip(shape, window))
     if offsets == dict(case.offsets):
         return None
     return dataclasses.replace(case, types=types, offsets=offsets)
+
+
+def _global_ranks(case: Case) -> set[int]:
+    """The ranks of ``case``'s windowed globals (global operands read or written at indices)."""
+    return {t.rank for op in case.instr.operands for t in [case.types.get(op.name)]
+            if isinstance(t, GlobalType) and op.window != WHOLE}
+
+
+def _placed(cases: list[Case]) -> list[Case]:
+    """``cases`` with their windowed globals viewed at non-zero indices, each case at the first
+    rank of ``RANKS`` no earlier case took (else its first legal one), then one more case per
+    rank still missing that some case accepts: every legal rank 1..5 is reached, mostly
+    without adding a compile."""
+    out: list[Case] = []
+    taken: set[int] = set()
+    for c in cases:
+        order = sorted(RANKS, key=lambda r: r in taken)
+        moved = next((m for r in order for m in [_with_every_offset(c, r)] if m is not None and _legal(m)), None)
+        out.append(moved if moved is not None else c)
+        taken |= _global_ranks(moved) if moved is not None else set()
+    if not taken:
+        return out
+    for r in RANKS:
+        if r not in taken:
+            extra = next((m for c in cases for m in [_with_every_offset(c, r)] if m is not None and _legal(m)), None)
+            if extra is not None:
+                out.append(extra)
+                taken.add(r)
+    return out
 
 
 def _with_rows(case: Case, vr: int) -> Case:
@@ -441,11 +477,7 @@ def structured(base: Case) -> list[Case]:
             out.append(differ)
     if not out and ns is not base:
         out.append(ns)
-    placed = []
-    for c in out or [ns]:
-        moved = next((m for lead in (3, 0) for m in [_with_every_offset(c, lead)] if m is not None and _legal(m)),
-                     None)
-        placed.append(moved if moved is not None else c)
+    placed = _placed(out or [ns])
     if not any(p.offsets != c.offsets for p, c in zip(placed, out or [ns])):
         moved = _with_every_offset(ns)
         if moved is not None and _legal(moved):

@@ -17,7 +17,7 @@ from typing import Any, Iterable, Mapping
 import ml_dtypes
 import numpy as np
 
-from ..isa.spec import Kind, Role
+from ..isa.spec import WHOLE, Kind, Role
 from ..isa.types import GlobalType, Pipe, ScalarType, TileType
 from .cases import Case, ranged_operands
 
@@ -30,6 +30,8 @@ SITUATIONS: dict[str, str] = {
     "narrow": "a tile whose valid width is smaller than its valid height",
     "differ": "two tile operands of one shape whose valid regions differ",
     "offsets": "a global addressed at a non-zero index on every dimension (a view into a larger array)",
+    **{f"rank-{r}": f"a windowed global of rank {r} addressed at a non-zero index on every dimension"
+       for r in range(1, 6)},
     "strided": "a global passed as a non-contiguous view",
     "in-place": "an input tile that is the output tile (dst == src, acc_in == dst)",
     "edges": "an index operand at and just past the ends of its declared range or off its alignment; "
@@ -42,6 +44,12 @@ SITUATIONS: dict[str, str] = {
 
 #: value situations: each is one input recipe of ``values.situation_inputs``
 VALUE_SITUATIONS = ("joint-specials", "ties", "int-extremes", "overflow")
+#: level 3: features of whole programs (conformance/features.py), recorded on L3:programs
+PROGRAM_FEATURES: dict[str, str] = {
+    "matrix-pipeline": "L3: a kernel loads into mat, moves to left/right, multiplies into acc, stores or moves the acc tile",
+    "acc-in-place": "L3: tmatmul_acc / tgemv_acc with acc_in == dst in a loop over K of at least 2 steps",
+    "in-place-chain": "L3: two or more elementwise steps in a row that each write the tile they read",
+}
 STRUCTURAL = tuple(s for s in SITUATIONS if s not in VALUE_SITUATIONS and s != "strided")
 
 _F32_MAX = float(np.finfo(np.float32).max)
@@ -80,6 +88,8 @@ def structural(case: Case) -> set[str]:
         at = case.offsets.get(name)
         if isinstance(t, GlobalType) and at and all(i > 0 for i in at):
             out.add("offsets")
+            if case.instr.operand(name).window != WHOLE:
+                out.add(f"rank-{t.rank}")
     return out
 
 
@@ -166,7 +176,7 @@ def summary(outcomes: Iterable[Any]) -> dict[str, dict[str, int]]:
         for s, seen in getattr(o, "coverage", {}).items():
             out[s]["applicable"] += 1
             out[s]["exercised"] += int(bool(seen))
-    return {s: dict(out[s]) for s in SITUATIONS if s in out}
+    return {s: dict(out[s]) for s in {**SITUATIONS, **PROGRAM_FEATURES} if s in out}
 
 
 def markdown(outcomes: Iterable[Any]) -> str:
@@ -175,7 +185,7 @@ def markdown(outcomes: Iterable[Any]) -> str:
     outcomes = [o for o in outcomes if getattr(o, "coverage", None)]
     lines = ["| situation | meaning | pairs admitting it | pairs exercising it |", "|---|---|---:|---:|"]
     for s, n in summary(outcomes).items():
-        lines.append(f"| {s} | {SITUATIONS[s]} | {n['applicable']} | {n['exercised']} |")
+        lines.append(f"| {s} | {SITUATIONS.get(s) or PROGRAM_FEATURES[s]} | {n['applicable']} | {n['exercised']} |")
     missed = [(o, [s for s, seen in o.coverage.items() if not seen]) for o in outcomes]
     missed = [(o, m) for o, m in missed if m]
     if missed:

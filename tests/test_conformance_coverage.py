@@ -49,14 +49,27 @@ def test_a_source_region_differs_before_the_destination() -> None:
     assert any(isinstance(t, TileType) and t.valid != t.shape for t in src)
 
 
-def test_tload_global_is_a_rank_5_view_at_non_zero_indices() -> None:
-    for c in C.structured(base("TLOAD", "f32")):
-        g = c.types["src"]
-        assert isinstance(g, GlobalType) and g.rank == 5
-        tile = c.types["dst"]
-        assert len(c.offsets["src"]) == 5 and all(i > 0 for i in c.offsets["src"])
-        assert c.offsets["src"][-1] + tile.cols <= g.shape[-1]          # the window still fits
-        assert "offsets" in COV.structural(c)
+@pytest.mark.parametrize("mnemonic", ["TLOAD", "TSTORE"])
+def test_windowed_globals_take_every_rank_at_non_zero_indices(mnemonic: str) -> None:
+    built = C.structured(base(mnemonic, "f32"))
+    name, tile = ("src", "dst") if mnemonic == "TLOAD" else ("dst", "src")
+    ranks = set()
+    for c in built:
+        g = c.types[name]
+        assert isinstance(g, GlobalType) and not c.errors()
+        ranks.add(g.rank)
+        assert len(c.offsets[name]) == g.rank and all(i > 0 for i in c.offsets[name])
+        assert c.offsets[name][-1] + c.types[tile].valid_cols <= g.shape[-1]      # the window still fits
+        assert {"offsets", f"rank-{g.rank}"} <= COV.structural(c)
+    assert ranks == {1, 2, 3, 4, 5}
+    assert len(built) <= 5                     # ranks ride on the other situations' cases where they can
+    assert {f"rank-{r}" for r in range(1, 6)} <= COV.applicable(built, strided=True)
+
+
+def test_rank_1_global_is_strided_in_the_sweep() -> None:
+    (case,) = [c for c in C.structured(base("TLOAD", "f32")) if c.types["src"].rank == 1]
+    assert case.types["dst"].valid_rows == 1
+    assert not V.situation_inputs(case, "ordinary")["src"].contiguous
 
 
 def test_tsort32_runs_more_than_one_32_element_block() -> None:
