@@ -87,6 +87,13 @@ class QuantOutType(enum.Enum):
     BF16 = 4
 
 
+class MxQuantAlg(enum.Enum):
+    """TQUANT_DN's ``mx_alg``: destination format and shared-scale algorithm (OCP or NV)."""
+
+    OcpMxFp8E4M3 = 0
+    NvMxFp8E4M3 = 1
+
+
 class Precision(enum.Enum):
     """The public ``PrecisionType`` template argument (DivAlgorithm, ExpAlgorithm, ...): which
     algorithm a target uses; openpto holds both values to the instruction's one contract."""
@@ -123,6 +130,7 @@ ENUM_SPELLING: dict[type[enum.Enum], str] = {
     QuantType: "quant",
     Precision: "precision",
     QuantOutType: "out_type",
+    MxQuantAlg: "mx_alg",
     SyncAllMode: "syncall_mode",
     SyncCoreType: "sync_core",
 }

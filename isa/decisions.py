@@ -304,4 +304,28 @@ DECISIONS: tuple[Decision, ...] = (
              "decision).",
              "The special values every libm agrees on, a bound libm pow meets with margin, and the public "
              "integer rules, which both public implementations share."),
+    Decision("TDEQUANT parameters",
+             "dst = (src - offset) * scale with per-row f32 parameters; the NPU targets broadcast column 0 "
+             "of each parameter row, the CPU simulator reads column min(j, scale.valid_cols - 1).",
+             "Column 0 of each row only, scale and offset with exactly dst.valid_rows valid rows; the "
+             "subtraction and the multiplication are each rounded to f32 (no fused multiply-add), so the "
+             "result is exact (bit-identical).",
+             "What every NPU target computes; the simulator agrees for the documented one-column form."),
+    Decision("Pre-quantisation state",
+             "SET_QUANT_SCALAR packs an f32 and a sign bit (bit 46) into a register; SET_QUANT_VECTOR writes "
+             "a scaling tile's address; both encodings are implementation-defined.",
+             "State instructions recording state['quant_scalar'] = {'scale': f32, 'out_type': QuantOutType} "
+             "and state['quant_vector'] = {'fp': the tile itself}; a consumer reads fp's values when it runs. "
+             "OutType is an attribute #pto.out_type<I8|U8|I16|F16|BF16>; fp is a 1 x N f32 scaling tile.",
+             "Values instead of register bits keep consumers portable; recording the tile keeps the "
+             "address semantics."),
+    Decision("TQUANT_DN (MX quantisation along rows)",
+             "Groups of 32 rows, OCP or NV shared exponent, FP8 or FP4 outputs; rows must be multiples of "
+             "32 (64 interleaved); NaN and partial-group behaviour only in the CPU simulator's code.",
+             "f8e4m3 output only (the FP4 algorithms need float4_e2m1x2, not declared yet); the group "
+             "maximum ignores NaN; OCP e = exponent(max) - 8 floored at 0; NV e from f32(max * f32(1/448)) "
+             "rounded up; values saturate to ±448, NaN is written 0x7F; a last group shorter than 32 rows is "
+             "accepted; the max/scaling scratch tiles are never accessed.",
+             "The simulator's algorithm is the only executable statement; saturation and one NaN code make "
+             "results bit-exact."),
 )

@@ -171,3 +171,62 @@ def test_state_keys_are_documented() -> None:
     from openpto.isa.families.quant import STATE_KEYS
     for mnemonic, key in STATE_KEYS.items():
         assert f"state[{key!r}]" in isa.get(mnemonic).doc
+
+
+# ----------------------------------------------------------------------------- TQUANT_DN
+
+def _dn(x: np.ndarray, alg: Any, interleave: bool = False, exp_shape: tuple[int, int] | None = None) -> tuple:
+    import ml_dtypes
+    from openpto.isa.attrs import MxQuantAlg  # noqa: F401
+    r, c = x.shape
+    dst = isa.Tile.of(np.zeros((r, c), ml_dtypes.float8_e4m3fn))
+    exp = isa.Tile.of(np.full(exp_shape or (-(-r // 32), c), 9, np.uint8))
+    run("TQUANT_DN", dst=dst, src=isa.Tile.of(x.astype(np.float32)), exp=exp, mx_alg=alg, interleave=interleave)
+    return dst.data.view(np.uint8), exp.data
+
+
+def test_tquant_dn_ocp_hand_values() -> None:
+    from openpto.isa.attrs import MxQuantAlg
+    x = np.zeros((32, 2), np.float32)
+    x[:, 0] = 1.0
+    x[0, 0] = 3.0          # max 3: f32 exponent 128 -> e = 120, scale 2**7
+    x[1, 0] = -0.0078125   # -2**-7 * 2**7 = -1.0 -> code 0xB8
+    x[2, 1] = np.nan       # ignored by the max; column 1 max 0 -> e = 0
+    codes, e = _dn(x, MxQuantAlg.OcpMxFp8E4M3)
+    assert e.tolist() == [[120, 0]]
+    # 3 * 128 = 384 = 1.5 * 2**8 -> exponent field 15, mantissa 4: 0x7C; 1 * 128 = 2**7 -> 0x70
+    assert codes[0, 0] == 0x7C and codes[1, 0] == 0xB8 and codes[5, 0] == 0x70
+    assert codes[2, 1] == 0x7F and codes[0, 1] == 0x00
+
+
+def test_tquant_dn_nv_exponent_rounds_up() -> None:
+    from openpto.isa.attrs import MxQuantAlg
+    x = np.zeros((32, 2), np.float32)
+    x[0, 0] = 448.0        # d = 1.0 exactly: e = 127, scale 1
+    x[0, 1] = 449.0        # d slightly above 1: e = 128, scale 2**-1
+    codes, e = _dn(x, MxQuantAlg.NvMxFp8E4M3)
+    assert e.tolist() == [[127, 128]]
+    assert codes[0, 0] == 0x7E                      # 448
+    assert codes[0, 1] == 0x76                      # 224.5 -> 224 = 1.75 * 2**7: field 14, mantissa 6
+
+
+def test_tquant_dn_saturates_and_interleaves() -> None:
+    from openpto.isa.attrs import MxQuantAlg
+    x = np.ones((96, 1), np.float32)
+    x[40, 0] = np.inf      # group 1: e = 255 - 8 = 247; 1 * 2**-120 -> +0, inf -> 448
+    codes, e = _dn(x, MxQuantAlg.OcpMxFp8E4M3, interleave=True, exp_shape=(2, 2))
+    assert codes[40, 0] == 0x7E and codes[41, 0] == 0x00
+    # groups 0, 1, 2 have e = 127 - 0 ... : max 1.0 -> exponent 127 - 8 = 119
+    assert e.tolist() == [[119, 247], [119, 0]]
+
+
+def test_tquant_dn_static_rules() -> None:
+    from openpto.isa.attrs import MxQuantAlg
+    good = {"dst": "!pto.tile<64x32xf8e4m3>", "src": "!pto.tile<64x32xf32>", "exp": "!pto.tile<2x32xu8>"}
+    alg = {"mx_alg": MxQuantAlg.OcpMxFp8E4M3}
+    assert codes("TQUANT_DN", good, alg) == [] and codes("TQUANT_DN", good, alg, "a5") == []
+    assert "STRUCT_VALID_REGION" in codes("TQUANT_DN", {**good, "exp": "!pto.tile<1x32xu8>"}, alg)
+    assert "STRUCT_VALID_REGION" in codes("TQUANT_DN", good, {**alg, "interleave": True})
+    assert codes("TQUANT_DN", {**good, "exp": "!pto.tile<1x64xu8>"}, {**alg, "interleave": True}) == []
+    assert "LEGAL_DTYPE" in codes("TQUANT_DN", {**good, "src": "!pto.tile<64x32xi8>"}, alg)
+    assert codes("TQUANT_DN", good, alg, "a3") != []         # A5 and CPU only

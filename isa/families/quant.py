@@ -1,5 +1,5 @@
-"""Quantisation: integer dequantisation (TDEQUANT) and the pre-quantisation state that later
-moves read (SET_QUANT_SCALAR, SET_QUANT_VECTOR).
+"""Quantisation: integer dequantisation (TDEQUANT), MX quantisation grouped along rows (TQUANT_DN)
+and the pre-quantisation state that later moves read (SET_QUANT_SCALAR, SET_QUANT_VECTOR).
 
 The state instructions write nothing into tiles: like TSETFMATRIX they record their values into
 the optional ``state`` dict a backend passes in, under the keys in ``STATE_KEYS``. A consumer
@@ -17,12 +17,13 @@ import numpy as np
 
 from .. import constraints as K
 from .. import dtypes as dt
-from ..attrs import QuantOutType
+from ..attrs import MxQuantAlg, QuantOutType
+from ..diagnostics import RuntimeFault
 from ..registry import declare
 from ..spec import Attr, Domain, EXACT, Example, Family, Instruction, same, tuples
 from ..types import Layout, Location, Pipe, TileType, Type
 from ..values import Tile
-from ._helpers import scalar_in, tile_in, tile_out
+from ._helpers import scalar_in, tile_in, tile_inout, tile_out
 
 STATE_KEYS = {"SET_QUANT_SCALAR": "quant_scalar", "SET_QUANT_VECTOR": "quant_vector"}
 
@@ -136,3 +137,130 @@ declare(Instruction(
     special_values="No values are computed or read.",
     example=Example({"fp": "!pto.tile<1x128xf32, loc=scaling>"}),
     constraints=(K.fixed("fp", "rows", 1),)))
+
+
+# ----------------------------------------------------------------------------- TQUANT_DN
+
+MX_GROUP = 32            # rows sharing one E8M0 exponent
+E4M3_MAX = 448.0         # largest finite f8e4m3 magnitude (saturation bound)
+E4M3_NAN = 0x7F          # the NaN code written for any NaN
+_E4M3_EMAX = 8           # f8e4m3's largest exponent: OCP scale exponent = exponent(max) - 8
+
+
+def _group_max(x: np.ndarray, rows: int) -> np.ndarray:
+    """max |x| of each 32-row group per column (NaN ignored, 0 for none): ceil(rows/32) x cols."""
+    groups = [np.fmax.reduce(np.abs(x[g:g + MX_GROUP]), axis=0, initial=np.float32(0))
+              for g in range(0, rows, MX_GROUP)]
+    return np.array(groups, np.float32).reshape(len(groups), x.shape[1])
+
+
+def _ocp_exponent(m: np.ndarray) -> np.ndarray:
+    biased = (m.view(np.uint32) >> 23) & 0xFF
+    return np.where(biased <= _E4M3_EMAX, 0, biased - _E4M3_EMAX).astype(np.uint32)
+
+
+def _nv_exponent(m: np.ndarray) -> np.ndarray:
+    d = m * (np.float32(1) / np.float32(E4M3_MAX))            # f32 product, rounded once
+    bits = d.view(np.uint32)
+    biased, mant = (bits >> 23) & 0xFF, bits & 0x7FFFFF
+    up = (mant > 0) & (biased != 0xFE) & ~((biased == 0) & (mant <= 0x400000))
+    e = np.where(biased == 0xFF, 0xFE, biased + up)
+    return np.where(m == 0, 0, e).astype(np.uint32)
+
+
+_EXPONENT = {MxQuantAlg.OcpMxFp8E4M3: _ocp_exponent, MxQuantAlg.NvMxFp8E4M3: _nv_exponent}
+
+
+def _scale(e: np.ndarray) -> np.ndarray:
+    """2 ** (127 - e) in f32 for exponent codes 0 .. 254 (254 gives the subnormal 2 ** -127)."""
+    return np.ldexp(np.float32(1), 127 - e.astype(np.int32)).astype(np.float32)
+
+
+def _encode_e4m3(v: np.ndarray) -> np.ndarray:
+    """f32 -> f8e4m3 codes: saturate to ±448, round to nearest even, any NaN -> 0x7F."""
+    codes = np.clip(v, -E4M3_MAX, E4M3_MAX).astype(dt.F8E4M3.np_dtype).view(np.uint8)
+    return np.where(np.isnan(v), np.uint8(E4M3_NAN), codes)
+
+
+def interleave_pairs(e: np.ndarray) -> np.ndarray:
+    """The interleaved exponent layout: out[p, 2j + d] = e[2p + d, j], 0 where row 2p + 1 is absent."""
+    g, c = e.shape
+    padded = np.zeros((2 * -(-g // 2), c), e.dtype)
+    padded[:g] = e
+    return padded.reshape(-1, 2, c).transpose(0, 2, 1).reshape(-1, 2 * c)
+
+
+def exp_extent(rows: int, cols: int, interleave: bool) -> tuple[int, int]:
+    """The exponent block TQUANT_DN writes for a rows x cols domain."""
+    groups = -(-rows // MX_GROUP)
+    return (-(-groups // 2), 2 * cols) if interleave else (groups, cols)
+
+
+def _tquant_dn(dst: Tile, src: Tile, exp: Tile, mx_alg: MxQuantAlg, interleave: bool = False,
+               max: Tile | None = None, scaling: Tile | None = None) -> None:  # noqa: A002
+    rows, cols = dst.valid
+    er, ec = exp_extent(rows, cols, interleave)
+    if er > exp.valid[0] or ec > exp.valid[1]:
+        raise RuntimeFault("RUNTIME_INVALID_WRITE", "exp is written outside its valid region",
+                           expected=f"a {er}x{ec} block inside the valid region",
+                           actual=f"valid region {exp.valid[0]}x{exp.valid[1]}")
+    x = src.read(rows, cols, "src").astype(np.float32)
+    e = _EXPONENT[mx_alg](_group_max(x, rows))
+    s = np.repeat(_scale(e), MX_GROUP, axis=0)[:rows]
+    with np.errstate(all="ignore"):
+        codes = _encode_e4m3((x * s).astype(np.float32))
+    dst.write(codes.view(dst.dtype.np_dtype), rows, cols)
+    e8 = e.astype(np.uint8)
+    exp.write(interleave_pairs(e8) if interleave else e8)
+
+
+def _exp_covers(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | None:
+    d, e = types.get("dst"), types.get("exp")
+    if not (isinstance(d, TileType) and isinstance(e, TileType)) or d.dynamic or e.dynamic:
+        return None
+    want = exp_extent(d.valid_rows, d.valid_cols, bool(attrs.get("interleave", False)))
+    if e.valid_rows < want[0] or e.valid_cols < want[1]:
+        return f"exp valid region {e.valid_rows}x{e.valid_cols} is smaller than the {want[0]}x{want[1]} it receives"
+    return None
+
+
+_DN_DOC = (
+    "MX quantisation with groups of 32 consecutive rows (grouping axis 0, the public TQUANT "
+    "<grp_axis=0, mx_alg> form; ND and DN name the grouping axis, not the storage). Over dst's valid "
+    "region (R x C), for each column j and group g (rows 32g .. min(32g + 32, R) - 1): m = max |src| "
+    "over the group in f32, NaN ignored (0 when the group has no number); the E8M0 exponent e is, for "
+    "OcpMxFp8E4M3, the biased f32 exponent of m minus 8 (f8e4m3's largest exponent), floored at 0; "
+    "for NvMxFp8E4M3, 0 when m = 0, else from d = f32(m * f32(1/448)): its biased exponent plus 1 when "
+    "its mantissa is non-zero (not when the exponent is 254, nor for a subnormal d of at most half the "
+    "smallest normal), and 254 when d is infinite. The scale is s = 2**(127 - e) (2**-127 for e = "
+    "254); dst[i, j] = f8e4m3(clamp(f32(src[i, j] * s), -448, 448)) rounded to nearest even, any NaN "
+    "written as 0x7F. exp[g, j] = e, or with interleave = true the pairs of row groups side by side: "
+    "exp[p, 2j + d] = e of group 2p + d (0 when that group is absent), a ceil(G/2) x 2C block for G = "
+    "ceil(R/32) groups. The public targets require R to be a multiple of 32 (64 with interleave); "
+    "openpto also accepts a last, shorter group. The optional max and scaling tiles are the targets' "
+    "scratch: accepted and never read or written. The FP4 algorithms (OcpMxFp4E2M1, NvMxFp4E2M1) "
+    "write float4_e2m1x2 tiles, which openpto does not declare yet.")
+
+declare(Instruction(
+    mnemonic="TQUANT_DN", family=Family.COMPLEX, summary="MX-quantise to f8e4m3 in groups of 32 rows",
+    operands=(tile_out("dst", "f8e4m3 codes, dst's valid region is the domain"),
+              tile_in("src", "f32, f16 or bf16 values"),
+              tile_out("exp", "u8 E8M0 exponents: ceil(R/32) x C (interleave: ceil(R/64) x 2C)"),
+              tile_inout("max", "per-group scratch of the public targets (never accessed)", optional=True),
+              tile_inout("scaling", "per-group scratch of the public targets (never accessed)", optional=True)),
+    attrs=(Attr("mx_alg", MxQuantAlg, None, "OcpMxFp8E4M3 or NvMxFp8E4M3: the shared-exponent rule"),
+           Attr("interleave", bool, False, "write the exponents of row-group pairs side by side")),
+    semantics=_tquant_dn,
+    dtypes=tuples(("dst", "src", "exp"), [(dt.F8E4M3, s, dt.U8) for s in (dt.F32, dt.F16, dt.BF16)]),
+    profiles=("cpu", "a5"), numerics=EXACT, domain=Domain.DST, pipe=Pipe.V,
+    doc=_DN_DOC,
+    special_values="NaN inputs are ignored by the group maximum and encode as 0x7F; ±inf makes the "
+                   "group's exponent 247 (OCP) or 254 (NV) and saturates to ±448; values beyond ±448 "
+                   "after scaling saturate; tiny products round to ±0 (the sign kept).",
+    example=Example({"dst": "!pto.tile<64x32xf8e4m3>", "src": "!pto.tile<64x32xf32>",
+                     "exp": "!pto.tile<2x32xu8>"}, {"mx_alg": MxQuantAlg.OcpMxFp8E4M3}),
+    more_examples=(Example({"dst": "!pto.tile<64x32xf8e4m3>", "src": "!pto.tile<64x32xbf16>",
+                            "exp": "!pto.tile<1x64xu8>"}, {"mx_alg": MxQuantAlg.NvMxFp8E4M3, "interleave": True}),),
+    constraints=(K.covers(("src",)), K.same_shape("dst", "src"),
+                 K.custom("exp's valid region holds the exponent block", _exp_covers, "STRUCT_VALID_REGION"),
+                 K.layout_in("dst", Layout.ND), K.layout_in("src", Layout.ND), K.layout_in("exp", Layout.ND))))
