@@ -328,4 +328,55 @@ DECISIONS: tuple[Decision, ...] = (
              "accepted; the max/scaling scratch tiles are never accessed.",
              "The simulator's algorithm is the only executable statement; saturation and one NaN code make "
              "results bit-exact."),
+    Decision("Cube-vector FIFO (TPUSH, TPOP, TALLOC, TFREE)",
+             "A TPipe<FlagID, Dir, SlotSize, SlotNum> ring between cube and vector cores with wait/record "
+             "flags; no PTO-AS spelling (a !pto.tpipe operand in IR); split modes per target; the CPU "
+             "simulator has no implementation; a wait that can never be satisfied hangs.",
+             "The FIFO is named by the attributes FlagID (0..15) and SlotNum (1..16, default 2; the first use "
+             "in a run fixes it, RUNTIME_FIFO_CONFIG after). Functional backends keep one queue per FlagID "
+             "per block, run producer and consumer in program order and fault instead of waiting: "
+             "RUNTIME_FIFO_FULL (push/alloc with every slot taken), RUNTIME_FIFO_EMPTY (pop with nothing "
+             "committed), RUNTIME_FIFO_STATE (GlobalData TPUSH without TALLOC, TFREE of a global without a "
+             "held slot), RUNTIME_FIFO_MISMATCH (a tile popped from a slot of another dtype or valid shape, "
+             "or committed without a tile). A slot holds a copy of the pushed valid region; TPOP of a tile "
+             "frees it, TFREE without operands does nothing; the GlobalData forms take a whole-tensor slot "
+             "view that is never read or written. Split modes are not modelled (TILE_NO_SPLIT).",
+             "A sequential run cannot wait for another core, so every wait that would block is a program "
+             "error; queue semantics keep both backends bit-identical."),
+    Decision("SYNCALL on functional backends",
+             "A barrier across the launch's cores (Hard: FFTS flags, Soft: a GM counter); a no-op in the "
+             "auto build; mismatched participation deadlocks.",
+             "Blocks run to completion one after another (or on threads without interleaving at barriers), "
+             "so SYNCALL validates (Soft needs gmWorkspace, usedCores >= 0: RUNTIME_BAD_CONFIG) and has no "
+             "effect; programs that exchange data between blocks across it are not portable to functional "
+             "backends. Mode and CoreType are attributes #pto.syncall_mode<HARD|SOFT>, "
+             "#pto.sync_core<AIV_ONLY|AIC_ONLY|MIX>.",
+             "Matches the public auto-mode behaviour; a real barrier would deadlock the sequential reference."),
+    Decision("TRANDOM generator",
+             "A Philox-like counter cipher (key 2 x u32, counter 4 x u32, 7 or 10 rounds); the A5 kernel and "
+             "the CPU simulator lay words out differently and advance counters per row in different, "
+             "width-dependent ways.",
+             "Philox-4x32-R exactly (multipliers 0xD2511F53, 0xCD9E8D57; key increments 0x9E3779B9, "
+             "0xBB67AE85); key = key[0, 0..1], counter = counter[0, 0..3] as a 128-bit little-endian word "
+             "number. Element k of the valid region in row-major order gets word k mod 4 of the block of "
+             "counter + floor(k / 4) (mod 2**128); the counter tile is not advanced; i32 takes the bits; "
+             "Rounds is an attribute (7 or 10, default 10); cpu and a5 only.",
+             "One stream over the valid region is reproducible on every backend and equals the A5 order "
+             "when valid_cols is a multiple of 256."),
+    Decision("TSUBVIEW, TALIAS, TGET_SCALE_ADDR",
+             "TSUBVIEW and TALIAS make views sharing storage (writes through one visible in the other); "
+             "TGET_SCALE_ADDR binds the scale tile at the data tile's address >> SHIFT_MX_ADDR (A5).",
+             "TSUBVIEW (dst[i, j] = src[rowIdx + i, colIdx + j], window inside src's valid region, else "
+             "RUNTIME_OOB) and TALIAS (same static shape, dst's valid region inside src's) copy bits when they "
+             "run, as TRESHAPE (decision 17): later writes are not shared. TGET_SCALE_ADDR is an address "
+             "binding like TASSIGN: nothing is read or written, dst's contents are unspecified; cpu and a5.",
+             "Value semantics are the same on every backend; aliasing is a backend's optimisation."),
+    Decision("Public config mnemonics",
+             "SETFMATRIX, SET_IMG2COL_RPT, SET_IMG2COL_PADDING, SETHF32MODE, SETTF32MODE; SETFMATRIX and "
+             "the IMG2COL pair take a config tile (!pto.fmatrix_config, ConvTileData).",
+             "The public names are the declared mnemonics (listed by pto isa, printed by the assembler); "
+             "openpto's earlier TSETFMATRIX, TSET_IMG2COL_RPT, TSET_IMG2COL_PADDING, TSETHF32MODE and "
+             "TSETTF32MODE stay accepted as aliases (registry.RENAMED). The operands stay scalar fields: a "
+             "config-tile type is not part of PTO-AS yet.",
+             "Programs in the public spelling assemble; existing programs keep working."),
 )
