@@ -137,7 +137,8 @@ def test_every_scalar_op_round_trips() -> None:
                         "uitofp": ("%i : i32", "f16"), "fptosi": ("%f : f32", "i32"),
                         "fptoui": ("%f : f32", "u16"), "extsi": ("%i : i32", "i64"),
                         "extui": ("%i : i32", "i64"), "trunci": ("%i : i32", "i8"),
-                        "extf": ("%r1000 : f16", "f32"), "truncf": ("%f : f32", "f16")}[spec.name]
+                        "extf": ("%r1000 : f16", "f32"), "truncf": ("%f : f32", "f16"),
+                        "index_castui": ("%x : index", "u32"), "bitcast": ("%f : f32", "i32")}[spec.name]
             if spec.name == "extf":
                 lines.append("%r1000 = arith.truncf %f : f32 to f16")
             lines.append(f"{r} = arith.{spec.name} {src} to {dst}")
