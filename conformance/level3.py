@@ -25,6 +25,7 @@ from ..isa.spec import Instruction
 from ..isa.types import Type
 from .level0 import explore
 from .outcome import Difference, Failure, Outcome
+from .features import FEATURES, program_features
 from .programs import KernelArgs, Program, block_options, programs, random_values
 
 LEVEL = 3
@@ -134,15 +135,57 @@ class ProgramCheck:
         return None
 
 
+#: programs drawn per ``programs(require=...)`` feature before the random ones
+PINNED_EXAMPLES = 2
+#: the features each pinned family has by construction (conformance/features.py)
+PINNED = {"matrix": ("matrix-pipeline", "acc-in-place"), "in-place": ("in-place-chain",)}
+
+
+@dataclass
+class _Recording:
+    """``check``, remembering the features (``features.program_features``) of every
+    program it ran."""
+
+    check: ProgramCheck
+    seen: set[str]
+
+    def __call__(self, program: Program) -> Failure | None:
+        failure = self.check(program)
+        calls = [(ka.kernel, {a.name: a.value for a in ka.args if a.value is not None}) for ka in program.kernels]
+        self.seen |= program_features(parse(program.text), calls)
+        return failure
+
+
 def programs_outcome(backend: Backend, profile: str, max_examples: int, seed: int | None) -> Outcome:
-    """The random-program scenario family as one outcome."""
+    """The random-program scenario family as one outcome: ``PINNED_EXAMPLES`` programs of each
+    pinned family (a matrix pipeline accumulating in place; an in-place elementwise chain),
+    then ``max_examples`` random ones. Its ``coverage`` says which features the programs that
+    ran had; a feature the backend admits that none had fails the self-check."""
     check = ProgramCheck(backend, profile, get("reference"))
     if not block_options(profile, check.allows):
         return Outcome(LEVEL, "L3:programs", "mixed", "unsupported",
                        reason=f"backend {backend.name!r} cannot load and store tiles of any dtype on {profile}")
-    n, failure = explore(programs(profile, check.allows), check, max_examples, seed)
+    record = _Recording(check, set())
+    n, failure, admitted = 0, None, []
+    for require, features in PINNED.items():
+        strategy = programs(profile, check.allows, require)
+        if strategy.is_empty:
+            continue
+        admitted += features
+        count, failure = explore(strategy, record, PINNED_EXAMPLES, seed)
+        n += count
+        if failure is not None:
+            break
+    if failure is None:
+        count, failure = explore(programs(profile, check.allows), record, max_examples, seed)
+        n += count
+    coverage = {f: f in record.seen for f in FEATURES if f in admitted}
+    missed = [f for f, seen in coverage.items() if not seen]
+    if failure is None and missed:
+        return Outcome(LEVEL, "L3:programs", "mixed", "fail", n, coverage=coverage,
+                       reason="self-check: no program that ran had these features: " + ", ".join(missed))
     return Outcome(LEVEL, "L3:programs", "mixed", "fail" if failure else "pass", n,
-                   reason=failure.message if failure else "", failure=failure)
+                   reason=failure.message if failure else "", failure=failure, coverage=coverage)
 
 
 # --------------------------------------------------------------------------- sync scenarios

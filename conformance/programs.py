@@ -32,6 +32,7 @@ from ..isa.diagnostics import PTOError
 from ..isa.registry import get
 from ..isa.spec import Domain, Family, Instruction, Kind, Role
 from ..isa.types import INDEX, GlobalLayout, GlobalType, Layout, Location, PadValue, ScalarType, TileType, Type
+from . import matrix_programs as MP
 from .cases import Case, base_cases, instructions, varied
 
 #: block shapes (rows, columns) a kernel may use; rows stay multiples of 16 so per-row
@@ -295,8 +296,9 @@ def _fits(value: Any, t: ScalarType) -> bool:
 class _Kernel:
     """Accumulates one kernel's parameters, declarations and statements while drawing."""
 
-    def __init__(self, draw: st.DrawFn, name: str, rows: int, cols: int, d: dt.DType, library: Library) -> None:
-        self.draw, self.name = draw, name
+    def __init__(self, draw: st.DrawFn, name: str, rows: int, cols: int, d: dt.DType, library: Library,
+                 chain: bool = False) -> None:
+        self.draw, self.name, self.chain = draw, name, chain
         self.R, self.C, self.d = rows, cols, d
         self.params: list[Value] = []
         self.args: list[Argument] = []
@@ -426,6 +428,17 @@ class _Kernel:
             self.body.append(first)
         self.wrote(dst)  # type: ignore[arg-type]
 
+    def in_place_chain(self, full: TileType) -> None:
+        """2-3 elementwise steps in a row that each write the tile they read (``%t = tadd
+        %t, %u`` ...), on the block loaded last."""
+        options = chain_templates(self.library, full)
+        v = self.latest
+        for _ in range(self.draw(st.integers(2, 3))):
+            tpl = self.pick_template(options)
+            first = next(n for n, t in tpl.inputs if t == full)
+            self.body.append(self.op(tpl, v, {first: v}))
+            self.wrote(v)
+
     def condition(self) -> Value:
         """The ``%pick`` parameter, or "first block" computed in the loop."""
         if self.draw(st.booleans()):
@@ -460,6 +473,8 @@ class _Kernel:
             self.latest = t
         if acc is not None:
             self.pool[col] = [acc]
+        if self.chain:
+            self.in_place_chain(full)
         for _ in range(draw(st.integers(1, MAX_STEPS))):
             self.step()
         if acc is not None:
@@ -539,12 +554,33 @@ class _Kernel:
             self.body.append(TileOp(get("TSTORE"), {"dst": MemRef(out, at), "src": v}))
 
 
-def programs(profile: str, allow: Allow | None = None) -> st.SearchStrategy[Program]:
-    """Modules of 1-3 random kernels that parse and check on ``profile``. ``allow(instr,
-    types)`` narrows the instructions (to what a backend supports)."""
+def chain_templates(library: Library, full: TileType) -> list[Template]:
+    """In-place templates that read and write a full block of type ``full``."""
+    return [t for t in library.templates if t.in_place and t.output[1] == full
+            and any(ty == full for _, ty in t.inputs) and all(ty == full for _, ty in t.inputs)]
+
+
+def _pipeline(draw: st.DrawFn, name: str, plans: list[MP.Plan]) -> tuple[Kernel, KernelArgs]:
+    """A matrix pipeline kernel (``matrix_programs``) and how to call it."""
+    kernel, how = MP.pipeline(draw, name, plans)
+    args = tuple(Argument(*row) for row in how["args"])
+    return kernel, KernelArgs(name, args, draw(st.integers(0, 2**32 - 1)), how["rows"], how["block"])
+
+
+#: what ``programs(require=...)`` can force into every program it draws
+REQUIRE = ("matrix", "in-place")
+
+
+def programs(profile: str, allow: Allow | None = None, require: str | None = None) -> st.SearchStrategy[Program]:
+    """Modules of 1-3 random kernels that parse and check on ``profile``; a kernel is a
+    matrix pipeline (``matrix_programs``) one time in four when the profile and ``allow``
+    admit one. ``allow(instr, types)`` narrows the instructions (to what a backend
+    supports). ``require`` gives modules that have a feature by construction: "matrix" one
+    matrix pipeline accumulating in place over K per accumulating form (TMATMUL_ACC,
+    TGEMV_ACC ... as declared), "in-place" one block kernel whose chain starts with
+    in-place elementwise steps; nothing when no such kernel is legal."""
     options = block_options(profile, allow)
-    if not options:
-        return st.nothing()
+    plans = MP.plans(profile, allow)
     libraries: dict[tuple[int, int], Library] = {}
 
     def library(rows: int, cols: int) -> Library:
@@ -552,12 +588,25 @@ def programs(profile: str, allow: Allow | None = None) -> st.SearchStrategy[Prog
             libraries[rows, cols] = Library(profile, rows, cols, allow)
         return libraries[rows, cols]
 
+    if require == "in-place":
+        options = [(r, c, d) for r, c, d in options if chain_templates(library(r, c), block_types(r, c, d)[0])]
+    if (require == "matrix" and not plans) or (require != "matrix" and not options):
+        return st.nothing()
+
+    forms = sorted({p.accumulate.instr.mnemonic for p in plans})
+
+    def kernel(draw: st.DrawFn, i: int) -> tuple[Kernel, KernelArgs]:
+        if require == "matrix":
+            return _pipeline(draw, f"k{i}", [p for p in plans if p.accumulate.instr.mnemonic == forms[i]])
+        if require is None and plans and draw(st.integers(0, 3)) == 0:
+            return _pipeline(draw, f"k{i}", plans)
+        rows, cols, d = draw(st.sampled_from(options))
+        return _Kernel(draw, f"k{i}", rows, cols, d, library(rows, cols), chain=require == "in-place").build()
+
     @st.composite
     def build(draw: st.DrawFn) -> Program:
-        built = []
-        for i in range(draw(st.integers(1, 3))):
-            rows, cols, d = draw(st.sampled_from(options))
-            built.append(_Kernel(draw, f"k{i}", rows, cols, d, library(rows, cols)).build())
+        count = len(forms) if require == "matrix" else 1 if require else draw(st.integers(1, 3))
+        built = [kernel(draw, i) for i in range(count)]
         text = Module(tuple(k for k, _ in built)).to_text()
         try:
             verify(parse(text), profile)

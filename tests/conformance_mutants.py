@@ -368,6 +368,14 @@ def _matmul_acc_reread(dst: Tile, acc_in: Tile, a: Tile, b: Tile) -> None:
     _ref("TMATMUL_ACC")(dst=dst, acc_in=dst, a=a, b=b)
 
 
+def _matmul_acc_in_place_ignored(dst: Tile, acc_in: Tile, a: Tile, b: Tile) -> None:
+    """acc_in ignored when it is dst (the accumulator taken as freshly cleared): right for
+    separate tiles, wrong for the in-place accumulation of a loop over K."""
+    if np.shares_memory(acc_in.data, dst.data):
+        return _ref("TMATMUL")(dst=dst, a=a, b=b)
+    return _ref("TMATMUL_ACC")(dst=dst, acc_in=acc_in, a=a, b=b)
+
+
 def _matmul_skip_last_k(name: str) -> Rule:
     def rule(dst: Tile, a: Tile, b: Tile) -> None:
         m, k = a.valid
@@ -589,6 +597,8 @@ MUTANTS: tuple[Mutant, ...] = tuple(Mutant(*row) for row in (
      ("f*,f16*", "f*,bf16*"), _matmul_narrow_acc),
     ("tmatmul-acc-in-place", "TMATMUL_ACC", "acc_in read after dst was written (wrong when acc_in is dst)",
      ("*",), _matmul_acc_reread),
+    ("tmatmul-acc-in-place-ignored", "TMATMUL_ACC", "acc_in ignored when it is dst (accumulating in place "
+     "restarts from zero)", ("*",), _matmul_acc_in_place_ignored),
     ("tmatmul-bias-first-only", "TMATMUL_BIAS", "bias[0] added to every column (bias pointer not advanced)",
      ("*",), before("TMATMUL_BIAS", _bias_first_only)),
     ("tgemv-skips-last-k", "TGEMV", "the K loop stops one step early", ("*",), _matmul_skip_last_k("TGEMV")),

@@ -5,6 +5,7 @@ are caught, with a reproducer that still fails when re-run."""
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any
 
 import numpy as np
@@ -17,8 +18,15 @@ from openpto.backends import get
 from openpto.backends.reference import ReferenceBackend, ReferenceExecutable
 from openpto.isa.types import INDEX
 from openpto.isa.values import Tile
-from openpto.conformance.level3 import SCENARIOS, first_difference, run_level3
+from openpto.assembler import verify
+from openpto.conformance import level3 as L3
+from openpto.conformance.level3 import PINNED_EXAMPLES, SCENARIOS, first_difference, run_level3
 from openpto.conformance.programs import programs, templates
+from openpto.conformance.runner import DEFAULT_EXAMPLES
+from openpto.isa.registry import get as openpto_get
+from openpto.isa.spec import Family
+
+from conformance_mutants import BY_NAME
 
 RULES = ReferenceBackend.rules
 SYNC = {sc.name for sc in SCENARIOS}
@@ -212,13 +220,146 @@ def test_generated_programs_have_the_level3_features() -> None:
             assert set(first) == {v.name for v in module.kernel(ka.kernel).params}
             assert all(np.array_equal(first[n], again[n], equal_nan=True) for n in first
                        if isinstance(first[n], np.ndarray))
-            assert first["rows"] == ka.rows
+            assert first.get("rows", first.get("kdim")) == ka.rows      # the loop's bound
         for feature, present in (("several kernels", len(p.kernels) > 1), ("scf.if", "scf.if" in p.text),
                                  ("dynamic valid rows", "valid_row = %vr" in p.text),
                                  ("loop-carried tile", "%acc_out" in p.text),
-                                 ("short last block", any(k.rows % k.block for k in p.kernels))):
+                                 ("short last block", any(k.rows % k.block for k in p.kernels)),
+                                 ("matrix pipeline", "loc=acc" in p.text)):
             seen[feature] = seen.get(feature, 0) + present
-        assert "iter_args(%left = %rows, %s = %s0)" in p.text
+        texts = [Module((k,)).to_text() for k in module.kernels]
+        assert all(("iter_args(%left = %rows, %s = %s0)" in t) != ("loc=acc" in t) for t in texts)
 
     prop()
-    assert all(seen.values()) and len(seen) == 5, seen
+    assert all(seen.values()) and len(seen) == 6, seen
+
+
+# --------------------------------------------------------------------------- matrix tiles, in place
+
+ACC_IN_PLACE = re.compile(r"scf\.for %(\w+) = %(\w+) to %kdim step %cK .*?%(\w+) = t(?:matmul|gemv)_acc %\3, ", re.S)
+IN_PLACE_STEP = re.compile(r"^ *%(\w+) = t\w+ %\1[,: ]", re.M)
+
+
+def _pipeline_ok(text: str, args: dict[str, Any], block: int) -> bool:
+    """Read independently of conformance/features.py: a load into mat, a move from mat into
+    left and right, an acc tile written in place in a K loop of at least 2 steps after the
+    opening step (kdim >= 3 steps), and the acc tile stored or moved to a vec tile."""
+    return (re.search(r"= tload .*loc=mat", text) is not None
+            and re.search(r"= t(mov|extract) .*loc=mat.*-> !pto\.tile<[^>]*loc=left", text) is not None
+            and re.search(r"= t(mov|extract) .*loc=mat.*-> !pto\.tile<[^>]*loc=right", text) is not None
+            and ACC_IN_PLACE.search(text) is not None and args["kdim"] >= 3 * block
+            and (re.search(r"tstore .*loc=acc", text) is not None
+                 or re.search(r"= tmov %acc : \(!pto\.tile<[^>]*loc=acc[^)]*\) -> !pto\.tile<\d+x\d+x\w+>", text)
+                 is not None))
+
+
+def _in_place_chain(text: str) -> bool:
+    """Two lines in a row of the form ``%t = tOP %t, ...`` (the destination read too)."""
+    lines = [ln for ln in text.splitlines() if re.match(r" *%\w+ = t", ln)]
+    return any(IN_PLACE_STEP.match(a) and IN_PLACE_STEP.match(b)
+               and IN_PLACE_STEP.match(a).group(1) == IN_PLACE_STEP.match(b).group(1)  # type: ignore[union-attr]
+               for a, b in zip(lines, lines[1:]))
+
+
+@pytest.mark.parametrize("profile", ["cpu", "a2", "a3", "a5"])
+def test_pinned_families_have_their_feature_in_every_draw(profile: str) -> None:
+    """programs(require=...) builds the feature into every program, one pipeline per
+    accumulating form, legal on the profile (the generator verifies each module)."""
+    counts = {"matrix": 0, "in-place": 0}
+    for require in counts:
+        @settings(max_examples=12, derandomize=True, database=None, deadline=None,
+                  suppress_health_check=list(HealthCheck))
+        @given(programs(profile, require=require))
+        def prop(p: Any) -> None:
+            verify(parse(p.text), profile)
+            counts[require] += 1
+            if require == "in-place":
+                assert len(p.kernels) == 1 and _in_place_chain(p.text), p.text
+                return
+            module = parse(p.text)
+            forms = set()
+            for ka in p.kernels:
+                text = Module((module.kernel(ka.kernel),)).to_text()
+                assert _pipeline_ok(text, ka.make(), ka.block), text
+                forms |= set(re.findall(r"= (tmatmul_acc|tgemv_acc) ", text))
+            assert forms == {"tmatmul_acc", "tgemv_acc"}
+        prop()
+    assert counts == {"matrix": 12, "in-place": 12}
+
+
+@pytest.mark.parametrize("profile", ["cpu", "a3"])
+def test_every_default_run_has_a_matrix_pipeline_and_in_place_programs(profile: str) -> None:
+    """The default L3 run (default example count, a few seeds): every feature covered, and
+    the programs that carry them really were run (the reference counts its matrix calls)."""
+    calls: list[bool] = []
+
+    def acc(**kw: Any) -> None:
+        calls.append(np.shares_memory(kw["acc_in"].data, kw["dst"].data))
+        RULES["TMATMUL_ACC"](**kw)
+
+    class Counting(ReferenceBackend):
+        name = "counting"
+        rules = dict(RULES, TMATMUL_ACC=acc)
+
+    for seed in (0, 1, 7):
+        calls.clear()
+        o = _by_name(run_level3(Counting(), profile, DEFAULT_EXAMPLES[3], seed))["L3:programs", "mixed"]
+        assert o.status == "pass", o.reason
+        assert o.coverage == {"matrix-pipeline": True, "acc-in-place": True, "in-place-chain": True}
+        assert o.examples >= DEFAULT_EXAMPLES[3] + 2 * PINNED_EXAMPLES
+        assert sum(calls) >= 2 * PINNED_EXAMPLES * 2        # two K steps in place per pinned pipeline
+
+
+def test_self_check_fails_when_the_generator_stops_producing_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A generator whose pinned matrix family lost its pipelines (and whose random programs
+    have no matrix kernel) fails the run with the self-check, naming what is missing."""
+    real = L3.programs
+
+    def no_matrix(instr: Any, types: Any) -> bool:
+        return instr.family is not Family.MATRIX
+
+    def broken(profile: str, allow: Any = None, require: str | None = None) -> Any:
+        both = (lambda i, t: no_matrix(i, t) and (allow is None or allow(i, t)))
+        return real(profile, both, "in-place" if require == "matrix" else require)
+
+    monkeypatch.setattr(L3, "programs", broken)
+    o = _by_name(run_level3(get("reference"), "cpu", 6, 0))["L3:programs", "mixed"]
+    assert o.status == "fail" and o.reason.startswith("self-check")
+    assert "matrix-pipeline" in o.reason and "acc-in-place" in o.reason and "in-place-chain" not in o.reason
+    assert o.coverage == {"matrix-pipeline": False, "acc-in-place": False, "in-place-chain": True}
+
+
+def test_in_place_accumulation_bug_is_caught_by_level3() -> None:
+    """TMATMUL_ACC that ignores acc_in when it is dst (the catalogued mutant): L3 alone fails
+    it, on a shrunk one-kernel matrix pipeline that still fails when re-run."""
+    backend = BY_NAME["tmatmul-acc-in-place-ignored"].backend()
+    for profile in ("cpu", "a3"):
+        bad = _by_name(run_level3(backend, profile, DEFAULT_EXAMPLES[3], 0))["L3:programs", "mixed"]
+        assert bad.status == "fail", bad.reason
+        f = bad.failure
+        assert f.program.count("kernel @") == 1 and re.search(r"%acc = tmatmul_acc %acc, ", f.program)
+        assert f.difference is not None and f.difference.operand in ("c_out", "v_out")
+        assert _replays(backend, bad, profile)
+
+
+def _clears_destination(mnemonic: str) -> Any:
+    """The reference rule after clearing dst, as a backend that zero-fills its output buffer
+    first would: right unless dst is also a source."""
+    def rule(**kw: Any) -> None:
+        dst = kw["dst"]
+        dst.data[...] = 0
+        RULES[mnemonic](**kw)
+    return rule
+
+
+class ClearsDestination(ReferenceBackend):
+    name = "clears-destination"
+    rules = dict(RULES, **{m: _clears_destination(m) for m in RULES
+                           if openpto_get(m).family in (Family.ELEMENTWISE, Family.TILE_SCALAR)})
+
+
+def test_in_place_elementwise_bug_is_caught_by_level3() -> None:
+    bad = _by_name(run_level3(ClearsDestination(), "cpu", DEFAULT_EXAMPLES[3], 0))["L3:programs", "mixed"]
+    assert bad.status == "fail", bad.reason
+    assert _in_place_chain(bad.failure.program) or IN_PLACE_STEP.search(bad.failure.program)
+    assert _replays(ClearsDestination(), bad, "cpu")
