@@ -379,4 +379,19 @@ DECISIONS: tuple[Decision, ...] = (
              "TSETTF32MODE stay accepted as aliases (registry.RENAMED). The operands stay scalar fields: a "
              "config-tile type is not part of PTO-AS yet.",
              "Programs in the public spelling assemble; existing programs keep working."),
+    Decision("Precision modes",
+             "TDIV, TDIVS, TEXP, TLOG, TSQRT, TRSQRT, TRECIP, TREM, TREMS, TFMOD, TFMODS, TROWEXPANDDIV and "
+             "TCOLEXPANDDIV take a `PrecisionType` template argument (DivAlgorithm, ExpAlgorithm, ...: "
+             "DEFAULT = 'faster but with lower precision', HIGH_PRECISION = 'high precision, slower'); it "
+             "is honoured on A5 only (ignored on A2/A3; TREM and TFMODS: f32 only); no page bounds either "
+             "value's error.",
+             "An optional attribute `PrecisionType` (#pto.precision<DEFAULT> | <HIGH_PRECISION>, default "
+             "DEFAULT) on each of them, legal on every profile and dtype. Both values are held to the "
+             "instruction's one numerics contract (correctly rounded for division, reciprocal, square root "
+             "and remainders; 2 ulp for exp, log and rsqrt), so the attribute never changes a specified "
+             "result; the reference and llvm backends compute the same way for both.",
+             "A DEFAULT contract looser than HIGH_PRECISION would need a bound the public pages do not "
+             "give; an invented bound would either fail real hardware or test nothing. Holding DEFAULT to "
+             "the tight contract keeps programs portable, and HIGH_PRECISION is at least as tight as "
+             "before."),
 )

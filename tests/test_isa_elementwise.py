@@ -332,3 +332,38 @@ def test_static_valid_region_rules(m: str) -> None:
         assert not checks.check_structure(instr, dynamic, _attrs(m))
         other = {**ok, src: parse_type(f"!pto.tile<16x32x{d.name}>")}
         assert [e.code for e in checks.check_structure(instr, other, _attrs(m))] == ["STRUCT_SHAPE"]
+
+
+# ----------------------------------------------------------------------------- PrecisionType (issue 14)
+
+PRECISE = ("TDIV", "TEXP", "TLOG", "TSQRT", "TRSQRT", "TRECIP", "TREM", "TFMOD")
+
+
+def test_precision_attribute_exactly_where_the_public_templates_have_it() -> None:
+    from openpto.isa.attrs import Precision
+    for name in MNEMONICS:
+        names = {a.name for a in isa.get(name).attrs}
+        assert ("PrecisionType" in names) == (name in PRECISE), name
+    for name in PRECISE:
+        a = isa.get(name).attr("PrecisionType")
+        assert a.type is Precision and a.default is Precision.DEFAULT and not a.required
+        assert "HIGH_PRECISION" in isa.get(name).doc
+
+
+@pytest.mark.parametrize("mode", ["DEFAULT", "HIGH_PRECISION"])
+@pytest.mark.parametrize("mnemonic, inputs, want", [
+    ("TDIV", ([1.0, -2.0, 1.0, 0.0], [3.0, 3.0, 0.0, 0.0]), [f32(1 / 3), f32(-2 / 3), INF, NAN]),
+    ("TRECIP", ([3.0, -0.0, 10.0],), [f32(1 / 3), -INF, f32(0.1)]),
+    ("TSQRT", ([2.0, -0.0, -1.0],), [f32(math.sqrt(2)), -0.0, NAN]),
+    ("TRSQRT", ([4.0, 0.0, INF],), [0.5, INF, 0.0]),
+    ("TEXP", ([0.0, 1.0, -INF],), [1.0, f32(math.e), 0.0]),
+    ("TLOG", ([1.0, f32(math.e), 0.0],), [0.0, f32(math.log(f32(math.e))), -INF]),
+    ("TREM", ([7.0, -7.0, 7.0], [3.0, 3.0, -3.0]), [1.0, 2.0, -2.0]),
+    ("TFMOD", ([7.0, -7.0, 7.0], [3.0, 3.0, -3.0]), [1.0, -1.0, 1.0]),
+])
+def test_precision_modes_give_the_same_contracted_result(mnemonic: str, inputs: tuple, want: list,
+                                                          mode: str) -> None:
+    """Hand-computed values; both modes meet the instruction's one contract (decision
+    "Precision modes"): division and roots correctly rounded, exp/log exact here."""
+    from openpto.isa.attrs import Precision
+    assert_same(run(mnemonic, F32, inputs, PrecisionType=Precision[mode]), want, F32)

@@ -66,7 +66,7 @@ def test_domain_pipe_and_docs(name: str) -> None:
 
 
 def test_tmp_is_optional_exactly_where_the_public_isa_has_it() -> None:
-    with_tmp = {"TROWSUM", "TROWMAX", "TROWMIN", "TROWPROD", "TCOLSUM"}
+    with_tmp = {"TROWSUM", "TROWMAX", "TROWMIN", "TROWPROD", "TCOLSUM"} | {f"TROWEXPAND{op}" for op in EXPAND_OPS}
     for name in NAMES:
         ops = {o.name: o for o in isa.get(name).operands}
         assert ("tmp" in ops) == (name in with_tmp), name
@@ -178,9 +178,37 @@ def test_col_expand_operand_rules(src1: str, codes: list[str]) -> None:
 
 def test_expand_src0_rules() -> None:
     v = "!pto.tile<16x1xf32, layout=DN>"
-    assert _errors("TROWEXPANDADD", dst=SRC16, src0="!pto.tile<16x32xf32>", src1=v) == ["STRUCT_SHAPE"]
+    # src0 differs from dst in shape, so it is taken as the expanded operand: 32 valid columns
+    # is neither Mode 1 nor Mode 2, and src1 (the full operand then) is a vector
+    assert sorted(_errors("TROWEXPANDADD", dst=SRC16, src0="!pto.tile<16x32xf32>", src1=v)) == \
+        ["STRUCT_SHAPE", "STRUCT_VALID_REGION", "STRUCT_VALID_REGION"]
+    assert _errors("TCOLEXPANDADD", dst=SRC16, src0="!pto.tile<16x32xf32>",
+                   src1="!pto.tile<1x16xf32>") == ["STRUCT_SHAPE"]
     assert _errors("TROWEXPANDADD", dst=SRC16, src0="!pto.tile<16x16xf32, valid=16x8>",
                    src1=v) == ["STRUCT_VALID_REGION"]
+
+
+@pytest.mark.parametrize("src0, src1, codes", [
+    ("!pto.tile<16x1xf32, layout=DN>", SRC16, []),                       # src0 expanded, Mode 1
+    ("!pto.tile<16x8xf32>", SRC16, []),                                  # src0 expanded, Mode 2
+    (SRC16, "!pto.tile<16x8xf32>", []),                                  # src1 expanded, Mode 2
+    (SRC16, "!pto.tile<16x16xf32, valid=16x8>", []),                     # Mode 2 in a wider tile
+    (SRC16, "!pto.tile<16x4xf32>", ["STRUCT_VALID_REGION"]),             # 16 bytes: neither mode
+    ("!pto.tile<16x8xf32, valid=8x8>", SRC16, ["STRUCT_VALID_REGION"]),   # too few rows
+    ("!pto.tile<16x8xf32>", "!pto.tile<16x16xf32, valid=16x12>", ["STRUCT_VALID_REGION"]),
+    ("!pto.tile<16x8xf32>", "!pto.tile<16x8xf32>", ["STRUCT_SHAPE", "STRUCT_VALID_REGION"]),
+    (SRC16, "!pto.tile<16x8xf32, valid=16x?>", []),                     # dynamic: run-time check
+])
+def test_row_expand_forms_rules(src0: str, src1: str, codes: list[str]) -> None:
+    assert sorted(_errors("TROWEXPANDDIV", dst=SRC16, src0=src0, src1=src1)) == codes
+
+
+def test_row_expand_mode2_width_follows_the_dtype() -> None:
+    d16 = "!pto.tile<16x32xf16>"
+    assert _errors("TROWEXPANDMAX", dst=d16, src0=d16, src1="!pto.tile<16x16xf16>") == []
+    assert _errors("TROWEXPANDMAX", dst=d16, src0=d16, src1="!pto.tile<16x8xf16>") == ["STRUCT_VALID_REGION"]
+    # two full operands: the public ISA needs exactly one of the same shape as dst
+    assert _errors("TROWEXPANDMAX", dst=SRC16, src0=SRC16, src1=SRC16) == ["STRUCT_VALID_REGION"]
 
 
 def test_broadcast_source_rules() -> None:
@@ -633,3 +661,72 @@ def test_broadcast_faults_and_empty_domains() -> None:
     empty = sentinel_tile((4, 4), F32, (4, 0))
     run("TROWEXPAND", dst=empty, src=Tile.of(np.ones((4, 1), F32), (4, 0)))
     assert (empty.data == SENTINEL).all()
+
+
+# ----------------------------------------------------------------------------- issue 14 forms
+
+
+def _f32(rows: list[list[float]], valid: tuple[int, int] | None = None, layout: Layout = Layout.ND) -> Tile:
+    return Tile.of(np.array(rows, dtype=F32), valid, layout=layout)
+
+
+def test_row_expand_mode2_hand_values() -> None:
+    """Mode 2: the 8-value f32 block of each row repeats along the row (j mod 8)."""
+    block = [[1, 2, 3, 4, 5, 6, 7, 8], [-1, -2, -3, -4, -5, -6, -7, -8]]
+    src0 = _f32([[100.0] * 12, [0.5] * 12])
+    dst = sentinel_tile((2, 12), F32, (2, 12))
+    run("TROWEXPANDMUL", dst=dst, src0=src0, src1=_f32(block))
+    assert dst.data.tolist() == [[100, 200, 300, 400, 500, 600, 700, 800, 100, 200, 300, 400],
+                                 [-0.5, -1, -1.5, -2, -2.5, -3, -3.5, -4, -0.5, -1, -1.5, -2]]
+
+
+def test_row_expand_src0_expanded_keeps_the_operand_order() -> None:
+    """src0 the per-row operand: dst = s - src1 and s / src1, not the other way round."""
+    s = _f32([[10.0], [3.0]], layout=Layout.DN)
+    x = _f32([[1, 2, 4, 5], [1, -3, 0.5, 6]])
+    sub, div = sentinel_tile((2, 4), F32, (2, 4)), sentinel_tile((2, 4), F32, (2, 4))
+    run("TROWEXPANDSUB", dst=sub, src0=s, src1=x)
+    run("TROWEXPANDDIV", dst=div, src0=s, src1=x)
+    assert sub.data.tolist() == [[9, 8, 6, 5], [2, 6, 2.5, -3]]
+    assert div.data.tolist() == [[10, 5, 2.5, 2], [3, -1, 6, 0.5]]
+
+
+def test_row_expand_src0_expdif_and_mode2_integers() -> None:
+    s = _f32([[0.0], [1.0]], layout=Layout.DN)
+    x = _f32([[0.0, 1.0], [1.0, 0.0]])
+    dst = sentinel_tile((2, 2), F32, (2, 2))
+    run("TROWEXPANDEXPDIF", dst=dst, src0=s, src1=x)
+    assert dst.data.tolist() == [[1.0, float(F32(math.exp(-1)))], [1.0, float(F32(math.e))]]
+    block = Tile.of(np.arange(16, dtype=np.int16).reshape(1, 16))
+    full = Tile.of(np.full((1, 20), 1000, dtype=np.int16))
+    out = sentinel_tile((1, 20), np.int16, (1, 20))
+    run("TROWEXPANDSUB", dst=out, src0=full, src1=block)
+    assert out.data.tolist() == [[1000 - (j % 16) for j in range(20)]]
+
+
+def test_row_expand_dynamic_width_outside_both_modes_faults() -> None:
+    block = _f32([[1, 2, 3, 4, 5, 6, 7, 8]], valid=(1, 4))
+    with pytest.raises(RuntimeFault) as e:
+        run("TROWEXPANDADD", dst=sentinel_tile((1, 16), F32, (1, 16)), src0=_f32([[0.0] * 16]), src1=block)
+    assert e.value.code == "RUNTIME_VALID_REGION"
+
+
+def test_row_expand_tmp_is_never_read_or_written() -> None:
+    tmp = sentinel_tile((2, 4), F32, (2, 4))
+    dst = sentinel_tile((2, 4), F32, (2, 4))
+    run("TROWEXPANDADD", dst=dst, src0=_f32([[1, 2, 3, 4], [5, 6, 7, 8]]),
+        src1=_f32([[1.0], [-1.0]], layout=Layout.DN), tmp=tmp)
+    assert dst.data.tolist() == [[2, 3, 4, 5], [4, 5, 6, 7]] and (tmp.data == SENTINEL).all()
+
+
+@pytest.mark.parametrize("name", ["TROWEXPANDDIV", "TCOLEXPANDDIV"])
+def test_expand_div_precision_attribute(name: str) -> None:
+    """Both PrecisionType values give the correctly rounded quotient (1/3 in f32)."""
+    from openpto.isa.attrs import Precision
+    attr = isa.get(name).attr("PrecisionType")
+    assert attr.default is Precision.DEFAULT and set(attr.type) == set(Precision)
+    vec = (_f32([[3.0]], layout=Layout.DN) if name.startswith("TROW") else _f32([[3.0, 3.0]]))
+    for p in Precision:
+        dst = sentinel_tile((1, 2), F32, (1, 2))
+        run(name, dst=dst, src0=_f32([[1.0, -2.0]]), src1=vec, PrecisionType=p)
+        assert dst.data.tolist() == [[float(F32(1) / F32(3)), float(F32(-2) / F32(3))]]

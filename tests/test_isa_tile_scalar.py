@@ -575,3 +575,28 @@ def test_reading_outside_source_valid_region_faults(name: str, operands: dict) -
     with pytest.raises(RuntimeFault) as err:
         isa.get(name).execute(dst=Tile.of(np.zeros((4, 8), out_dtype)), **args)
     assert err.value.code == "RUNTIME_INVALID_READ"
+
+
+# ----------------------------------------------------------------------------- PrecisionType (issue 14)
+
+@pytest.mark.parametrize("name", ["TDIVS", "TREMS", "TFMODS"])
+def test_precision_attribute_on_scalar_division_and_remainders(name: str) -> None:
+    from openpto.isa.attrs import Precision
+    instr = isa.get(name)
+    a = instr.attr("PrecisionType")
+    assert a.default is Precision.DEFAULT and set(a.type) == set(Precision)
+    assert {x.name for x in isa.get("TADDS").attrs} == set()
+    want = {"TDIVS": [np.float32(7) / np.float32(3), np.float32(-7) / np.float32(3)],
+            "TREMS": [1.0, 2.0], "TFMODS": [1.0, -1.0]}[name]
+    for p in Precision:
+        dst = Tile.empty(parse_type("!pto.tile<1x2xf32>"))
+        instr.execute(dst=dst, src=Tile.of(np.array([[7.0, -7.0]], np.float32)), scalar=3.0, PrecisionType=p)
+        assert dst.data[0].tolist() == [float(w) for w in want]
+
+
+def test_tdivs_reverse_with_high_precision() -> None:
+    from openpto.isa.attrs import Precision
+    dst = Tile.empty(parse_type("!pto.tile<1x3xf32>"))
+    isa.get("TDIVS").execute(dst=dst, src=Tile.of(np.array([[3.0, -0.0, 0.5]], np.float32)), scalar=1.0,
+                             reverse=True, PrecisionType=Precision.HIGH_PRECISION)
+    assert dst.data[0].tolist() == [float(np.float32(1) / np.float32(3)), -math.inf, 2.0]

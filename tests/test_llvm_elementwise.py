@@ -216,3 +216,39 @@ def test_chain_fuses_and_vectorises(tmp_path: pathlib.Path) -> None:
     y = np.zeros_like(a)
     pto.compile(module, "llvm", "cpu", cache_dir=tmp_path)(y=y, a=a, b=b, c=c)
     np.testing.assert_array_equal(y, np.maximum(a * b + c, a))
+
+
+@pytest.mark.parametrize("mn, arity", [("tdiv", 2), ("trem", 2), ("tfmod", 2), ("texp", 1), ("tlog", 1),
+                                       ("tsqrt", 1), ("trsqrt", 1), ("trecip", 1)])
+@pytest.mark.parametrize("mode", ["DEFAULT", "HIGH_PRECISION"])
+def test_precision_attribute(mn: str, arity: int, mode: str, tmp_path: pathlib.Path) -> None:
+    """The PrecisionType attribute parses and both values meet the same contract as the
+    reference: bits for the correctly rounded ones, 2 ulp for exp/log/rsqrt."""
+    rng = np.random.default_rng(5)
+    a = np.concatenate([FLOATS, rng.standard_normal(52).astype(np.float32) * 8]).reshape(8, 8)
+    b = np.concatenate([FLOATS[::-1], rng.standard_normal(52).astype(np.float32) * 3]).reshape(8, 8)
+    t = _tile(a.shape, "f32")
+    ins, types = ("%a, %b", f"{t}, {t}") if arity == 2 else ("%a", t)
+    text = (f"kernel @k(%dst : {t}, %a : {t}, %b : {t}) {{\n"
+            f"  %dst = {mn} {ins} {{PrecisionType = #pto.precision<{mode}>}} : ({types}) -> {t}\n}}\n")
+    assert f"#pto.precision<{mode}>" in pto.parse(text).to_text() or mode == "DEFAULT"
+    ref, got = _run_both(text, tmp_path, dst=np.zeros_like(a), a=a, b=b)
+    r, g = ref["dst"], got["dst"]
+    assert (np.isnan(r) == np.isnan(g)).all()
+    if mn in ("texp", "tlog", "trsqrt"):
+        ok = ~np.isnan(r)
+        ulp = np.abs(r[ok].view(np.int32).astype(np.int64) - g[ok].view(np.int32).astype(np.int64))
+        assert (ulp <= 2).all()
+    else:
+        _same_bits(r[~np.isnan(r)], g[~np.isnan(r)])
+
+
+def test_tdivs_precision_and_reverse(tmp_path: pathlib.Path) -> None:
+    a = np.array([[3.0, -0.0, 0.5, 7.0]], np.float32).repeat(2, 0)
+    t = _tile(a.shape, "f32")
+    text = (f"kernel @k(%dst : {t}, %a : {t}, %s : f32) {{\n"
+            f"  %dst = tdivs %a, %s {{reverse = true, PrecisionType = #pto.precision<HIGH_PRECISION>}}"
+            f" : ({t}, f32) -> {t}\n}}\n")
+    ref, got = _run_both(text, tmp_path, dst=np.zeros_like(a), a=a, s=1.0)
+    _same_bits(ref["dst"], got["dst"])
+    assert got["dst"][0].tolist() == [float(np.float32(1) / np.float32(3)), -np.inf, 2.0, float(np.float32(1 / 7))]

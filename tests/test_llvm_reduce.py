@@ -199,3 +199,99 @@ def test_row_reductions_vectorise(op: str, insn: str) -> None:
     text = f"kernel @k(%dst : {dst}, %src : {src}) {{\n  %dst = {op} %src : ({src}) -> {dst}\n}}\n"
     asm = target.assembly(generate(pto.parse(text))[0])
     assert re.search(rf"\b{insn}\s+[^\n]*%(zmm|ymm)", asm), f"{op} did not vectorise"
+
+
+# --------------------------------------------------------------------------- row-expand forms (issue 14)
+
+def _row_form_text(op: str, d: str, t0: str, t1: str, dst: str, tmp: str | None = None) -> str:
+    ins = f"%a, %s" + (", %t" if tmp else "")
+    types = f"{t0}, {t1}" + (f", {tmp}" if tmp else "")
+    params = f"%dst : {dst}, %a : {t0}, %s : {t1}" + (f", %t : {tmp}" if tmp else "")
+    return (f"kernel @k({params}) {{\n"
+            f"  %dst = trowexpand{op.lower()} {ins} : ({types}) -> {dst}\n}}\n")
+
+
+@pytest.mark.parametrize("op", ["ADD", "SUB", "MUL", "DIV", "MAX", "MIN", "EXPDIF"])
+@pytest.mark.parametrize("form", ["src0-mode1", "src0-mode2", "src1-mode2"])
+@pytest.mark.parametrize("d", ["f32", "f16", "i16"])
+def test_row_expand_forms_match_reference(op: str, form: str, d: str) -> None:
+    """Either operand expanded, Mode 1 and Mode 2 (a 32-byte block per row), against the
+    reference, with a valid region smaller than the tile."""
+    if op == "EXPDIF" and d == "i16":
+        return
+    rows, cols, vr, vc = 8, 48, 6, 37
+    w = 32 // np.dtype(NP[d]).itemsize
+    full = f"!pto.tile<{rows}x{cols}x{d}, valid={vr}x{vc}>"
+    vec = (f"!pto.tile<{rows}x1x{d}, layout=DN, valid={vr}x1>" if form.endswith("mode1")
+           else f"!pto.tile<{rows}x{w}x{d}, valid={vr}x{w}>")
+    vshape = (rows, 1) if form.endswith("mode1") else (rows, w)
+    first = form.startswith("src0")
+    t0, t1 = (vec, full) if first else (full, vec)
+    text = _row_form_text(op, d, t0, t1, full)
+    a, s = _values(d, (rows, cols), 3), _values(d, vshape, 4)
+    args = {"dst": np.zeros((rows, cols), NP[d]), "a": s if first else a, "s": a if first else s}
+    want, got = _run_both(text, args)
+    wv, gv = want["dst"][:vr, :vc], got["dst"][:vr, :vc]
+    if op == "EXPDIF":
+        w64, g64 = wv.astype(np.float64), gv.astype(np.float64)
+        assert np.array_equal(np.isnan(w64), np.isnan(g64))
+        assert np.allclose(g64, w64, rtol=2e-3 if d == "f16" else 1e-5, equal_nan=True)
+    elif d.startswith("f"):
+        assert _same_rounded(wv, gv)
+    else:
+        assert np.array_equal(wv, gv)
+
+
+def test_row_expand_mode2_src0_hand_case() -> None:
+    """dst[i, j] = b_i[j mod 8] - src1[i, j] with src0 the expanded f32 block: hand-computed."""
+    blk = "!pto.tile<2x8xf32>"
+    full = "!pto.tile<2x16xf32>"
+    text = _row_form_text("SUB", "f32", blk, full, full)
+    b = np.array([[1, 2, 3, 4, 5, 6, 7, 8], [10, 20, 30, 40, 50, 60, 70, 80]], np.float32)
+    x = np.arange(32, dtype=np.float32).reshape(2, 16)
+    want = np.array([[1, 1, 1, 1, 1, 1, 1, 1, -7, -7, -7, -7, -7, -7, -7, -7],
+                     [-6, 3, 12, 21, 30, 39, 48, 57, -14, -5, 4, 13, 22, 31, 40, 49]], np.float32)
+    for backend in ("reference", "llvm"):
+        out = np.zeros((2, 16), np.float32)
+        pto.compile(pto.parse(text), backend, **({"cache": False} if backend == "llvm" else {}))(out, b, x)
+        assert np.array_equal(out, want), backend
+
+
+def test_row_expand_tmp_is_accepted_and_untouched() -> None:
+    full = "!pto.tile<4x16xf32>"
+    vec = "!pto.tile<4x1xf32, layout=DN>"
+    text = _row_form_text("MUL", "f32", full, vec, full, tmp=full)
+    a = np.arange(64, dtype=np.float32).reshape(4, 16)
+    s = np.array([[2], [-1], [0.5], [0]], np.float32)
+    for backend in ("reference", "llvm"):
+        out, tmp = np.zeros_like(a), np.full_like(a, 7.0)
+        pto.compile(pto.parse(text), backend, **({"cache": False} if backend == "llvm" else {}))(out, a, s, tmp)
+        assert np.array_equal(out, a * s) and (tmp == 7.0).all(), backend
+
+
+DYN_BLOCK = """
+kernel @k(%dst : !pto.tile<4x16xf32>, %a : !pto.tile<4x16xf32>, %b0 : !pto.tile<4x8xf32>, %v : index) {
+  .tile %b valid_col = %v : !pto.tile<4x8xf32, valid=4x?>
+  %b = tmuls %b0, 1.0 : (!pto.tile<4x8xf32>, f32) -> !pto.tile<4x8xf32, valid=4x?>
+  %dst = trowexpandadd %a, %b : (!pto.tile<4x16xf32>, !pto.tile<4x8xf32, valid=4x?>) -> !pto.tile<4x16xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("v, ok", [(1, True), (8, True), (4, False)])
+def test_row_expand_dynamic_block_width(v: int, ok: bool) -> None:
+    """A dynamic valid column count of the expanded operand: 1 (Mode 1) and 8 (Mode 2, f32)
+    run; anything else is RUNTIME_VALID_REGION on both backends."""
+    a = np.arange(64, dtype=np.float32).reshape(4, 16)
+    b0 = np.arange(32, dtype=np.float32).reshape(4, 8) * 100
+    want = a + (b0[:, :1] if v == 1 else np.tile(b0, (1, 2)))
+    for backend in ("reference", "llvm"):
+        exe = pto.compile(pto.parse(DYN_BLOCK), backend, **({"cache": False} if backend == "llvm" else {}))
+        out = np.zeros_like(a)
+        if ok:
+            exe(out, a, b0, v)
+            assert np.array_equal(out, want), backend
+        else:
+            with pytest.raises(pto.PTOError) as e:
+                exe(out, a, b0, v)
+            assert e.value.code == "RUNTIME_VALID_REGION", backend

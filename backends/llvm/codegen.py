@@ -217,7 +217,8 @@ def format_details(template: str | None, details: Sequence[int]) -> str | None:
 @dataclass(frozen=True)
 class Access:
     """How a map rule reads an operand: ``elem`` at (i, j); ``row`` at (i, 0) (a per-row
-    value); ``col`` at (0, j); ``scalar`` once. ``what`` names it in RUNTIME_INVALID_READ.
+    value); ``block`` at (i, j mod the operand's valid columns) (a per-row block repeated
+    along the row); ``col`` at (0, j); ``scalar`` once. ``what`` names it in RUNTIME_INVALID_READ.
     ``raw``: an ``elem`` read as its stored bits instead of its compute value."""
 
     operand: str
@@ -238,6 +239,11 @@ class MapRule:
     dst: str = "dst"
     raw_result: bool = False
     check: Callable[["KernelCodegen", TileOp], None] | None = None   # extra run-time checks
+    # the rule one use of the instruction takes, when its form depends on the operand types
+    choose: Callable[[TileOp], "MapRule"] | None = None
+
+    def for_op(self, op: TileOp) -> "MapRule":
+        return self.choose(op) if self.choose is not None else self
 
 
 Rule = Callable[["KernelCodegen", TileOp], None]
@@ -679,7 +685,7 @@ class KernelCodegen:
     def _maps(self, ops: list[TileOp]) -> None:
         b = self.b
         first = ops[0]
-        rules: list[MapRule] = [self.rules[o.instr.mnemonic] for o in ops]
+        rules: list[MapRule] = [self.rules[o.instr.mnemonic].for_op(o) for o in ops]
         for op in ops:
             self._count(op)
         dst0 = self.tile(first, rules[0].dst)
@@ -692,7 +698,7 @@ class KernelCodegen:
                     continue
                 t = self.tile(op, acc.operand)
                 need_r = r if acc.kind != "col" else _min1(b, r)
-                need_c = c if acc.kind != "row" else _min1(b, c)
+                need_c = c if acc.kind not in ("row", "block") else _min1(b, c)
                 self.check_read(t, need_r, need_c, acc.what or acc.operand)
             if rule.check is not None:
                 rule.check(self, op)
@@ -731,6 +737,8 @@ class KernelCodegen:
                         elif a.kind == "row":
                             v = row_vals[k].get(a.operand)
                             vals.append(v if v is not None else t.load(b, i, zero))
+                        elif a.kind == "block":
+                            vals.append(t.load(b, i, b.urem(j, t.vcols)))
                         else:
                             vals.append(t.load(b, zero, j))
                     out = rule.fn(self, op, vals)
@@ -755,13 +763,13 @@ def _domain_key(op: TileOp, rule: MapRule) -> tuple[Any, Any]:
 def _fusable(group: list[TileOp], op: TileOp, rules: Mapping[str, Any]) -> bool:
     """May ``op`` join the fused loop of ``group``? Same domain, and no per-row/per-column
     operand of the group (or of op) is written by op (it would change under later reads)."""
-    rule: MapRule = rules[op.instr.mnemonic]
+    rule: MapRule = rules[op.instr.mnemonic].for_op(op)
     first = group[0]
-    if _domain_key(first, rules[first.instr.mnemonic]) != _domain_key(op, rule):
+    if _domain_key(first, rules[first.instr.mnemonic].for_op(first)) != _domain_key(op, rule):
         return False
     written = op.args[rule.dst].name   # type: ignore[union-attr]
     for g in (*group, op):
-        for a in rules[g.instr.mnemonic].reads:
-            if a.kind in ("row", "col") and getattr(g.args.get(a.operand), "name", None) == written:
+        for a in rules[g.instr.mnemonic].for_op(g).reads:
+            if a.kind in ("row", "col", "block") and getattr(g.args.get(a.operand), "name", None) == written:
                 return False
     return True

@@ -8,7 +8,7 @@ import numpy as np
 from .. import compute as C
 from .. import constraints as K
 from .. import dtypes as dt
-from ..attrs import CmpMode
+from ..attrs import CmpMode, Precision
 from ..registry import declare
 from ..spec import (Attr, Domain, Example, Family, Instruction, MINMAX, Numerics, ROUNDED, EXACT, same, tuples)
 from ..types import Pipe
@@ -19,14 +19,28 @@ A2_ARITH = (dt.I32, dt.I16, dt.F16, dt.F32)
 A5_ARITH = (dt.I32, dt.U32, dt.F32, dt.I16, dt.U16, dt.F16, dt.BF16, dt.U8, dt.I8)
 A5_MINMAX = (dt.U32, dt.I32, dt.U16, dt.I16, dt.U8, dt.I8, dt.F32, dt.F16)
 
+#: The public ``PrecisionType`` template argument of the division, root, exp/log and remainder
+#: templates; shared by the tile-scalar and expand families (decisions.md: "Precision modes").
+PRECISION = Attr("PrecisionType", Precision, Precision.DEFAULT,
+                 "the public algorithm choice (DEFAULT: faster; HIGH_PRECISION: A5's compensated "
+                 "algorithm, ignored by A2/A3); openpto holds both values to this instruction's "
+                 "numerics contract, so the result does not depend on it")
+PRECISION_DOC = (" PrecisionType (DEFAULT or HIGH_PRECISION, default DEFAULT) is the public algorithm "
+                 "choice; both values meet the numerics contract below, so it never changes a "
+                 "specified result (decisions.md: \"Precision modes\").")
+
 
 def _elementwise(mnemonic: str, summary: str, fn: Callable[..., np.ndarray], inputs: tuple[str, ...],
                  types_all: tuple[dt.DType, ...], doc: str, *, numerics: Numerics = ROUNDED,
                  a2: tuple[dt.DType, ...] | None = None, a5: tuple[dt.DType, ...] | None = None,
-                 special: str = "", profiles: tuple[str, ...] | None = None) -> Instruction:
+                 special: str = "", profiles: tuple[str, ...] | None = None,
+                 precision: bool = False) -> Instruction:
+    """``precision``: the instruction takes the public PrecisionType attribute (``PRECISION``)."""
     names = ("dst",) + inputs
+    spelling = "!pto.tile<16x16xf32>" if dt.F32 in types_all else "!pto.tile<16x16xi32>"
 
     def semantics(dst: Tile, **srcs: Tile) -> None:
+        srcs.pop(PRECISION.name, None)           # accepted; the contract does not depend on it
         C.apply_elementwise(dst, [srcs[n] for n in inputs], fn)
 
     narrowed = {}
@@ -38,8 +52,10 @@ def _elementwise(mnemonic: str, summary: str, fn: Callable[..., np.ndarray], inp
         mnemonic=mnemonic, family=Family.ELEMENTWISE, summary=summary,
         operands=(tile_out(),) + tuple(tile_in(n, f"source {i}") for i, n in enumerate(inputs)),
         semantics=semantics, dtypes=same(names, types_all), numerics=numerics, domain=Domain.DST,
-        pipe=Pipe.V, doc=doc, example=same_types(names, "!pto.tile<16x16xf32>" if dt.F32 in types_all
-                                                    else "!pto.tile<16x16xi32>"),
+        pipe=Pipe.V, doc=doc + (PRECISION_DOC if precision else ""),
+        attrs=(PRECISION,) if precision else (), example=same_types(names, spelling),
+        more_examples=(same_types(names, spelling, attrs={PRECISION.name: Precision.HIGH_PRECISION}),)
+        if precision else (),
         constraints=(K.same_shape(*names), K.covers(inputs)),
         profile_dtypes=narrowed, special_values=special, profiles=profiles))
 
@@ -68,7 +84,7 @@ _elementwise("TDIV", "divide", _float_or_int(np.divide, C.int_div), BIN, dt.NUME
              "truncate toward zero.", a2=(dt.F16, dt.F32),
              a5=(dt.I32, dt.U32, dt.F32, dt.I16, dt.U16, dt.F16),
              special="Floats: x/0 = ±inf, 0/0 = NaN. Integers: x/0 = -1 (all bits set), "
-                     "MIN/-1 = MIN (wraps).")
+                     "MIN/-1 = MIN (wraps).", precision=True)
 _elementwise("TMIN", "minimum", C.ieee_min, BIN, dt.NUMERIC,
              "dst[i, j] = min(src0[i, j], src1[i, j]) (IEEE 754-2019 `minimum`).", numerics=MINMAX,
              a2=A2_ARITH, a5=A5_MINMAX,
@@ -115,20 +131,20 @@ _TRANSC = Numerics("ulp", 2.0)
 _elementwise("TEXP", "exponential", C.via_f64(np.exp), UN, dt.FLOATS,
              "dst[i, j] = e ** src[i, j], the natural exponential.", numerics=_TRANSC, a2=(dt.F32, dt.F16),
              a5=(dt.F32, dt.F16), special="exp(-inf) = +0, exp(+inf) = +inf, exp(NaN) = NaN; "
-                                          "overflow gives +inf, underflow gives 0 or a denormal.")
+                                          "overflow gives +inf, underflow gives 0 or a denormal.", precision=True)
 _elementwise("TLOG", "natural logarithm", C.via_f64(np.log), UN, dt.FLOATS,
              "dst[i, j] = ln(src[i, j]), the natural logarithm.", numerics=_TRANSC, a2=(dt.F32, dt.F16), a5=(dt.F32, dt.F16),
-             special="log(±0) = -inf, log(x<0) = NaN, log(+inf) = +inf.")
+             special="log(±0) = -inf, log(x<0) = NaN, log(+inf) = +inf.", precision=True)
 _elementwise("TSQRT", "square root", np.sqrt, UN, dt.FLOATS,
              "Square root (IEEE, correctly rounded).", a2=(dt.F32, dt.F16), a5=(dt.F32, dt.F16),
-             special="sqrt(-0) = -0, sqrt(x<0) = NaN, sqrt(+inf) = +inf.")
+             special="sqrt(-0) = -0, sqrt(x<0) = NaN, sqrt(+inf) = +inf.", precision=True)
 _elementwise("TRSQRT", "reciprocal square root", C.via_f64(lambda a: 1.0 / np.sqrt(a)), UN,
              dt.FLOATS, "dst[i, j] = 1 / sqrt(src[i, j]), the reciprocal square root.", numerics=_TRANSC,
              a2=(dt.F32, dt.F16), a5=(dt.F32, dt.F16),
-             special="rsqrt(+0) = +inf, rsqrt(-0) = -inf, rsqrt(x<0) = NaN, rsqrt(+inf) = +0.")
+             special="rsqrt(+0) = +inf, rsqrt(-0) = -inf, rsqrt(x<0) = NaN, rsqrt(+inf) = +0.", precision=True)
 _elementwise("TRECIP", "reciprocal", np.reciprocal, UN, dt.FLOATS,
              "Reciprocal 1/x (IEEE division, correctly rounded).", a2=(dt.F32, dt.F16),
-             a5=(dt.F32, dt.F16), special="recip(±0) = ±inf, recip(±inf) = ±0.")
+             a5=(dt.F32, dt.F16), special="recip(±0) = ±inf, recip(±inf) = ±0.", precision=True)
 
 
 def _relu(a: np.ndarray) -> np.ndarray:
@@ -158,12 +174,12 @@ _elementwise("TREM", "remainder (floored)", _rem(True), BIN, dt.NUMERIC_SIGNED,
              "Floored remainder a - floor(a/b)*b: the result has the sign of the divisor "
              "(Python `%`, numpy `remainder`).", a2=A2_ARITH, a5=A2_ARITH,
              special="Floats: rem(x, 0) = NaN, rem(±inf, y) = NaN, rem(x, ±inf) follows "
-                     "numpy.remainder (x when signs agree, else ±inf); integers: rem(x, 0) = x.")
+                     "numpy.remainder (x when signs agree, else ±inf); integers: rem(x, 0) = x.", precision=True)
 _elementwise("TFMOD", "remainder (truncated)", _rem(False), BIN, dt.NUMERIC_SIGNED,
              "Truncated remainder a - trunc(a/b)*b: the result has the sign of the dividend "
              "(C `fmod` / `%`).", a2=A2_ARITH, a5=A2_ARITH,
              special="Floats: fmod(x, 0) = NaN, fmod(±inf, y) = NaN, fmod(x, ±inf) = x; "
-                     "integers: fmod(x, 0) = x.")
+                     "integers: fmod(x, 0) = x.", precision=True)
 _ADDC_SPECIAL = ("IEEE at each step: inf - inf = NaN, NaN propagates; an f16/bf16 intermediate "
                  "beyond the narrow range stays finite in f32 (65504 + 65504 - 65504 = 65504 in f16); "
                  "integers wrap at each step.")

@@ -22,11 +22,13 @@ from .. import constraints as K
 from .. import dtypes as dt
 from ..diagnostics import RuntimeFault
 from ..registry import declare
+from ..attrs import Precision
 from ..spec import (Attr, Constraint, Domain, EXACT, Example, Family, Instruction, MINMAX, Numerics, ROUNDED,
                     same)
 from ..types import Layout, Pipe, TileType, Type
 from ..values import Tile
 from ._helpers import tile_in, tile_out
+from .elementwise import PRECISION, PRECISION_DOC
 
 Reducer = Callable[[np.ndarray, int], np.ndarray]   # (accumulator values, axis) -> keepdims result
 BinaryFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -351,6 +353,15 @@ class _Op(NamedTuple):
     special: str
 
 
+_ROW_FORMS = (" The expanded operand is src1, or src0 when src0's static shape differs from dst's "
+              "(then src1 is the full operand and the order of the operation is kept: "
+              "dst[i, j] = s <op> src1[i, j]). Mode 1: the expanded operand holds one value per row "
+              "(valid columns 1; DN R x 1, or ND). Mode 2: it is ND and holds one 32-byte block per row "
+              "(valid columns 32 / sizeof(T): 8 for 32-bit, 16 for 16-bit types), and s = "
+              "vec[i, j mod (32 / sizeof(T))]; any other valid column count is STRUCT_VALID_REGION "
+              "(RUNTIME_VALID_REGION when dynamic). The optional tmp operand is the public C++ scratch "
+              "tile: accepted and never read or written.")
+
 _EXPAND_OPS: dict[str, _Op] = {
     "ADD": _Op(np.add, dt.NUMERIC, ROUNDED, "add", "src0[i, j] + s",
                "IEEE: inf + -inf = NaN; NaN propagates; integers wrap."),
@@ -380,13 +391,81 @@ _VECTOR_TEXT = {
 }
 
 
+def block_width(d: dt.DType) -> int:
+    """Elements in one 32-byte block of dtype ``d``: a Mode 2 row-expand operand's valid columns."""
+    return max(1, 32 // d.np_dtype.itemsize)
+
+
+def src0_expanded(types: Mapping[str, Type]) -> bool:
+    """Whether a row-expand op broadcasts src0 (its static shape differs from dst's) rather
+    than src1: the one rule the verifier, the semantics and every backend share."""
+    d, s0 = _tile(types, "dst"), _tile(types, "src0")
+    return d is not None and s0 is not None and s0.shape != d.shape
+
+
+def _row_block(t: Tile, r: int, c: int, what: str) -> np.ndarray:
+    """Rows 0..r-1 of a row-expand operand read at column j mod w (w = its valid columns:
+    1 in Mode 1, one 32-byte block in Mode 2), as an r x c array."""
+    w = t.valid[1]
+    if w not in (1, block_width(t.dtype)):
+        raise RuntimeFault("RUNTIME_VALID_REGION", f"{what} is neither one value per row nor one "
+                           "32-byte block per row", expected=f"valid columns 1 or {block_width(t.dtype)}",
+                           actual=f"{w}")
+    if c == 0:
+        return np.empty((r, 0), dtype=t.data.dtype)
+    block = t.read(r, min(w, c), what)
+    return block[:, np.arange(c) % block.shape[1]]
+
+
 def _expand_semantics(axis: str, fn: BinaryFn) -> Callable[..., None]:
-    def semantics(dst: Tile, src0: Tile, src1: Tile) -> None:
+    def semantics(dst: Tile, src0: Tile, src1: Tile, tmp: Tile | None = None, **_precision: Any) -> None:
+        """``tmp`` and PrecisionType are accepted and never read."""
         r, c = dst.valid
-        a = C.widen(src0.read(r, c, "src0"), src0.dtype)
-        s = C.widen(_AXES[axis].read_vector(src1, r, c), src1.dtype)
-        dst.write(C.narrow(np.broadcast_to(fn(a, s), (r, c)), dst.dtype), r, c)
+        first = axis == ROW and src0_expanded({"dst": dst.type, "src0": src0.type})
+        full, vec = (src1, src0) if first else (src0, src1)
+        a = C.widen(full.read(r, c, "src1" if first else "src0"), full.dtype)
+        if axis == ROW:
+            s = _row_block(vec, r, c, "per-row source")
+        else:
+            s = _AXES[axis].read_vector(vec, r, c)
+        s = C.widen(s, vec.dtype)
+        out = fn(s, a) if first else fn(a, s)
+        dst.write(C.narrow(np.broadcast_to(out, (r, c)), dst.dtype), r, c)
     return semantics
+
+
+def _when(src0_is_vector: bool, rule: Constraint) -> Constraint:
+    """``rule`` applied only when the row-expand form broadcasts src0 (or only when src1)."""
+    def check(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | None:
+        return rule.check(types, attrs) if src0_expanded(types) == src0_is_vector else None
+    which = "src0" if src0_is_vector else "src1"
+    return K.custom(f"when {which} is the expanded operand: {rule.doc}", check, rule.code)
+
+
+def _row_width(name: str) -> Constraint:
+    """Mode 1 (one value per row) or Mode 2 (one 32-byte block per row, row-major)."""
+    def check(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | None:
+        t = _tile(types, name)
+        if t is None or t.valid_cols is None:
+            return None
+        w = block_width(t.dtype)
+        if t.valid_cols == 1 or (t.valid_cols == w and t.layout is Layout.ND):
+            return None
+        return (f"{name}.valid_cols = {t.valid_cols} in layout {t.layout.value}; must be 1 (Mode 1) or "
+                f"{w} in layout ND (Mode 2: one 32-byte block per row)")
+    return K.custom(f"{name}.valid_cols is 1, or 32 bytes of elements in layout ND", check,
+                    "STRUCT_VALID_REGION")
+
+
+def _row_roles() -> tuple[Constraint, ...]:
+    """Either operand may be the expanded one; the other is the full operand."""
+    out: tuple[Constraint, ...] = ()
+    for vec, full, first in (("src1", "src0", False), ("src0", "src1", True)):
+        rules = (K.same_shape("dst", full), K.covers((full,)), K.layout_in(vec, Layout.ND, Layout.DN),
+                 _dn_is_one_column(vec), _row_width(vec),
+                 K.at_least(vec, "valid_rows", "dst", "valid_rows", "STRUCT_VALID_REGION"))
+        out += tuple(_when(first, c) for c in rules)
+    return out
 
 
 def _expand_op(op: str, axis: str) -> Instruction:
@@ -394,23 +473,41 @@ def _expand_op(op: str, axis: str) -> Instruction:
     names = ("dst", "src0", "src1")
     take, vector = _VECTOR_TEXT[axis]
     f = _AXES[axis]
-    vector_rules = f.vector_rules("src1") + (
-        K.at_least("src1", f.shared, "dst", f.shared, "STRUCT_VALID_REGION"),)
+    precise = op == "DIV"
+    if axis == ROW:
+        shape_rules = _row_roles()
+        operands = (tile_out(), tile_in("src0", "full tile operand, or the expanded one (see below)"),
+                    tile_in("src1", "per-row operand (Mode 1 or 2), or the full one (see below)"),
+                    tile_in("tmp", "scratch tile of the public ISA; accepted and never read or written",
+                            optional=True))
+        more = (Example({"dst": "!pto.tile<16x16xf32>", "src0": "!pto.tile<16x8xf32>",
+                         "src1": "!pto.tile<16x16xf32>"}),
+                Example({"dst": "!pto.tile<16x32xf16>", "src0": "!pto.tile<16x32xf16>",
+                         "src1": "!pto.tile<16x16xf16>", "tmp": "!pto.tile<16x32xf16>"}))
+        forms = _ROW_FORMS
+    else:
+        shape_rules = (K.same_shape("dst", "src0"), K.covers(("src0",))) + f.vector_rules("src1") + (
+            K.at_least("src1", f.shared, "dst", f.shared, "STRUCT_VALID_REGION"),)
+        operands = (tile_out(), tile_in("src0", "full tile operand"),
+                    tile_in("src1", f"per-{axis} vector operand"))
+        more, forms = (), ""
+    if precise:
+        more += (Example({"dst": "!pto.tile<16x16xf32>", "src0": "!pto.tile<16x16xf32>",
+                          "src1": f.vector_example}, {PRECISION.name: Precision.HIGH_PRECISION}),)
     return declare(Instruction(
         mnemonic=f"T{axis.upper()}EXPAND{op}", family=Family.REDUCE_EXPAND,
         summary=f"{spec.word} with a per-{axis} operand",
-        operands=(tile_out(), tile_in("src0", "full tile operand"),
-                  tile_in("src1", f"per-{axis} vector operand")),
+        operands=operands, attrs=(PRECISION,) if precise else (), more_examples=more,
         semantics=_expand_semantics(axis, spec.fn), dtypes=same(names, spec.dtypes),
         profile_dtypes={p: same(names, F16_F32) for p in ("a2", "a3", "a5")},
         numerics=spec.numerics, domain=Domain.DST, pipe=Pipe.V,
         doc=(f"dst[i, j] = {spec.math} with {take}, for every (i, j) in dst's valid region. {vector}; "
              "src0 has dst's static shape and covers its valid region; all three share one dtype. "
              "Floats compute in f32 (f16/bf16 widened, the result rounded once, RNE); integers wrap. "
-             "dst may be src0 (in place)."),
+             "dst may be src0 (in place)." + forms + (PRECISION_DOC if precise else "")),
         example=Example({"dst": "!pto.tile<16x16xf32>", "src0": "!pto.tile<16x16xf32>",
                          "src1": f.vector_example}),
-        constraints=(K.same_shape("dst", "src0"), K.covers(("src0",))) + vector_rules,
+        constraints=shape_rules,
         special_values=spec.special))
 
 

@@ -14,14 +14,14 @@ import numpy as np
 from .. import compute as C
 from .. import constraints as K
 from .. import dtypes as dt
-from ..attrs import CmpMode
+from ..attrs import CmpMode, Precision
 from ..registry import declare
 from ..spec import (Attr, Domain, DTypeRule, EXACT, Example, Family, Instruction, MINMAX, Numerics, ROUNDED,
                     same, tuples)
 from ..types import Pipe
 from ..values import Tile
 from ._helpers import scalar_in, tile_in, tile_out
-from .elementwise import _CMP, _CMP_DOC, _rem
+from .elementwise import _CMP, _CMP_DOC, PRECISION, PRECISION_DOC, _rem
 
 A2_ARITH = (dt.I32, dt.I16, dt.F16, dt.F32)
 A5_ADD_MUL = (dt.I32, dt.I16, dt.F16, dt.F32, dt.BF16)
@@ -60,18 +60,28 @@ I32_EXAMPLE = ("!pto.tile<16x16xi32>", "i32")
 def _tile_scalar(mnemonic: str, summary: str, fn: Callable[..., np.ndarray],
                  types_all: tuple[dt.DType, ...], doc: str, example: Example, *,
                  numerics: Numerics = ROUNDED, a2: tuple[dt.DType, ...] | None = None,
-                 a5: tuple[dt.DType, ...] | None = None, special: str = "") -> Instruction:
-    """Declare dst[i, j] = fn(src[i, j], scalar) over dst's valid region."""
-    def semantics(dst: Tile, src: Tile, scalar: object) -> None:
+                 a5: tuple[dt.DType, ...] | None = None, special: str = "",
+                 precision: bool = False) -> Instruction:
+    """Declare dst[i, j] = fn(src[i, j], scalar) over dst's valid region; ``precision``: the
+    instruction takes the public PrecisionType attribute, which never changes the result."""
+    def semantics(dst: Tile, src: Tile, scalar: object, **_precision: object) -> None:
         C.apply_elementwise(dst, [src], fn, [scalar])
 
     return declare(Instruction(
         mnemonic=mnemonic, family=Family.TILE_SCALAR, summary=summary,
         operands=(tile_out(), tile_in("src", "source tile"), scalar_in()),
         semantics=semantics, dtypes=same(_SRC_SCALAR, types_all), numerics=numerics,
-        domain=Domain.DST, pipe=Pipe.V, doc=doc + _SCALAR_RULE, example=example,
+        domain=Domain.DST, pipe=Pipe.V, doc=doc + _SCALAR_RULE + (PRECISION_DOC if precision else ""),
+        example=example, attrs=(PRECISION,) if precision else (),
+        more_examples=(_with_precision(example),) if precision else (),
         constraints=(K.same_shape("dst", "src"), K.covers(("src",))),
         profile_dtypes=_narrowed(_SRC_SCALAR, a2, a5), special_values=special))
+
+
+def _with_precision(example: Example) -> Example:
+    """``example`` with PrecisionType = HIGH_PRECISION."""
+    return Example(example.types, {**example.attrs, PRECISION.name: Precision.HIGH_PRECISION},
+                   example.scalars)
 
 
 # ----------------------------------------------------------------------------- arithmetic
@@ -101,13 +111,13 @@ _tile_scalar("TREMS", "remainder by a scalar (floored)", _rem(True), dt.NUMERIC_
              a2=A2_ARITH, a5=A2_ARITH,
              special="Floats: rem(x, 0) = NaN, rem(±inf, s) = NaN, rem(x, ±inf) follows "
                      "numpy.remainder (x when signs agree, else ±inf); a zero result takes the "
-                     "scalar's sign; integers: rem(x, 0) = x.")
+                     "scalar's sign; integers: rem(x, 0) = x.", precision=True)
 _tile_scalar("TFMODS", "remainder by a scalar (truncated)", _rem(False), dt.NUMERIC_SIGNED,
              "dst[i, j] = src[i, j] - trunc(src[i, j] / scalar) * scalar: the truncated remainder, "
              "with the sign of src (C `fmod` / `%`), as TFMOD.", _example(*F32_EXAMPLE, 3.0),
              a2=A2_ARITH, a5=A2_ARITH,
              special="Floats: fmod(x, 0) = NaN, fmod(±inf, s) = NaN, fmod(x, ±inf) = x; a zero "
-                     "result takes src's sign; integers: fmod(x, 0) = x.")
+                     "result takes src's sign; integers: fmod(x, 0) = x.", precision=True)
 
 
 def _lrelu(a: np.ndarray, slope: np.ndarray) -> np.ndarray:
@@ -128,7 +138,7 @@ def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.divide(a, b) if a.dtype.kind == "f" else C.int_div(a, b)
 
 
-def _tdivs(dst: Tile, src: Tile, scalar: object, reverse: bool) -> None:
+def _tdivs(dst: Tile, src: Tile, scalar: object, reverse: bool, **_precision: object) -> None:
     fn = (lambda a, s: _div(np.broadcast_to(s, a.shape), a)) if reverse else _div
     C.apply_elementwise(dst, [src], fn, [scalar])
 
@@ -136,7 +146,7 @@ def _tdivs(dst: Tile, src: Tile, scalar: object, reverse: bool) -> None:
 declare(Instruction(
     mnemonic="TDIVS", family=Family.TILE_SCALAR, summary="divide by a scalar, or a scalar by a tile",
     operands=(tile_out(), tile_in("src", "source tile"), scalar_in()),
-    attrs=(Attr("reverse", bool, False, "false: src / scalar; true: scalar / src"),),
+    attrs=(Attr("reverse", bool, False, "false: src / scalar; true: scalar / src"), PRECISION),
     semantics=_tdivs, dtypes=same(_SRC_SCALAR, dt.NUMERIC), numerics=ROUNDED,
     domain=Domain.DST, pipe=Pipe.V,
     doc="dst[i, j] = src[i, j] / scalar, or scalar / src[i, j] when reverse = true. The public "
@@ -145,8 +155,9 @@ declare(Instruction(
         "scalar-first spelling means reverse = true and prints as "
         "`tdivs %src, %scalar {reverse = true}`. Floats are IEEE division, correctly rounded "
         "(computed in f32, rounded once to the tile dtype); integers truncate toward zero."
-        + _SCALAR_RULE,
+        + _SCALAR_RULE + PRECISION_DOC,
     example=_example(*F32_EXAMPLE, 4.0),
+    more_examples=(_with_precision(_example(*F32_EXAMPLE, 4.0)),),
     constraints=(K.same_shape("dst", "src"), K.covers(("src",))),
     profile_dtypes=_narrowed(_SRC_SCALAR, A2_ARITH, A5_DIV),
     special_values="Floats: x/0 = ±inf, 0/0 = NaN, ±inf/±inf = NaN. Integers: x/0 = -1 (all "

@@ -11,7 +11,10 @@ Mirrors ``isa/families/reduce_expand.py``:
   contract leaves NaN payloads free), so both forms vectorise: rows as a reduction, columns
   as one accumulator per column.
 * broadcasts copy raw bits (the contract is exact, NaN payloads included);
-* expand-binary ops are ``MapRule`` s (per-row/per-column operand), so they fuse.
+* expand-binary ops are ``MapRule`` s (per-row/per-column operand), so they fuse; a row-expand
+  op picks its form from the operand types (``isa``'s ``src0_expanded``): which source is the
+  per-row one, read at (i, 0) when its valid columns are statically 1 (Mode 1), else at
+  (i, j mod its valid columns) after a run-time check that they are 1 or one 32-byte block (Mode 2).
 """
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ from typing import Any, Callable
 from llvmlite import ir
 
 from ....assembler.ir import TileOp
+from ....isa.families.reduce_expand import block_width, src0_expanded
 from .. import mathfn
 from .. import numerics as N
 from ..codegen import Access, KernelCodegen, MapRule, TileRef
@@ -182,7 +186,37 @@ _BINARY: dict[str, Fn] = {
     "EXPDIF": _expdif,
 }
 
-_VECTOR = {"row": Access("src1", "row", "per-row source"), "col": Access("src1", "col", "per-column source")}
+_COL_READS = (Access("src0", "elem", "src0"), Access("src1", "col", "per-column source"))
+
+
+def _block_check(vec: str) -> Callable[[KernelCodegen, TileOp], None]:
+    """A Mode 2 operand's valid columns must be 1 or one 32-byte block (as the semantics check)."""
+    def check(cg: KernelCodegen, op: TileOp) -> None:
+        b, t = cg.b, cg.tile(op, vec)
+        w = block_width(t.dtype)
+        bad = b.and_(b.icmp_signed("!=", t.vcols, ir.Constant(I64, 1)),
+                     b.icmp_signed("!=", t.vcols, ir.Constant(I64, w)))
+        cg.fault(bad, "RUNTIME_VALID_REGION", "per-row source is neither one value per row nor one "
+                 "32-byte block per row", expected=f"valid columns 1 or {w}", actual="{0}", details=[t.vcols])
+    return check
+
+
+def _row_rule(fn: Fn) -> MapRule:
+    """The row-expand rule: one fusable form per (expanded operand, Mode) pair."""
+    forms: dict[tuple[bool, bool], MapRule] = {}
+    for first in (False, True):
+        vec, full = ("src0", "src1") if first else ("src1", "src0")
+        for mode1 in (True, False):
+            reads = {full: Access(full, "elem", full),
+                     vec: Access(vec, "row" if mode1 else "block", "per-row source")}
+            forms[first, mode1] = MapRule((reads["src0"], reads["src1"]), fn,
+                                          check=None if mode1 else _block_check(vec))
+
+    def choose(op: TileOp) -> MapRule:
+        first = src0_expanded({n: op.args[n].type for n in ("dst", "src0")})   # type: ignore[union-attr]
+        vec = op.args["src0" if first else "src1"].type   # type: ignore[union-attr]
+        return forms[first, vec.valid_cols == 1]
+    return MapRule(forms[False, True].reads, fn, choose=choose)
 
 
 def _rules() -> dict[str, Any]:
@@ -192,9 +226,8 @@ def _rules() -> dict[str, Any]:
         for kind in ("SUM", "MAX", "MIN", "PROD"):
             rules[f"T{A}{kind}"] = _reduction(axis, kind)
         rules[f"T{A}EXPAND"] = _broadcast(axis)
-        reads = (Access("src0", "elem", "src0"), _VECTOR[axis])
         for name, fn in _BINARY.items():
-            rules[f"T{A}EXPAND{name}"] = MapRule(reads, fn)
+            rules[f"T{A}EXPAND{name}"] = _row_rule(fn) if axis == "row" else MapRule(_COL_READS, fn)
     return rules
 
 
