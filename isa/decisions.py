@@ -394,4 +394,52 @@ DECISIONS: tuple[Decision, ...] = (
              "give; an invented bound would either fail real hardware or test nothing. Holding DEFAULT to "
              "the tight contract keeps programs portable, and HIGH_PRECISION is at least as tight as "
              "before."),
+    Decision("Public assembly spellings: destination first and signature lists",
+             "The syntax page gives three forms, PTO-AS `tadd %dst, %src0, %src1 : !pto.tile<f32, 16, 16>` "
+             "(one type, destination first), SSA `%dst = pto.tadd ... : (...) -> ...` and DPS `ins(...) "
+             "outs(...)`, and calls them equivalent; per-op pages also print `: T, T -> T`, `: T, f32` (no "
+             "arrow), `: T -> U` for a tile and a scalar, `ins(%a, %b {attrs} : T, T)`, `ins(%a, %b : (T, "
+             "T))` and the BNF's `ins(%a : T, %b : T)`. Which operands are destinations when optional "
+             "outputs exist, and what a lone or short type list types, are not said.",
+             "A tile statement without results whose instruction has out tiles is destination first: its "
+             "leading operands are the out tiles, split where both halves fit the declaration; two fitting "
+             "splits are PARSE_ARITY (write the SSA form). A bare `: T` types the destination(s) / "
+             "result(s); a list as long as all written operands types each in written order; a bare list "
+             "without an arrow and longer than one types the operands; an unparenthesised input list may "
+             "type only the leading operands, a parenthesised one must be complete; one operand typed "
+             "twice differently is PARSE_SIGNATURE; DPS per-item types and a trailing list cannot be mixed "
+             "(PARSE_SIGNATURE). Everything prints in the canonical SSA form with the full signature.",
+             "Every public spelling reads as the program it prints; where the text admits two programs, a "
+             "diagnostic instead of a guess."),
+    Decision("Public attribute names, quoted values and hex immediates",
+             'Attributes appear as `#cmp=gt`, `{cmp = "lt"}`, `{rmode = #pto.round_mode<CAST_RINT>}`, '
+             '`#pto<round_mode xx>`, `rnd` = `rne`/`rz`/`rp`/`rm`; immediates as `0x3F800000`, "32-bit '
+             'float immediate (1.0f)".',
+             "An undeclared attribute name is the public name of the one declared attribute whose "
+             "enumeration it names (cmp/cmpS: CmpMode, rmode/rnd/round/round_mode: RoundMode, sat, atomic, "
+             "mask_pattern, relu); two candidates are PARSE_ATTR. Quoted values are member names, compared "
+             "without case; `rne`, `rz`, `rp`, `rm`, `rna` are RINT, TRUNC, CEIL, FLOOR, ROUND and a "
+             "`CAST_` prefix is dropped; a quoted value for a number or boolean attribute is PARSE_ATTR. A "
+             "hexadecimal integer literal for a float scalar operand or `.const` is the float's bit "
+             "pattern (32 bits for f32, 16 for f16/bf16); decimal integers stay values; a wider or "
+             "negative pattern, or a NaN other than the quiet NaN (0x7FC00000, 0x7E00, 0x7FC0), is "
+             "PARSE_LITERAL (text writes every NaN as `nan`). A literal scalar without a written type "
+             "takes the element type of the first source tile.",
+             "The page calls the hex immediate a float encoding; a NaN payload the text cannot print back "
+             "would break parse(print(m)) == m."),
+    Decision("Public type spellings and operation classes",
+             "Tiles are printed `!pto.tile<f32, 16, 16>`, `!pto.tile<loc=vec, f32, 16, 16, RowMajor, "
+             "NoneBox, None, Zero>`, `!pto.tile_buf<vec, 32x32xf16, valid=?x?>` with C++ element names "
+             "(`int8`, `half`); FRACTAL takes None/NZ/ZN/FR/RN and PAD Zero/Null/Invalid (the C++ PadValue "
+             "has Null, Zero, Max, Min); globals as `partition_tensor_view`, `tensor_view`, `!pto.ptr<T, "
+             "gm>`; TMRGSORT's executed as `vector<4xi16>`; events name instructions (`record_event[TLOAD, "
+             "TADD, 0]`, `tsync #pto.op<TADD>`).",
+             "The positional list is `[loc=]LOC, DTYPE, ROWS, COLS[, V_ROW, V_COL][, BLAYOUT, SLAYOUT[, "
+             "FRACTAL[, PAD]]]`, location `vec` when absent, layout from the (BLAYOUT, SLAYOUT) pair as "
+             "before, FRACTAL read and not used, PAD Null/Zero/Max/Min (Invalid is PARSE_TYPE). Tensor "
+             "views and `!pto.ptr<T, gm>` (rank 1, dynamic extent) are globals (`!pto.memref`); other "
+             "pointer spaces are PARSE_TYPE. `vector<NxT>` is a 1 x N tile. An operation class may be any "
+             "instruction issued on one fixed pipe (its declared pipe); one whose pipe depends on operands "
+             "(TSTORE) is PARSE_ATTR.",
+             "One type system: each spelling names a type openpto already has, and prints canonically."),
 )
