@@ -442,4 +442,14 @@ DECISIONS: tuple[Decision, ...] = (
              "instruction issued on one fixed pipe (its declared pipe); one whose pipe depends on operands "
              "(TSTORE) is PARSE_ATTR.",
              "One type system: each spelling names a type openpto already has, and prints canonically."),
+    Decision("TPACK",
+             "The manual's TPACK page names a move into a narrower representation and leaves the semantics "
+             "'instruction-specific'; no target header implements it; the vector-level pack truncates "
+             "each element to the narrower width.",
+             "TPACK narrows integers by truncation: dst[i, j] keeps the low dst-width bits of src[i, j] "
+             "(8 from 16 or 32 bits, 16 from 32, either signedness), over dst's valid region, which must "
+             "lie inside src's; vec ND tiles of one static shape; legal on cpu and a5. Float narrowing "
+             "stays TCVT's.",
+             "The one behaviour the public material states (the vector pack's truncation), applied per "
+             "element, without inventing a layout change the manual does not describe."),
 )

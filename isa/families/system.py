@@ -474,3 +474,30 @@ declare(Instruction(
     constraints=(K.layout_in("dst", Layout.ND), K.custom("Rounds in {7, 10}", _rounds_ok, "LEGAL_ATTR"),
                  K.custom("key.valid_cols >= 2, counter.valid_cols >= 4, one valid row each", _key_counter,
                           "STRUCT_VALID_REGION"))))
+
+# ------------------------------------------------------------------------------ TPACK
+
+
+def _tpack(dst: Tile, src: Tile) -> None:
+    """Each element keeps its low dst-width bits (two's complement wrap, as a C cast)."""
+    dst.write(src.read(*dst.valid, "TPACK source").astype(dst.data.dtype))
+
+
+_PACK_PAIRS = tuples(("dst", "src"), [(d, s) for s in dt.INTS_32 for d in dt.INTS_32 if d.bits < s.bits])
+
+declare(Instruction(
+    mnemonic="TPACK", family=Family.MOVEMENT, summary="narrow integer elements by truncation",
+    operands=(tile_out("dst", "the narrower elements"), tile_in("src", "the wider integer elements")),
+    semantics=_tpack, dtypes=_PACK_PAIRS, numerics=EXACT, domain=Domain.DST, pipe=Pipe.V,
+    profiles=("cpu", "a5"),
+    doc="dst[i, j] = src[i, j] truncated to dst's width over dst's valid region, which must lie inside "
+        "src's: the low dst-width bits of the two's complement value are kept (i32 0x12345678 packs to "
+        "i16 0x5678, i16 -1 to u8 255), the vector unit's pack-by-truncation applied element by element. "
+        "Both tiles are vec tiles of one static shape and layout ND; dst's element width is smaller than "
+        "src's (8 <- 16/32, 16 <- 32 bits, either signedness). The public manual names TPACK as a "
+        "narrowing move without further semantics; openpto specifies the truncating form (decision "
+        "'TPACK'). Float narrowing is TCVT.",
+    special_values="None: integer bits. dst's valid region leaving src's: RUNTIME_INVALID_READ.",
+    example=Example({"dst": "!pto.tile<16x32xi16>", "src": "!pto.tile<16x32xi32>"}),
+    constraints=(K.layout_in("dst", Layout.ND), K.layout_in("src", Layout.ND),
+                 K.equal("dst", "rows", "src", "rows"), K.equal("dst", "cols", "src", "cols"))))

@@ -281,8 +281,19 @@ def _trandom(cg: KernelCodegen, op: TileOp) -> None:
             dst.store_raw(b, i, j, _philox_word(b, x, k0, k1, rounds, b.and_(k, _c(3))))
 
 
+def _tpack(cg: KernelCodegen, op: TileOp) -> None:
+    """dst[i, j] = the low dst-width bits of src[i, j] (integers: a truncation of the stored bits)."""
+    dst, src = cg.tile(op, "dst"), cg.tile(op, "src")
+    cg.check_read(src, dst.vrows, dst.vcols, "TPACK source")
+    b, width = cg.b, ir.IntType(dst.dtype.bits)
+    with cg.loop(0, dst.vrows, name="r") as i:
+        with cg.loop(0, dst.vcols, name="c") as j:
+            dst.store_raw(b, i, j, b.trunc(src.load_raw(b, i, j), width))
+
+
 RULES: dict[str, Any] = {
     "TPUSH": _tpush, "TPOP": _tpop, "TALLOC": _talloc, "TFREE": _tfree,
     "SYNCALL": _syncall, "TPREFETCH_ASYNC": _tprefetch_async,
     "TSUBVIEW": _tsubview, "TALIAS": _talias, "TGET_SCALE_ADDR": _tget_scale_addr, "TRANDOM": _trandom,
+    "TPACK": _tpack,
 }
