@@ -230,3 +230,15 @@ def test_tquant_dn_static_rules() -> None:
     assert codes("TQUANT_DN", {**good, "exp": "!pto.tile<1x64xu8>"}, {**alg, "interleave": True}) == []
     assert "LEGAL_DTYPE" in codes("TQUANT_DN", {**good, "src": "!pto.tile<64x32xi8>"}, alg)
     assert codes("TQUANT_DN", good, alg, "a3") != []         # A5 and CPU only
+
+
+def test_tquant_dn_signalling_nan_ignored_by_the_maximum() -> None:
+    """np.fmax (like C fmax) returns NaN for a signalling NaN, which would then hide the inf before
+    it; the documented maximum ignores every NaN, so the inf still sets e = 255 - 8."""
+    from openpto.isa.attrs import MxQuantAlg
+    x = np.ones((32, 1), np.float32)
+    x[0, 0] = np.inf
+    x[1, 0] = np.array(0x7F800001, np.uint32).view(np.float32)
+    codes, e = _dn(x, MxQuantAlg.OcpMxFp8E4M3)
+    assert e.tolist() == [[247]]
+    assert codes[:3, 0].tolist() == [0x7E, 0x7F, 0x00]

@@ -148,9 +148,10 @@ _E4M3_EMAX = 8           # f8e4m3's largest exponent: OCP scale exponent = expon
 
 
 def _group_max(x: np.ndarray, rows: int) -> np.ndarray:
-    """max |x| of each 32-row group per column (NaN ignored, 0 for none): ceil(rows/32) x cols."""
-    groups = [np.fmax.reduce(np.abs(x[g:g + MX_GROUP]), axis=0, initial=np.float32(0))
-              for g in range(0, rows, MX_GROUP)]
+    """max |x| of each 32-row group per column (NaN ignored, 0 for none): ceil(rows/32) x cols.
+    NaNs are replaced by 0 first: np.fmax lets a signalling NaN through (C fmax does)."""
+    a = np.where(np.isnan(x), np.float32(0), np.abs(x))
+    groups = [np.max(a[g:g + MX_GROUP], axis=0, initial=np.float32(0)) for g in range(0, rows, MX_GROUP)]
     return np.array(groups, np.float32).reshape(len(groups), x.shape[1])
 
 

@@ -1,6 +1,7 @@
 """llvm lowering rules: quantisation (``isa/families/quant.py``).
 
-TQUANT_DN (written, not yet registered: see the note at the end) loops per column over its 32-row groups: a NaN-ignoring maximum (``llvm.maxnum``),
+TQUANT_DN loops per column over its 32-row groups: a NaN-ignoring maximum (NaN read as 0) in a
+loop kept scalar (LLVM's vectoriser aborts on it for bf16 columns; ``_scalar_loop``),
 the E8M0 code in integers, then each element scaled by the power of two, saturated to ±448 and
 encoded to f8e4m3 with the shared fp8 encoder (any NaN written as 0x7F).
 
@@ -110,9 +111,21 @@ def _group_exponent(cg: KernelCodegen, alg: MxQuantAlg, m: ir.Value) -> ir.Value
     return b.select(b.fcmp_ordered("==", m, ir.Constant(F32, 0.0)), _i32(0), e)
 
 
+def _scalar_loop(cg: KernelCodegen, latch: ir.Instruction) -> None:
+    """Mark the loop whose back edge is ``latch`` as not to be vectorised (``llvm.loop`` metadata,
+    a self-referencing loop ID, as LLVM requires). LLVM's loop vectoriser aborts the whole process
+    on a strided f32 maximum reduction over a bf16 column ("VPlan cost model and legacy cost model
+    disagreed"); a column of at most 32 rows gains nothing from vectorising anyway."""
+    m = cg.b.module
+    off = m.add_metadata([ir.MetaDataString(m, "llvm.loop.vectorize.enable"), ir.Constant(ir.IntType(1), 0)])
+    loop_id = m.add_metadata([off, ir.MetaDataString(m, f"openpto.loop.{len(m.metadata)}")])  # unique
+    loop_id.operands = (loop_id, off)
+    latch.set_metadata("llvm.loop", loop_id)
+
+
 def _column_max(cg: KernelCodegen, src: Any, j: ir.Value, lo: ir.Value, hi: ir.Value) -> ir.Value:
     """max |src[i, j]| for lo <= i < hi (NaN ignored, 0 for none), accumulated in a register
-    (a phi): a running maximum kept in memory trips an assertion in LLVM's loop vectoriser."""
+    (a phi) in a loop the vectoriser leaves alone (see ``_scalar_loop``)."""
     b = cg.b
     pre = b.block
     head, body, done = (b.append_basic_block(f"dn.max.{n}") for n in ("head", "body", "done"))
@@ -124,11 +137,13 @@ def _column_max(cg: KernelCodegen, src: Any, j: ir.Value, lo: ir.Value, hi: ir.V
     m.add_incoming(ir.Constant(F32, 0.0), pre)
     b.cbranch(b.icmp_signed("<", i, hi), body, done)
     b.position_at_end(body)
-    x = cg.intrinsic("llvm.fabs.f32", F32, [src.load(b, i, j)])
-    nxt = cg.intrinsic("llvm.maxnum.f32", F32, [m, x])
+    v = src.load(b, i, j)
+    x = cg.intrinsic("llvm.fabs.f32", F32, [v])
+    x = b.select(b.fcmp_unordered("uno", v, v), ir.Constant(F32, 0.0), x)   # any NaN, signalling too
+    nxt = b.select(b.fcmp_ordered(">", x, m), x, m)
     i.add_incoming(b.add(i, _i64(1), flags=["nsw"]), b.block)
     m.add_incoming(nxt, b.block)
-    b.branch(head)
+    _scalar_loop(cg, b.branch(head))
     b.position_at_end(done)
     return m
 
@@ -177,6 +192,4 @@ def _tquant_dn(cg: KernelCodegen, op: TileOp) -> None:
                 dst.store_raw(b, i, j, code)
 
 
-# TQUANT_DN is not registered yet: for a bf16 source with one valid column, the generated loops
-# trip an assertion in LLVM's loop vectoriser (a crash, not a diagnostic); until that is worked
-# around, the llvm backend reports TQUANT_DN unsupported instead of compiling it.
+RULES["TQUANT_DN"] = _tquant_dn
