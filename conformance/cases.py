@@ -26,7 +26,7 @@ from ..isa.diagnostics import PTOError
 from ..isa.profiles import PROFILES
 from ..isa.registry import all_instructions, get
 from ..isa.spec import WHOLE, Instruction, Kind, Operand, Role
-from ..isa.types import INDEX, GlobalType, Location, Pipe, ScalarType, TileType, Type, parse_type
+from ..isa.types import INDEX, GlobalType, Layout, Location, Pipe, ScalarType, TileType, Type, parse_type
 
 DTypeTuple = tuple[dt.DType, ...]
 
@@ -478,11 +478,62 @@ def structured(base: Case) -> list[Case]:
     if not out and ns is not base:
         out.append(ns)
     placed = _placed(out or [ns])
+    placed, extra = _with_layouts(placed, ns)
     if not any(p.offsets != c.offsets for p, c in zip(placed, out or [ns])):
         moved = _with_every_offset(ns)
         if moved is not None and _legal(moved):
             placed.append(moved)
-    return [c for c in placed if c is not base] + _without_optional(ns) + _in_place(ns)
+    return [c for c in placed if c is not base] + extra + _without_optional(ns) + _in_place(ns)
+
+
+# --------------------------------------------------------------------------- layout forms
+
+#: the layouts a vector or a layout-reading operand is tried in (the physical orders of a 2-D tile)
+VECTOR_LAYOUTS = (Layout.ND, Layout.DN)
+
+
+def _forms(t: TileType) -> list[TileType]:
+    """``t`` in the other layout of ``VECTOR_LAYOUTS`` (a fractal NZ/ZN tile stays as it is),
+    and a one-column tile in the wide ND per-row form (a static width of one 32-byte block,
+    one valid column)."""
+    out = [dataclasses.replace(t, layout=lay) for lay in VECTOR_LAYOUTS
+           if lay is not t.layout and t.layout in VECTOR_LAYOUTS]
+    if t.cols == 1:
+        out.append(dataclasses.replace(t, layout=Layout.ND, cols=max(32 // t.dtype.itemsize, 2), valid_cols=1))
+    return out
+
+
+def _layout_changes(case: Case) -> list[tuple[str, int]]:
+    """(tile operand, index into ``_forms``) worth a case: every form of a vector operand
+    (one static row or column), and of any tile operand when the instruction reads layout (the
+    checks refuse some operand in some layout of ``VECTOR_LAYOUTS``)."""
+    tiles = _tiles_of(case)
+    legal = {(n, k): _legal(dataclasses.replace(case, types=dict(case.types, **{n: f})))
+             for n, t in tiles.items() for k, f in enumerate(_forms(t))}
+    reads = any(not ok for (n, k), ok in legal.items() if _forms(tiles[n])[k].shape == tiles[n].shape)
+    return [(n, k) for (n, k), ok in legal.items()
+            if ok and (reads or 1 in tiles[n].shape)]
+
+
+def _with_layouts(placed: list[Case], ns: Case) -> tuple[list[Case], list[Case]]:
+    """Each layout change of ``_layout_changes(ns)`` folded into one of the ``placed`` cases
+    that the checks still accept with it (no new program text to compile beyond what that
+    case costs), else made on ``ns`` as an extra case; returns (placed, extra)."""
+    out, extra, taken = list(placed), [], set()
+    for name, k in _layout_changes(ns):
+        done = False
+        for j, c in enumerate(out):
+            t = c.types.get(name)
+            if j in taken or not isinstance(t, TileType) or t.dynamic or len(_forms(t)) <= k:
+                continue
+            moved = dataclasses.replace(c, types=dict(c.types, **{name: _forms(t)[k]}))
+            if _legal(moved):
+                out[j], done = moved, True
+                taken.add(j)
+                break
+        if not done:
+            extra.append(dataclasses.replace(ns, types=dict(ns.types, **{name: _forms(ns.types[name])[k]})))
+    return out, extra
 
 
 def _in_place(case: Case) -> list[Case]:

@@ -11,6 +11,7 @@ reaching one is caught, not hidden.
 """
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from typing import Any, Iterable, Mapping
 
@@ -18,7 +19,8 @@ import ml_dtypes
 import numpy as np
 
 from ..isa.spec import WHOLE, Kind, Role
-from ..isa.types import GlobalType, Pipe, ScalarType, TileType
+from ..isa.registry import get
+from ..isa.types import GlobalType, Layout, Pipe, ScalarType, TileType, parse_type
 from .cases import Case, ranged_operands
 
 #: situation -> what it means (the report's legend; the order is the report's column order)
@@ -34,6 +36,8 @@ SITUATIONS: dict[str, str] = {
        for r in range(1, 6)},
     "strided": "a global passed as a non-contiguous view",
     "in-place": "an input tile that is the output tile (dst == src, acc_in == dst)",
+    "layouts": "a tile operand in another layout of ND/DN than the declaration's examples give it, or a "
+               "per-row vector in the wide ND form (static width > 1, one valid column)",
     "edges": "an index operand at and just past the ends of its declared range or off its alignment; "
              "every pipe for a pipe operand (two pipe operands equal, ALL)",
     "joint-specials": "special values at the same position of two float operands (+0/-0, NaN/NaN, NaN/number)",
@@ -84,6 +88,8 @@ def structural(case: Case) -> set[str]:
         out.add("in-place")
     if _at_edge(case):
         out.add("edges")
+    if _other_layout(case, tiles):
+        out.add("layouts")
     for name, t in case.types.items():
         at = case.offsets.get(name)
         if isinstance(t, GlobalType) and at and all(i > 0 for i in at):
@@ -91,6 +97,25 @@ def structural(case: Case) -> set[str]:
             if case.instr.operand(name).window != WHOLE:
                 out.add(f"rank-{t.rank}")
     return out
+
+
+@functools.lru_cache(maxsize=None)
+def _example_tiles(mnemonic: str) -> dict[str, TileType]:
+    """Each tile operand's type in the declaration's example (where base cases start)."""
+    types = {n: parse_type(s) for n, s in get(mnemonic).example.types.items()}
+    return {n: t for n, t in types.items() if isinstance(t, TileType)}
+
+
+def _other_layout(case: Case, tiles: Mapping[str, TileType]) -> bool:
+    """A tile operand in another layout than the declaration's example gives it, or in the wide
+    ND per-row form where the example has one static column (what ``cases.structured`` folds in)."""
+    example = _example_tiles(case.instr.mnemonic)
+    for n, t in tiles.items():
+        e = example.get(n)
+        if e is not None and (e.layout is not t.layout or (
+                t.layout is Layout.ND and t.cols > 1 and t.valid_cols == 1 and e.cols == 1)):
+            return True
+    return False
 
 
 def _at_edge(case: Case) -> bool:

@@ -15,7 +15,8 @@ from openpto.conformance import values as V
 from openpto.isa import dtypes as dt
 from openpto.isa.registry import get
 from openpto.isa.families.sync import FMATRIX_FIELDS
-from openpto.isa.types import GlobalType, Pipe, TileType
+from openpto.isa.attrs import IndexMode
+from openpto.isa.types import GlobalType, Layout, Pipe, TileType
 
 PROFILE = "cpu"
 
@@ -197,3 +198,32 @@ def test_self_check_fails_when_edges_are_not_built(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(C, "edges", lambda case: [])
     out = level2.run_level2(ReferenceBackend(), PROFILE, "SET_FLAG", (), max_examples=2, seed=0)
     assert out.status == "fail" and "edges" in out.reason
+
+
+@pytest.mark.parametrize(("mnemonic", "vector"), [("TROWSUM", "dst"), ("TROWEXPANDADD", "src1")])
+def test_per_row_vectors_take_the_other_layout_and_the_wide_nd_form(mnemonic: str, vector: str) -> None:
+    """The example's DN R x 1 vector also runs as ND R x 1 and as the legacy ND form: a static
+    width of one 32-byte block with one valid column."""
+    built = C.structured(base(mnemonic, "f32"))
+    forms = {(c.types[vector].layout, c.types[vector].cols, c.types[vector].valid_cols) for c in built}
+    assert (Layout.ND, 1, 1) in forms and (Layout.ND, 8, 1) in forms
+    assert all(not c.errors() for c in built)
+    assert sum("layouts" in COV.structural(c) for c in built) >= 2
+    assert len(built) <= len(C.structured(base("TADD", "f32"))) + 1      # folded, not one case each
+
+
+def test_per_column_vector_runs_in_dn() -> None:
+    built = C.structured(base("TCOLSUM", "f32"))
+    assert any(c.types["dst"].layout is Layout.DN and c.types["dst"].rows == 1 for c in built)
+    assert "layouts" in COV.applicable(built, strided=True)
+
+
+def test_a_layout_blind_instruction_gets_no_layout_cases() -> None:
+    assert "layouts" not in COV.applicable(C.structured(base("TADD", "f32")), strided=True)
+
+
+@pytest.mark.parametrize("mnemonic", ["MGATHER", "MSCATTER"])
+def test_row_mode_runs_with_several_rows(mnemonic: str) -> None:
+    rows = [c.types["idx"].valid_rows for s in C.structured(base(mnemonic)) for c in level2.sweep_cases(s)
+            if c.attrs.get("indexMode") is IndexMode.ROW and not c.errors()]
+    assert rows and max(rows) >= 2
