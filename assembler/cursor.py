@@ -13,7 +13,7 @@ from ..isa.suggest import did_you_mean
 from ..isa.types import Pipe, Type, parse_type
 from .ir import MAX_DIGITS, Lit, MemRef, Number, PipeLit, Value
 from .lexer import (ATTR, EOF, ERROR, FLOAT, IDENT, INT, NAME_MARK, NEWLINE, PUNCT, SYMBOL, TYPE, VALUE, VALUE_NAME,
-                    Token, lex_line, new_token)
+                    Token, continues, lex_line, new_token)
 from .operands import ENUM_KINDS
 from .public import KIND_ALIASES, member_spelling, op_class_pipe
 from .scope import MISSING, POISON, Scope
@@ -124,7 +124,8 @@ class Cursor:
                                          col + shift[before], message))
                           for kind, text, which, col, before, message in shape]
         if self.next_line < len(self.lines):
-            self.toks.append(Token(NEWLINE, "\n", k + 1, len(line) + 1))
+            if not continues(self.lines[self.next_line]):
+                self.toks.append(Token(NEWLINE, "\n", k + 1, len(line) + 1))
         else:
             self.toks.append(Token(EOF, "", k + 1, len(line) + 1))
 

@@ -6,7 +6,8 @@ A character that starts no token becomes an ERROR token, so the parser reports i
 stands and recovers at the next line. Comments: ``//`` and ``#`` (when not followed by a
 letter, which starts an attribute) run to the end of the line.
 
-No token spans a line, so text is lexed one line at a time (``lex_line``): the parser lexes
+No token spans a line, so text is lexed one line at a time (``lex_line``); a line that
+``continues`` the one before it gets no NEWLINE between them: the parser lexes
 a line only when it needs its tokens, and skips lexing lines it recognises whole.
 """
 from __future__ import annotations
@@ -74,6 +75,17 @@ _ONE_PASS = re.compile(r"[ \t\r\f\v]*+(?:" + "|".join(
 # The ``%name`` spellings of a line, in order (the VALUE rule above, found anywhere).
 VALUE_NAME = re.compile("%(" + _NAME + ")")
 _WHOLE_NAME = re.compile(_NAME + r"\Z").match
+
+
+# A line that opens with one of these continues the statement of the line before it (the
+# newline between them separates nothing): the public pages break a long statement before
+# its signature (``: ...``), its result types (``-> ...``) or its ``outs(...)`` list.
+_CONTINUATION = re.compile(r"[ \t\r\f\v]*+(?::|->|(?:ins|outs)[ \t]*+\()").match
+
+
+def continues(line: str) -> bool:
+    """Whether ``line`` continues the statement of the line before it."""
+    return _CONTINUATION(line) is not None
 
 
 def is_name(name: str) -> bool:
@@ -163,7 +175,7 @@ def tokenize(text: str) -> list[Token]:
     toks: list[Token] = []
     for k, line in enumerate(lines, 1):
         toks += lex_line(line, k)
-        if k < len(lines):
+        if k < len(lines) and not continues(lines[k]):
             toks.append(Token(NEWLINE, "\n", k, len(line) + 1))
     toks.append(Token(EOF, "", len(lines), len(lines[-1]) + 1))
     return toks

@@ -28,7 +28,7 @@ from .control import ControlParser, Finish
 from .cursor import Defer, Silent, location
 from .events import BRACKET_FLAGS, EVENT_FORMS, EventParser
 from .ir import MAIN, MAX_DEPTH, Kernel, Module, Stmt, Yield
-from .lexer import DIRECTIVE, EOF, IDENT, NAME_MARK, NEWLINE, PUNCT, SYMBOL, VALUE, VALUE_NAME, WS, Token
+from .lexer import DIRECTIVE, EOF, IDENT, NAME_MARK, NEWLINE, PUNCT, SYMBOL, VALUE, VALUE_NAME, WS, Token, continues
 from .scope import Scope
 from .statements import KernelBuild
 from .tileops import TileTemplate
@@ -206,6 +206,9 @@ class Parser(ControlParser, EventParser):
         k, n = self.next_line, len(lines)
         opened = None
         while k < n:
+            if k + 1 < n and continues(lines[k + 1]):   # a statement over two lines: tokens
+                self.next_line = k
+                return None
             text = lines[k]
             line = seen.get(text)
             lexed = line is None

@@ -106,6 +106,23 @@ CORPUS = [
      ".arg %x : f32\n.arg %n : i32\n%r = arith.remf %x, %s : f32\n%u = arith.maxnumf %x, %s : f32\n"
      "%v = arith.minnumf %x, %s : f32\n%w = arith.ceildivui %n, %n : i32\n%bx = arith.bitcast %x : f32 to i32\n"
      "%ix = arith.index_castui %n : i32 to index"),
+    ("statement continued by its signature line", ".arg %l0 : !pto.tile<1x64xf32>\n.arg %l1 : !pto.tile<1x64xf32>\n"
+     "%o, %e = tmrgsort %l0, %l1 {exhausted = false}\n    : !pto.tile<1x64xf32>, !pto.tile<1x64xf32>\n"
+     "    -> (!pto.tile<1x128xf32>, vector<4xu16>)\n"
+     f"%d = tadd %a, %b\n: {T}, {T} -> {T}",
+     ".arg %l0 : !pto.tile<1x64xf32>\n.arg %l1 : !pto.tile<1x64xf32>\n"
+     "%o, %e = tmrgsort %l0, %l1 {exhausted = false} : (!pto.tile<1x64xf32>, !pto.tile<1x64xf32>) -> "
+     f"(!pto.tile<1x128xf32>, !pto.tile<1x4xu16>)\n%d = tadd %a, %b : ({T}, {T}) -> {T}"),
+    ("DPS continued by its outs line", ".arg %l0 : !pto.tile<1x64xf32>\n.arg %l1 : !pto.tile<1x64xf32>\n"
+     "pto.tmrgsort ins(%l0, %l1 {exhausted = false} : !pto.tile_buf<vec, 1x64xf32>, !pto.tile_buf<vec, 1x64xf32>)\n"
+     "outs(%o, %e : !pto.tile_buf<vec, 1x128xf32>, vector<4xu16>)\n"
+     f"pto.tmul outs(%d : {T})\n  ins(%a, %b)",
+     ".arg %l0 : !pto.tile<1x64xf32>\n.arg %l1 : !pto.tile<1x64xf32>\n"
+     "%o, %e = tmrgsort %l0, %l1 {exhausted = false} : (!pto.tile<1x64xf32>, !pto.tile<1x64xf32>) -> "
+     f"(!pto.tile<1x128xf32>, !pto.tile<1x4xu16>)\n%d = tmul %a, %b : ({T}, {T}) -> {T}"),
+    ("alloc_tile continued by its type line", ".arg %r : index\n%q = pto.alloc_tile valid_row = %r\n"
+     "    : !pto.tile_buf<vec, 32x32xf16, valid=?x32>\n.const %c = 0\n  : i32",
+     ".arg %r : index\n.tile %q valid_row = %r : !pto.tile<32x32xf16, valid=?x32>\n.const %c = 0 : i32"),
 ]
 
 
@@ -278,6 +295,8 @@ BAD = [
     ("PadValue Invalid", ".arg %p : !pto.tile<loc=vec, f32, 16, 16, RowMajor, NoneBox, None, Invalid>",
      "PARSE_TYPE", 1),
     ("bitcast changing the width", ".arg %x : f32\n%y = arith.bitcast %x : f32 to i16", "STRUCT_SCALAR_TYPE", 2),
+    ("a signature line with no statement before it", ".arg %q : index\n\n: f32", "PARSE_TOKEN", 3),
+    ("an outs line that does not fit the statement", f"%d = tadd %a, %b\n  outs(%d : {T})", "PARSE_TOKEN", 2),
 ]
 
 
@@ -290,3 +309,36 @@ def test_bad_public_spelling_is_a_located_diagnostic(name: str, text: str, code:
     assert err.code == code, err.render()
     assert err.location is not None and err.location.line == 4 + line, err.render()
     assert err.expected is not None or err.actual is not None
+
+
+# ------------------------------------------------------------------ continuation lines
+
+N_LINEAR = 1_000_000
+
+
+@pytest.mark.parametrize("text", [
+    "%d = tadd %a, %b\n" + " " * N_LINEAR + ": f32",                  # blanks before the ':'
+    "%d = tadd %a, %b\n" + " " * N_LINEAR + "outsx",                  # blanks, then no continuation
+    "%d = tadd %a, %b\n" + "outs " * (N_LINEAR // 5),                 # 'outs' without '('
+    "%d = tadd %a, %b" + "\n:" * (N_LINEAR // 2),                     # a statement over many lines
+    "%d = tadd %a, %b" + "\n-> f32" * (N_LINEAR // 7),
+], ids=["blanks then ':'", "blanks then a word", "outs without (", "many ':' lines", "many '->' lines"])
+def test_continuation_lines_parse_in_linear_time(text: str) -> None:
+    """Deciding whether a line continues the one before reads only its start, once per line."""
+    import time
+    start = time.perf_counter()
+    try:
+        pto.parse(ARGS + text)
+    except PTOError as e:
+        e.render()
+    assert time.perf_counter() - start < 3.0
+
+
+def test_continued_statement_reports_on_its_own_lines() -> None:
+    """A diagnostic inside a continuation line points at that line, and the statement after
+    the continued one parses as usual."""
+    src = ARGS + f"%d = tadd %a, %b\n    : {T}, f16 -> {T}\n%e = tsub %a, %b : ({T}, {T}) -> {T}\n%e = tmul %e, %zz"
+    with pytest.raises(PTOError) as info:
+        pto.parse(src)
+    errs = getattr(info.value, "errors", [info.value])
+    assert [(e.code, e.location.line) for e in errs] == [("STRUCT_TYPE_MISMATCH", 5), ("STRUCT_UNDEFINED", 7)]
