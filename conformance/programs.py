@@ -10,6 +10,11 @@ stored after it. The instructions come from the declarations: each one's legal b
 a full block (R x C), a per-row vector (R x 1) or a per-column vector (1 x C); what the
 checks then accept can be chained. Nothing here names an instruction except the loads and
 stores the scaffold needs.
+
+Some kernels are matrix pipelines instead (``matrix_programs``: mat -> left/right -> acc,
+accumulating in place over K), and ``programs(require=...)`` draws modules that have a
+feature by construction (a pipeline per accumulating form; an in-place elementwise chain),
+which level 3 checks in every run before the random ones.
 """
 from __future__ import annotations
 

@@ -65,13 +65,14 @@ def _spec_fault(instr: str, message: str) -> SpecError:
 
 # ----------------------------------------------------------------------------- TSORT32 / TMRGSORT
 
-def _descending_order(values: np.ndarray, group: np.ndarray) -> np.ndarray:
-    """Permutation sorting ``values`` descending inside each ``group``: NaN first, -0 == +0,
-    equal keys keep their original order (stable)."""
+def _descending_order(values: np.ndarray, group: np.ndarray, ties: np.ndarray | None = None) -> np.ndarray:
+    """Permutation sorting ``values`` descending inside each ``group``: NaN first, -0 == +0;
+    equal keys go in ascending ``ties`` (when given), then in their original order (stable)."""
     v = values.astype(np.float64)
     nan = np.isnan(v)
     negated = np.where(nan, 0.0, -v)
-    return np.lexsort((np.arange(v.size), negated, ~nan, group))
+    keys = (np.arange(v.size),) + (() if ties is None else (ties,))
+    return np.lexsort((*keys, negated, ~nan, group))
 
 
 def _records(values: np.ndarray, index: np.ndarray) -> np.ndarray:
@@ -91,7 +92,7 @@ def _tsort32(dst: Tile, src: Tile, idx: Tile) -> None:
     values = src.read(rows, n, "src").reshape(-1)
     index = idx.read(rows, n, "idx").reshape(-1)
     block = (np.arange(rows)[:, None] * n + np.arange(n)[None, :] // SORT_BLOCK).reshape(-1)
-    order = _descending_order(values, block)
+    order = _descending_order(values, block, index.astype(np.uint64))   # ties: smaller index first
     dst.write(_records(values[order].reshape(rows, n), index[order].reshape(rows, n)))
 
 
@@ -186,9 +187,10 @@ declare(Instruction(
         "reinterpret bytes inside a row, so every tile is row-major (ND). The public optional tmp operand "
         "is scratch and not part of the instruction.",
     special_values="Order: NaN (any sign or payload) first, then +inf down to -inf; -0 and +0 compare equal. "
-                   "Equal values (and NaNs among themselves) keep their column order (stable), i.e. "
-                   "ascending index when idx holds column numbers. Values and indices are copied bit for "
-                   "bit (NaN payloads, -0 preserved).",
+                   "Equal values (and NaNs among themselves) go in ascending order of their idx value "
+                   "(unsigned), as the public page and CPU simulator break ties; equal values with equal "
+                   "idx keep their column order. Values and indices are copied bit for bit (NaN payloads, "
+                   "-0 preserved).",
     example=Example({"dst": "!pto.tile<2x64xf32>", "src": "!pto.tile<2x32xf32>", "idx": "!pto.tile<2x32xu32>"}),
     constraints=(K.custom("dst.rows >= src.rows and dst.cols >= (8 / sizeof(dtype)) * src.cols", _sort_shape),
                  K.custom("dst's valid region holds the records of src's valid region", _sort_region,

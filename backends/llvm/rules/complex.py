@@ -141,10 +141,15 @@ def _tsort32(cg: KernelCodegen, op: TileOp) -> None:
                 b.store(k, pos)
 
                 def moves() -> ir.Value:
+                    """The new record goes before its predecessor: greater value, or an equal
+                    value with a smaller (unsigned) index."""
                     p = b.load(pos, typ=I64)
                     live = b.icmp_signed(">", p, _c(0))
                     prev = b.select(live, b.sub(p, _c(1)), _c(0))
-                    return b.and_(live, _greater(b, key, b.load(at(keys, key_ty, prev), typ=key_ty)))
+                    pkey = b.load(at(keys, key_ty, prev), typ=key_ty)
+                    pix = b.load(at(idxs, I32, prev), typ=I32)
+                    tie = b.and_(b.not_(_greater(b, pkey, key)), b.icmp_unsigned("<", ix, pix))
+                    return b.and_(live, b.or_(_greater(b, key, pkey), tie))
 
                 with cg.while_(moves, "s.ins"):
                     p = b.load(pos, typ=I64)
