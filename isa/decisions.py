@@ -452,4 +452,19 @@ DECISIONS: tuple[Decision, ...] = (
              "stays TCVT's.",
              "The one behaviour the public material states (the vector pack's truncation), applied per "
              "element, without inventing a layout change the manual does not describe."),
+    Decision("Row-expand forms: which operand is expanded, Mode 2",
+             "TROWEXPANDADD/SUB/MUL/DIV/MAX/MIN/EXPDIF: exactly one of src0 and src1 has dst's valid "
+             "shape and the other is the expanded operand; Mode 1 reads one value per row (ColMajor, one "
+             "valid column), Mode 2 a 32-byte block per row repeated along it (RowMajor, 32 / sizeof(T) "
+             "valid columns); the C++ tmp overload is Mode 1 only; the order of the operation when src0 is "
+             "the expanded one is not stated (the CPU simulator keeps src0 <op> src1).",
+             "The expanded operand is src0 when src0's static shape differs from dst's, else src1 (a static "
+             "rule every backend shares); the operation keeps its order (dst = s - src1 when src0 is "
+             "expanded). The expanded operand has 1 valid column (DN R x 1 or ND) or, in layout ND, exactly "
+             "32 / sizeof(T); it is read at column j mod that count. Any other count is STRUCT_VALID_REGION "
+             "(RUNTIME_VALID_REGION when dynamic), so two full operands are rejected. The optional tmp is "
+             "accepted in every mode and never touched. The column-expand ops keep src1 as the per-column "
+             "operand (their pages give no other form).",
+             "One static rule makes the form visible to the verifier and lets a backend pick its loop at "
+             "compile time; reading at j mod width is the public formula for both modes."),
 )

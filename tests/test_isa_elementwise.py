@@ -44,7 +44,7 @@ def run(mnemonic: str, d: dt.DType, inputs: tuple[list, ...], out: dt.DType | No
         **attrs: object) -> np.ndarray:
     """Execute on 1xN tiles: every input of dtype ``d`` (TSEL's mask i1), dst of ``out`` or ``d``."""
     instr = isa.get(mnemonic)
-    names = [o.name for o in instr.inputs]
+    names = [o.name for o in instr.inputs if not o.optional]     # the scratch tmp is left out
     tiles = {n: isa.Tile.of(array(v, dt.I1 if n == "mask" else d)) for n, v in zip(names, inputs)}
     dst = isa.Tile.empty(tiles[names[-1]].type.with_(dtype=out or d))
     instr.execute(dst=dst, **tiles, **attrs)
@@ -306,7 +306,7 @@ def test_outside_the_destination_valid_region_is_untouched(m: str) -> None:
 def test_a_source_smaller_than_the_domain_is_an_invalid_read(m: str) -> None:
     instr = isa.get(m)
     rng = np.random.default_rng(2)
-    for src in (o.name for o in instr.operands if o.role is Role.IN):
+    for src in (o.name for o in instr.operands if o.role is Role.IN and o.name != "tmp"):   # tmp: never read
         for combo in _combos(instr):
             for small in ((2, 8), (4, 6)):
                 tiles = _tiles(instr, combo, (4, 8), rng, {src: small})
@@ -367,3 +367,33 @@ def test_precision_modes_give_the_same_contracted_result(mnemonic: str, inputs: 
     "Precision modes"): division and roots correctly rounded, exp/log exact here."""
     from openpto.isa.attrs import Precision
     assert_same(run(mnemonic, F32, inputs, PrecisionType=Precision[mode]), want, F32)
+
+
+TMP_FORMS = ("TXOR", "TPRELU", "TREM", "TRSQRT", "TSEL")
+
+
+def test_scratch_tmp_exactly_where_the_public_signature_ends_with_one() -> None:
+    for name in MNEMONICS:
+        ops = {o.name: o for o in isa.get(name).operands}
+        assert ("tmp" in ops) == (name in TMP_FORMS), name
+        if "tmp" in ops:
+            assert ops["tmp"].optional and ops["tmp"].role is Role.IN and "never read" in ops["tmp"].doc
+            assert list(ops)[-1] == "tmp"
+
+
+@pytest.mark.parametrize("mnemonic, inputs, want", [
+    ("TXOR", ([0b1100, -1], [0b1010, 5]), [0b0110, -6]),
+    ("TPRELU", ([2.0, -2.0], [0.5, 0.25]), [2.0, -0.5]),
+    ("TREM", ([-7.0, 7.0], [3.0, -3.0]), [2.0, -2.0]),
+    ("TRSQRT", ([4.0, 0.25],), [0.5, 2.0]),
+])
+def test_tmp_is_accepted_and_never_touched(mnemonic: str, inputs: tuple, want: list) -> None:
+    d = I32 if mnemonic == "TXOR" else F32
+    instr = isa.get(mnemonic)
+    names = [o.name for o in instr.inputs if not o.optional]
+    tiles = {n: isa.Tile.of(array(v, d)) for n, v in zip(names, inputs)}
+    tmp = isa.Tile.of(np.full((1, len(want)), 9, dtype=d.np_dtype))
+    dst = isa.Tile.empty(tiles[names[0]].type)
+    instr.execute(dst=dst, tmp=tmp, **tiles)
+    assert_same(dst.data[0], want, d)
+    assert (tmp.data == 9).all()

@@ -600,3 +600,16 @@ def test_tdivs_reverse_with_high_precision() -> None:
     isa.get("TDIVS").execute(dst=dst, src=Tile.of(np.array([[3.0, -0.0, 0.5]], np.float32)), scalar=1.0,
                              reverse=True, PrecisionType=Precision.HIGH_PRECISION)
     assert dst.data[0].tolist() == [float(np.float32(1) / np.float32(3)), -math.inf, 2.0]
+
+
+def test_scratch_tmp_on_trems_and_txors_only() -> None:
+    """The public TREMS and TXORS end with a scratch tile: an optional last operand, never touched."""
+    for name in NAMES:
+        ops = [o.name for o in isa.get(name).operands]
+        assert ("tmp" in ops) == (name in ("TREMS", "TXORS")), name
+    for name, d, x, s, want in (("TREMS", np.float32, [-7.0, 7.0], 3.0, [2.0, 1.0]),
+                                ("TXORS", np.int16, [0x0FF0, -1], 0x00FF, [0x0F0F, -256])):
+        tmp = Tile.of(np.full((1, 2), 5, dtype=d))
+        dst = Tile.of(np.zeros((1, 2), dtype=d))
+        isa.get(name).execute(dst=dst, src=Tile.of(np.array([x], dtype=d)), scalar=s, tmp=tmp)
+        assert dst.data[0].tolist() == want and (tmp.data == 5).all()

@@ -252,3 +252,30 @@ def test_tdivs_precision_and_reverse(tmp_path: pathlib.Path) -> None:
     ref, got = _run_both(text, tmp_path, dst=np.zeros_like(a), a=a, s=1.0)
     _same_bits(ref["dst"], got["dst"])
     assert got["dst"][0].tolist() == [float(np.float32(1) / np.float32(3)), -np.inf, 2.0, float(np.float32(1 / 7))]
+
+
+@pytest.mark.parametrize("mn, d, n", [("txor", "i32", 2), ("tprelu", "f32", 2), ("trem", "f32", 2),
+                                      ("trsqrt", "f32", 1), ("trems", "f32", 1), ("txors", "i16", 1)])
+def test_scratch_tmp_is_accepted_and_untouched(mn: str, d: str, n: int, tmp_path: pathlib.Path) -> None:
+    np_d = {"i32": np.int32, "f32": np.float32, "i16": np.int16}[d]
+    rng = np.random.default_rng(7)
+    a = (rng.standard_normal((4, 8)) * 50).astype(np_d)
+    b = (rng.standard_normal((4, 8)) * 9 + 0.5).astype(np_d)
+    if mn == "trsqrt":
+        a = np.abs(a)
+    t = _tile(a.shape, d)
+    if mn in ("trems", "txors"):
+        s = 3 if d == "i16" else 2.5
+        text = (f"kernel @k(%dst : {t}, %a : {t}, %s : {d}, %t : {t}) {{\n"
+                f"  %dst = {mn} %a, %s, %t : ({t}, {d}, {t}) -> {t}\n}}\n")
+        ref, got = _run_both(text, tmp_path, dst=np.zeros_like(a), a=a, s=s, t=np.full_like(a, 3))
+    else:
+        ins, types = ("%a, %b, %t", f"{t}, {t}, {t}") if n == 2 else ("%a, %t", f"{t}, {t}")
+        text = (f"kernel @k(%dst : {t}, %a : {t}, %b : {t}, %t : {t}) {{\n"
+                f"  %dst = {mn} {ins} : ({types}) -> {t}\n}}\n")
+        ref, got = _run_both(text, tmp_path, dst=np.zeros_like(a), a=a, b=b, t=np.full_like(a, 3))
+    if mn == "trsqrt":                     # the 2 ulp contract
+        assert (np.abs(ref["dst"].view(np.int32).astype(np.int64) - got["dst"].view(np.int32)) <= 2).all()
+    else:
+        _same_bits(ref["dst"], got["dst"])
+    assert (got["t"] == 3).all() and (ref["t"] == 3).all()

@@ -25,6 +25,10 @@ PRECISION = Attr("PrecisionType", Precision, Precision.DEFAULT,
                  "the public algorithm choice (DEFAULT: faster; HIGH_PRECISION: A5's compensated "
                  "algorithm, ignored by A2/A3); openpto holds both values to this instruction's "
                  "numerics contract, so the result does not depend on it")
+#: The public C++ scratch tile (``TileDataTmp &tmp``) some signatures end with (decision 29).
+TMP_DOC = "scratch tile of the public ISA; accepted and never read or written"
+TMP_NOTE = (" The optional trailing tmp operand is the public C++ scratch tile: accepted and never read "
+            "or written (decisions.md: \"Sources of TQUANT and scratch operands\").")
 PRECISION_DOC = (" PrecisionType (DEFAULT or HIGH_PRECISION, default DEFAULT) is the public algorithm "
                  "choice; both values meet the numerics contract below, so it never changes a "
                  "specified result (decisions.md: \"Precision modes\").")
@@ -34,13 +38,15 @@ def _elementwise(mnemonic: str, summary: str, fn: Callable[..., np.ndarray], inp
                  types_all: tuple[dt.DType, ...], doc: str, *, numerics: Numerics = ROUNDED,
                  a2: tuple[dt.DType, ...] | None = None, a5: tuple[dt.DType, ...] | None = None,
                  special: str = "", profiles: tuple[str, ...] | None = None,
-                 precision: bool = False) -> Instruction:
-    """``precision``: the instruction takes the public PrecisionType attribute (``PRECISION``)."""
+                 precision: bool = False, tmp: bool = False) -> Instruction:
+    """``precision``: the instruction takes the public PrecisionType attribute (``PRECISION``);
+    ``tmp``: its public signature ends with a scratch tile, declared as an optional operand."""
     names = ("dst",) + inputs
     spelling = "!pto.tile<16x16xf32>" if dt.F32 in types_all else "!pto.tile<16x16xi32>"
 
     def semantics(dst: Tile, **srcs: Tile) -> None:
         srcs.pop(PRECISION.name, None)           # accepted; the contract does not depend on it
+        srcs.pop("tmp", None)                    # accepted; never read or written
         C.apply_elementwise(dst, [srcs[n] for n in inputs], fn)
 
     narrowed = {}
@@ -50,10 +56,11 @@ def _elementwise(mnemonic: str, summary: str, fn: Callable[..., np.ndarray], inp
         narrowed["a5"] = same(names, a5)
     return declare(Instruction(
         mnemonic=mnemonic, family=Family.ELEMENTWISE, summary=summary,
-        operands=(tile_out(),) + tuple(tile_in(n, f"source {i}") for i, n in enumerate(inputs)),
+        operands=(tile_out(),) + tuple(tile_in(n, f"source {i}") for i, n in enumerate(inputs))
+        + ((tile_in("tmp", TMP_DOC, optional=True),) if tmp else ()),
         semantics=semantics, dtypes=same(names, types_all), numerics=numerics, domain=Domain.DST,
-        pipe=Pipe.V, doc=doc + (PRECISION_DOC if precision else ""),
-        attrs=(PRECISION,) if precision else (), example=same_types(names, spelling),
+        pipe=Pipe.V, doc=doc + (TMP_NOTE if tmp else "") + (PRECISION_DOC if precision else ""),
+        attrs=(PRECISION,) if precision else (), example=same_types(names + (("tmp",) if tmp else ()), spelling),
         more_examples=(same_types(names, spelling, attrs={PRECISION.name: Precision.HIGH_PRECISION}),)
         if precision else (),
         constraints=(K.same_shape(*names), K.covers(inputs)),
@@ -100,7 +107,7 @@ _elementwise("TAND", "bitwise and", np.bitwise_and, BIN, dt.INTS_32,
 _elementwise("TOR", "bitwise or", np.bitwise_or, BIN, dt.INTS_32,
              "dst[i, j] = src0[i, j] | src1[i, j] (bitwise OR).", numerics=EXACT, a2=_A2_BITWISE, a5=dt.INTS_32)
 _elementwise("TXOR", "bitwise xor", np.bitwise_xor, BIN, dt.INTS_32,
-             "dst[i, j] = src0[i, j] ^ src1[i, j] (bitwise XOR).", numerics=EXACT, a2=_A2_BITWISE, a5=dt.INTS_32)
+             "dst[i, j] = src0[i, j] ^ src1[i, j] (bitwise XOR).", numerics=EXACT, a2=_A2_BITWISE, a5=dt.INTS_32, tmp=True)
 _elementwise("TNOT", "bitwise not", np.invert, UN, dt.INTS_32,
              "dst[i, j] = ~src[i, j] (bitwise complement).", numerics=EXACT, a2=(dt.I16, dt.U16),
              a5=dt.INTS_32)
@@ -141,7 +148,7 @@ _elementwise("TSQRT", "square root", np.sqrt, UN, dt.FLOATS,
 _elementwise("TRSQRT", "reciprocal square root", C.via_f64(lambda a: 1.0 / np.sqrt(a)), UN,
              dt.FLOATS, "dst[i, j] = 1 / sqrt(src[i, j]), the reciprocal square root.", numerics=_TRANSC,
              a2=(dt.F32, dt.F16), a5=(dt.F32, dt.F16),
-             special="rsqrt(+0) = +inf, rsqrt(-0) = -inf, rsqrt(x<0) = NaN, rsqrt(+inf) = +0.", precision=True)
+             special="rsqrt(+0) = +inf, rsqrt(-0) = -inf, rsqrt(x<0) = NaN, rsqrt(+inf) = +0.", precision=True, tmp=True)
 _elementwise("TRECIP", "reciprocal", np.reciprocal, UN, dt.FLOATS,
              "Reciprocal 1/x (IEEE division, correctly rounded).", a2=(dt.F32, dt.F16),
              a5=(dt.F32, dt.F16), special="recip(±0) = ±inf, recip(±inf) = ±0.", precision=True)
@@ -159,7 +166,7 @@ _elementwise("TRELU", "rectified linear unit", _relu, UN, (dt.F32, dt.F16, dt.BF
 _elementwise("TPRELU", "parametric ReLU", lambda a, s: np.where(a > 0, a, a * s), BIN, dt.FLOATS,
              "x if x > 0 else x * slope, with a per-element slope tile src1.",
              a2=(dt.F16, dt.F32), a5=(dt.F16, dt.F32),
-             special="NaN input: NaN * slope = NaN; -0 gives -0 * slope.")
+             special="NaN input: NaN * slope = NaN; -0 gives -0 * slope.", tmp=True)
 
 
 def _rem(floor: bool) -> Callable[..., np.ndarray]:
@@ -174,7 +181,7 @@ _elementwise("TREM", "remainder (floored)", _rem(True), BIN, dt.NUMERIC_SIGNED,
              "Floored remainder a - floor(a/b)*b: the result has the sign of the divisor "
              "(Python `%`, numpy `remainder`).", a2=A2_ARITH, a5=A2_ARITH,
              special="Floats: rem(x, 0) = NaN, rem(±inf, y) = NaN, rem(x, ±inf) follows "
-                     "numpy.remainder (x when signs agree, else ±inf); integers: rem(x, 0) = x.", precision=True)
+                     "numpy.remainder (x when signs agree, else ±inf); integers: rem(x, 0) = x.", precision=True, tmp=True)
 _elementwise("TFMOD", "remainder (truncated)", _rem(False), BIN, dt.NUMERIC_SIGNED,
              "Truncated remainder a - trunc(a/b)*b: the result has the sign of the dividend "
              "(C `fmod` / `%`).", a2=A2_ARITH, a5=A2_ARITH,
@@ -225,7 +232,7 @@ declare(Instruction(
     special_values="NaN compares unordered (only NE is true); -0 == +0."))
 
 
-def _tsel(dst: Tile, mask: Tile, src0: Tile, src1: Tile) -> None:
+def _tsel(dst: Tile, mask: Tile, src0: Tile, src1: Tile, tmp: Tile | None = None) -> None:
     r, c = dst.valid
     m = mask.read(r, c, "mask")
     dst.write(np.where(m, src0.read(r, c, "src0"), src1.read(r, c, "src1")), r, c)
@@ -235,15 +242,16 @@ _SEL_A2 = (dt.I16, dt.U16, dt.I32, dt.U32, dt.F16, dt.BF16, dt.F32)
 declare(Instruction(
     mnemonic="TSEL", family=Family.ELEMENTWISE, summary="select between two tiles by a mask",
     operands=(tile_out(), tile_in("mask", "i1 mask tile"), tile_in("src0", "chosen where mask is 1"),
-              tile_in("src1", "chosen where mask is 0")),
+              tile_in("src1", "chosen where mask is 0"), tile_in("tmp", TMP_DOC, optional=True)),
     semantics=_tsel,
     dtypes=tuples(("dst", "mask", "src0", "src1"), [(d, dt.I1, d, d) for d in dt.NUMERIC]),
     profile_dtypes={p: tuples(("dst", "mask", "src0", "src1"), [(d, dt.I1, d, d) for d in ds])
                     for p, ds in (("a2", _SEL_A2), ("a3", _SEL_A2), ("a5", _SEL_A2 + (dt.I8, dt.U8)))},
     numerics=EXACT, domain=Domain.DST, pipe=Pipe.V,
     doc="dst[i, j] = mask[i, j] ? src0[i, j] : src1[i, j]. Values are copied bit for bit "
-        "(NaN payloads and -0 preserved).",
+        "(NaN payloads and -0 preserved)." + TMP_NOTE,
     example=Example({"dst": "!pto.tile<16x16xf32>", "mask": "!pto.tile<16x16xi1>",
-                     "src0": "!pto.tile<16x16xf32>", "src1": "!pto.tile<16x16xf32>"}),
+                     "src0": "!pto.tile<16x16xf32>", "src1": "!pto.tile<16x16xf32>",
+                     "tmp": "!pto.tile<16x16xf32>"}),
     constraints=(K.same_shape("dst", "mask", "src0", "src1"), K.covers(("mask", "src0", "src1"))),
     special_values="No arithmetic: NaN (payload included), ±inf and -0 are copied unchanged."))

@@ -21,7 +21,7 @@ from ..spec import (Attr, Domain, DTypeRule, EXACT, Example, Family, Instruction
 from ..types import Pipe
 from ..values import Tile
 from ._helpers import scalar_in, tile_in, tile_out
-from .elementwise import _CMP, _CMP_DOC, PRECISION, PRECISION_DOC, _rem
+from .elementwise import _CMP, _CMP_DOC, PRECISION, PRECISION_DOC, TMP_DOC, TMP_NOTE, _rem
 
 A2_ARITH = (dt.I32, dt.I16, dt.F16, dt.F32)
 A5_ADD_MUL = (dt.I32, dt.I16, dt.F16, dt.F32, dt.BF16)
@@ -61,18 +61,22 @@ def _tile_scalar(mnemonic: str, summary: str, fn: Callable[..., np.ndarray],
                  types_all: tuple[dt.DType, ...], doc: str, example: Example, *,
                  numerics: Numerics = ROUNDED, a2: tuple[dt.DType, ...] | None = None,
                  a5: tuple[dt.DType, ...] | None = None, special: str = "",
-                 precision: bool = False) -> Instruction:
+                 precision: bool = False, tmp: bool = False) -> Instruction:
     """Declare dst[i, j] = fn(src[i, j], scalar) over dst's valid region; ``precision``: the
-    instruction takes the public PrecisionType attribute, which never changes the result."""
-    def semantics(dst: Tile, src: Tile, scalar: object, **_precision: object) -> None:
+    instruction takes the public PrecisionType attribute, which never changes the result;
+    ``tmp``: the public signature ends with a scratch tile, declared as an optional operand."""
+    def semantics(dst: Tile, src: Tile, scalar: object, tmp: Tile | None = None, **_precision: object) -> None:
         C.apply_elementwise(dst, [src], fn, [scalar])
 
     return declare(Instruction(
         mnemonic=mnemonic, family=Family.TILE_SCALAR, summary=summary,
-        operands=(tile_out(), tile_in("src", "source tile"), scalar_in()),
+        operands=(tile_out(), tile_in("src", "source tile"), scalar_in())
+        + ((tile_in("tmp", TMP_DOC, optional=True),) if tmp else ()),
         semantics=semantics, dtypes=same(_SRC_SCALAR, types_all), numerics=numerics,
-        domain=Domain.DST, pipe=Pipe.V, doc=doc + _SCALAR_RULE + (PRECISION_DOC if precision else ""),
-        example=example, attrs=(PRECISION,) if precision else (),
+        domain=Domain.DST, pipe=Pipe.V,
+        doc=doc + _SCALAR_RULE + (TMP_NOTE if tmp else "") + (PRECISION_DOC if precision else ""),
+        example=Example({**example.types, "tmp": example.types["src"]}, example.attrs, example.scalars)
+        if tmp else example, attrs=(PRECISION,) if precision else (),
         more_examples=(_with_precision(example),) if precision else (),
         constraints=(K.same_shape("dst", "src"), K.covers(("src",))),
         profile_dtypes=_narrowed(_SRC_SCALAR, a2, a5), special_values=special))
@@ -111,7 +115,7 @@ _tile_scalar("TREMS", "remainder by a scalar (floored)", _rem(True), dt.NUMERIC_
              a2=A2_ARITH, a5=A2_ARITH,
              special="Floats: rem(x, 0) = NaN, rem(±inf, s) = NaN, rem(x, ±inf) follows "
                      "numpy.remainder (x when signs agree, else ±inf); a zero result takes the "
-                     "scalar's sign; integers: rem(x, 0) = x.", precision=True)
+                     "scalar's sign; integers: rem(x, 0) = x.", precision=True, tmp=True)
 _tile_scalar("TFMODS", "remainder by a scalar (truncated)", _rem(False), dt.NUMERIC_SIGNED,
              "dst[i, j] = src[i, j] - trunc(src[i, j] / scalar) * scalar: the truncated remainder, "
              "with the sign of src (C `fmod` / `%`), as TFMOD.", _example(*F32_EXAMPLE, 3.0),
@@ -168,8 +172,7 @@ declare(Instruction(
 
 _ALIAS_NOTE = (" NPU implementations require dst and src to be distinct buffers; openpto "
                "semantics read src before writing dst, so a backend must use a scratch buffer "
-               "when they alias. The A3 scratch tile of the public TXORS is a backend's private "
-               "business and not an operand.")
+               "when they alias.")
 _tile_scalar("TANDS", "bitwise and with a scalar", np.bitwise_and, dt.INTS_32,
              "dst[i, j] = src[i, j] & scalar." + _ALIAS_NOTE, _example(*I16_EXAMPLE, 0x0FF0),
              numerics=EXACT, a2=A2_BITWISE, a5=dt.INTS_32,
@@ -180,7 +183,7 @@ _tile_scalar("TORS", "bitwise or with a scalar", np.bitwise_or, dt.INTS_32,
              special="A negative literal wraps to its two's complement bits (-1 = all ones).")
 _tile_scalar("TXORS", "bitwise xor with a scalar", np.bitwise_xor, dt.INTS_32,
              "dst[i, j] = src[i, j] ^ scalar." + _ALIAS_NOTE, _example(*I16_EXAMPLE, 0x0FF0),
-             numerics=EXACT, a2=A2_BITWISE, a5=dt.INTS_32,
+             numerics=EXACT, a2=A2_BITWISE, a5=dt.INTS_32, tmp=True,
              special="A negative literal wraps to its two's complement bits (-1 = all ones).")
 
 _SHIFT_COUNT = ("The count is the scalar in the tile dtype read as unsigned (the public ISA "
