@@ -39,7 +39,8 @@ A body is ``varint n`` statements, each a ``u8`` tag and its fields:
     2    Const      value, number
     3    TileOp     string mnemonic; varint n, n x (varint operand position, arg);
                     varint m, m x (varint attribute position, attr value)
-    4    ScalarOp   string op, opt-string predicate, value result, varint n, n x value
+    4    ScalarOp   string op, opt-string predicate, value result, [value second: the
+                    two-result ops only], varint n, n x value
     5    Yield      varint n, n x value
     6    For        value iv, bound lb, ub, step; varint n, n x value iter_args;
                     varint n, n x arg inits; varint n, n x value results; body
@@ -269,10 +270,13 @@ class _Writer:
         spec = S.SCALAR_OPS.get(s.op)
         if spec is None or len(s.operands) != spec.arity:
             _encode_error(f"scalar op {s.op!r} with {len(s.operands)} operand(s)")
+        if (spec.cls == "extended") != (s.second is not None):
+            _encode_error(f"scalar op {s.op!r} with {len(s.results)} result(s)")
         self.out.append(T_SCALAR)
         self.uint(self.string(s.op))
         self.uint(0 if s.predicate is None else self.string(s.predicate) + 1)
-        self.value(s.result)
+        for v in s.results:
+            self.value(v)
         self.values_(s.operands)
 
     def yield_(self, s: Yield, depth: int) -> None:
@@ -529,11 +533,13 @@ class _Reader:
         if spec is None:
             self.corrupt(f"unknown scalar op '{op}'", start)
         predicate = self.optional(self.strings, "string")
-        result, at = self.value(), self.pos
+        result = self.value()
+        second = self.value() if spec.cls == "extended" else None
+        at = self.pos
         operands = self.values_()
         if len(operands) != spec.arity:
             self.corrupt(f"{op} takes {spec.arity} operand(s), not {len(operands)}", at)
-        return ScalarOp(op, result, operands, predicate)
+        return ScalarOp(op, result, operands, predicate, second)
 
     def yield_(self, depth: int) -> Yield:
         return Yield(self.values_())

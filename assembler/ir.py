@@ -236,13 +236,20 @@ class TileOp:
 
 @dataclass(frozen=True)
 class ScalarOp:
-    """An ``arith``-style scalar op (or a block-id query): ``%r = arith.addi %a, %b : index``."""
+    """An ``arith``-style scalar op (or a block-id query): ``%r = arith.addi %a, %b : index``.
+    The two-result ops (``%lo, %hi = arith.mulsi_extended ...``) name their second in ``second``."""
 
     op: str
     result: Value
     operands: tuple[Value, ...] = ()
     predicate: str | None = None   # cmpi / cmpf
+    second: Value | None = None    # *_extended: the high half or the carry
     loc: Location | None = _loc()
+
+    @property
+    def results(self) -> tuple[Value, ...]:
+        """Every value the op defines, in written order."""
+        return (self.result,) if self.second is None else (self.result, self.second)
 
 
 @dataclass(frozen=True)

@@ -184,7 +184,7 @@ _SPELLED: dict[int, tuple[Any, str]] = {}
 
 def _scalar(s: ScalarOp) -> str:
     spec = S.SCALAR_OPS[s.op]
-    text = f"{_v(s.result)} = {spec.text_name}"
+    text = f"{', '.join(map(_v, s.results))} = {spec.text_name}"
     ops = ", ".join(_v(v) for v in s.operands)
     if s.predicate is not None:
         ops = f"{s.predicate}, {ops}"
@@ -196,5 +196,7 @@ def _scalar(s: ScalarOp) -> str:
         return text
     if spec.cls in ("cmpi", "cmpf"):
         return text + f" : {s.operands[0].type}"
+    if spec.cls == "extended" and spec.second == "i1" and s.second is not None:
+        return text + f" : {s.result.type}, {s.second.type}"
     return text + f" : {s.result.type}"
 

@@ -18,13 +18,15 @@ CMPF_PREDICATES = ("false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord",
 class ScalarOpSpec:
     """``cls`` is one of: int_binary, float_binary, float_unary, cmpi, cmpf, select,
     cast (``: A to B``; ``cast`` names the allowed from/to classes), block (no operands,
-    result index)."""
+    result index), extended (two integer operands, two results: the low half and the high
+    half or the carry, ``second`` says which type the second has)."""
 
     name: str
     arity: int
     cls: str
     cast: tuple[str, str] = ("", "")   # (from, to) classes: int, index, float, int_wider ...
     doc: str = ""
+    second: str = ""                   # extended: "same" (a high half) or "i1" (a carry bit)
 
     @property
     def predicates(self) -> tuple[str, ...]:
@@ -53,6 +55,9 @@ def _rows() -> list[ScalarOpSpec]:
              "trunci": ("int", "narrower_int"), "extf": ("float", "wider_float"),
              "truncf": ("float", "narrower_float")}
     rows += [ScalarOpSpec(n, 1, "cast", c) for n, c in casts.items()]
+    rows += [ScalarOpSpec("addui_extended", 2, "extended", second="i1", doc="wrapped sum and unsigned carry-out"),
+             ScalarOpSpec("mulsi_extended", 2, "extended", second="same", doc="signed product: low, high half"),
+             ScalarOpSpec("mului_extended", 2, "extended", second="same", doc="unsigned product: low, high half")]
     rows += [ScalarOpSpec(n, 0, "block", doc="this task's block (sub-block) index or count")
              for n in ("get_block_idx", "get_block_num", "get_subblock_idx", "get_subblock_num")]
     return rows
@@ -71,6 +76,11 @@ def lookup(name: str) -> ScalarOpSpec | None:
             n = n[len(prefix):]
             break
     return SCALAR_OPS.get(n)
+
+
+def second_type(spec: ScalarOpSpec, t: ScalarType) -> ScalarType:
+    """The type of an extended op's second result for operands of type ``t``."""
+    return ScalarType("i1") if spec.second == "i1" else t
 
 
 def width(t: ScalarType) -> int:

@@ -205,6 +205,8 @@ class StatementParser(TileOpParser):
 
     # ------------------------------------------------------------------ scalar ops
     def _scalar(self, spec: S.ScalarOpSpec, mt: Token, results: list[Token], scope: Scope) -> ScalarOp:
+        if spec.cls == "extended":
+            return self._extended(spec, mt, results, scope)
         rt = self._one_result(mt, results)
         pred = None
         if spec.predicates:
@@ -229,6 +231,28 @@ class StatementParser(TileOpParser):
         v = Value(rt.text[1:], rtype)
         self.define(v, rt, scope)
         return ScalarOp(spec.name, v, ops, pred, loc=self.loc(mt))
+
+    def _extended(self, spec: S.ScalarOpSpec, mt: Token, results: list[Token], scope: Scope) -> ScalarOp:
+        """``%lo, %hi = arith.mulsi_extended %a, %b : T`` / ``%s, %c = arith.addui_extended %a, %b
+        : T, i1``: two results, typed by the operands (a written second type must agree)."""
+        if len(results) != 2:
+            self.fail("PARSE_ARITY", f"{mt.text} defines two results, got {len(results)}",
+                      results[2] if len(results) > 2 else mt, expected=2, actual=len(results))
+        toks = [self.expect(VALUE, what="a value %name (write constants with .const)")]
+        self.expect(PUNCT, ",", "',' between operands")
+        toks.append(self.expect(VALUE, what="a value %name (write constants with .const)"))
+        ops = tuple(self.use(t, scope) for t in toks)
+        t = ops[0].type
+        second = S.second_type(spec, t) if isinstance(t, ScalarType) else t
+        written = self._type_after_colon()
+        if written is not None:
+            self._agree(written, t)
+            if self.accept(PUNCT, ","):
+                self._agree(self.type_(), second)
+        lo, hi = Value(results[0].text[1:], t), Value(results[1].text[1:], second)
+        self.define(lo, results[0], scope)
+        self.define(hi, results[1], scope)
+        return ScalarOp(spec.name, lo, ops, None, hi, loc=self.loc(mt))
 
     def _scalar_type(self, spec: S.ScalarOpSpec, mt: Token, ops: tuple[Value, ...]) -> Type:
         """The result type; a written type must agree with the operands."""
@@ -280,6 +304,8 @@ class StatementParser(TileOpParser):
         return DeclTemplate(at, vt, valid, t)
 
     def scalar_template(self, spec: S.ScalarOpSpec, mt: Token, results: list[Token]) -> ScalarTemplate:
+        if spec.cls == "extended":
+            self.unexpected(mt, "a one-result scalar op")       # two results: the token path
         rt = self._one_result(mt, results)
         pred = None
         if spec.predicates:

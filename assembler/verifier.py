@@ -421,7 +421,7 @@ class _KernelCheck:
             self._err("STRUCT_SCALAR_TYPE", f"{s.op} takes {spec.arity} operand(s)", expected=spec.arity,
                       actual=len(s.operands))
         elif self._uses(s.operands, scope):
-            key = (spec.name, s.predicate, id(s.result.type), *map(id, map(_TYPE, s.operands)))
+            key = (spec.name, s.predicate, *map(id, map(_TYPE, s.results)), *map(id, map(_TYPE, s.operands)))
             try:
                 why = self.scalar_rules.get(key, False)
             except TypeError:               # an odd predicate: no key
@@ -430,12 +430,15 @@ class _KernelCheck:
                 why = self.scalar_rules[key] = _scalar_rule(spec, s)
             if why:
                 self._err("STRUCT_SCALAR_TYPE", f"{s.op}: {why}",
-                          actual=", ".join(str(v.type) for v in s.operands) + f" -> {s.result.type}")
+                          actual=", ".join(str(v.type) for v in s.operands)
+                          + f" -> {', '.join(str(v.type) for v in s.results)}")
             else:
-                self._define(s.result, scope)
+                for v in s.results:
+                    self._define(v, scope)
                 self.consts.scalar(s, scope.lookup)        # after _define, which forgets the old value
                 return
-        self._define(s.result, scope)
+        for v in s.results:
+            self._define(v, scope)
 
     def _for(self, s: For, scope: Scope) -> None:
         if not S.is_int(s.iv.type):
@@ -509,6 +512,14 @@ def _scalar_rule(spec: S.ScalarOpSpec, s: ScalarOp) -> str | None:
         if not (isinstance(ts[0], ScalarType) and isinstance(r, ScalarType)):
             return "casts convert scalars"
         return S.cast_error(spec, ts[0], r)
+    if (cls == "extended") != (s.second is not None):
+        return f"{spec.name} defines {2 if cls == 'extended' else 1} result(s)"
+    if cls == "extended":
+        if not all(S.is_int(t) and t.name not in ("index", "i1") for t in ts) or len(set(ts)) != 1:
+            return "operands must share one integer type of fixed width (not index or i1)"
+        if r != ts[0] or s.second.type != S.second_type(spec, ts[0]):  # type: ignore[union-attr]
+            return f"the results are {ts[0]}, {S.second_type(spec, ts[0])}"   # type: ignore[arg-type]
+        return None
     if cls == "select":
         if ts[0] != I1:
             return "the condition must be i1"

@@ -467,4 +467,29 @@ DECISIONS: tuple[Decision, ...] = (
              "operand (their pages give no other form).",
              "One static rule makes the form visible to the verifier and lets a backend pick its loop at "
              "compile time; reading at j mod width is the public formula for both modes."),
+    Decision("Two-result arith ops",
+             "The public IR takes its scalar ops from MLIR's arith dialect, which defines addui_extended (the "
+             "sum and an i1 overflow bit), mulsi_extended and mului_extended (the low and high halves of the "
+             "product) on signless integers; openpto's integer types carry a signedness the dialect lacks.",
+             "The ops act on the operands' bits: addui_extended adds them as unsigned numbers and gives the "
+             "wrapped sum and the carry out (i1); mului_extended and mulsi_extended multiply them as unsigned "
+             "and as two's-complement numbers and give the low and the high half, each read as a value of the "
+             "operands' type (u32 and i32 operands give the same bits). Operands share one fixed-width integer "
+             "type, i8 to u64; index and i1 are STRUCT_SCALAR_TYPE. Written `%lo, %hi = arith.mulsi_extended "
+             "%a, %b [: T]` and `%s, %c = arith.addui_extended %a, %b [: T, i1]`; any other number of results "
+             "is PARSE_ARITY.",
+             "Bits are what the dialect specifies, so the results agree with MLIR for every type; index has no "
+             "fixed width in that rule and i1 is a boolean here."),
+    Decision("Statements over several lines",
+             "The public pages break long statements without stating a rule: TMRGSORT's SSA form puts its "
+             "signature on the next line (`... {exhausted = false}` then `: T, T -> (T, vector<4xi16>)`), its "
+             "DPS form starts `outs(...)` on a new line, alloc_tile and make_tensor_view put `: type` on the "
+             "next line.",
+             "A line whose first token is `:`, `->`, `ins(` or `outs(` continues the statement of the line "
+             "before it; any other line starts a new statement (newlines inside a kernel's parameter list, a "
+             "type list, a memory operand or an attribute dictionary stay allowed). A line ending inside an "
+             "open bracket does not continue by itself. The printer writes each statement on one line.",
+             "No statement starts with those tokens, so the rule never joins two statements and reads only the "
+             "start of the next line (parsing stays linear); a bracket-depth rule would let one unclosed "
+             "bracket swallow the rest of a file during error recovery."),
 )

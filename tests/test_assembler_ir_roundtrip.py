@@ -107,7 +107,10 @@ class Build:
             else ops[-1].type if ops else SCALARS[0]
         if spec.cls == "cast" or not d(st.integers(0, 4)):
             t = d(st.sampled_from(SCALARS))
-        return ir.ScalarOp(spec.name, ir.Value(self.name(), t), ops, pred)
+        second = None
+        if (spec.cls == "extended") != (not d(st.integers(0, 9))):     # mostly as declared
+            second = ir.Value(self.name(), d(st.sampled_from([ScalarType("i1"), t, *SCALARS])))
+        return ir.ScalarOp(spec.name, ir.Value(self.name(), t), ops, pred, second)
 
     def body(self, vals: list[ir.Value], depth: int, yields: tuple = ()) -> tuple:
         d = self.draw

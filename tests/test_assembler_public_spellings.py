@@ -342,3 +342,130 @@ def test_continued_statement_reports_on_its_own_lines() -> None:
         pto.parse(src)
     errs = getattr(info.value, "errors", [info.value])
     assert [(e.code, e.location.line) for e in errs] == [("STRUCT_TYPE_MISMATCH", 5), ("STRUCT_UNDEFINED", 7)]
+
+
+# ------------------------------------------------------------------ two-result arith ops
+
+def _extended_by_hand(op: str, a: int, b: int, bits: int, signed: bool) -> tuple[int, int]:
+    """MLIR arith: the operands' bits read as unsigned (addui, mului) or signed (mulsi); the
+    low half of the exact result, and its high half or the carry out (0/1). Both halves are
+    returned as the type's natural value (two's complement when ``signed``)."""
+    mask = (1 << bits) - 1
+    pa, pb = a & mask, b & mask
+    if op == "mulsi_extended":
+        sa = pa - (1 << bits) if pa >> (bits - 1) else pa
+        sb = pb - (1 << bits) if pb >> (bits - 1) else pb
+        full = sa * sb
+    else:
+        full = pa + pb if op == "addui_extended" else pa * pb
+    lo, hi = full & mask, (full >> bits) & mask
+
+    def natural(p: int) -> int:
+        return p - (1 << bits) if signed and p >> (bits - 1) else p
+    return natural(lo), (hi if op == "addui_extended" else natural(hi))
+
+
+EXT_TYPES = [("i8", 8, True, np.int8), ("u8", 8, False, np.uint8), ("i16", 16, True, np.int16),
+             ("i32", 32, True, np.int32), ("u32", 32, False, np.uint32), ("i64", 64, True, np.int64),
+             ("u64", 64, False, np.uint64)]
+
+
+def _edge_pairs(bits: int, signed: bool) -> list[tuple[int, int]]:
+    lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+    vals = sorted({lo, lo + 1, -1 if signed else 1, 0, 1, 3, hi - 1, hi})
+    return [(x, y) for x in vals for y in vals]
+
+
+def _extended_kernel(t: str) -> str:
+    """The five values (sum, signed low/high, unsigned low/high) to %g[0, 0..4] and the carry to
+    %c. TEXPANDS has no 64-bit form, so a 64-bit value goes out as two 32-bit halves (low at
+    2k, high at 2k + 1 of a 32-bit %g)."""
+    wide = t in ("i64", "u64")
+    half = {"i64": "i32", "u64": "u32"}.get(t, t)
+    g = f"!pto.memref<1x10x{half}>" if wide else f"!pto.memref<1x5x{t}>"
+    lines = [f"kernel @k(%g : {g}, %c : !pto.memref<1x1xi32>, %a : {t}, %b : {t}) {{",
+             f"  %s, %o = arith.addui_extended %a, %b : {t}, i1",
+             f"  %l, %h = arith.mulsi_extended %a, %b : {t}",
+             f"  %ul, %uh = mului_extended %a, %b : {t}",
+             "  %oi = arith.extui %o : i1 to i32",
+             "  %to = texpands %oi : (i32) -> !pto.tile<1x1xi32>",
+             "  tstore %c[0, 0], %to",
+             f"  .const %c32 = 32 : {t}"]
+    for k, v in enumerate(["s", "l", "h", "ul", "uh"]):
+        if not wide:
+            lines += [f"  %t{k} = texpands %{v} : ({t}) -> !pto.tile<1x1x{t}>", f"  tstore %g[0, {k}], %t{k}"]
+            continue
+        lines += [f"  %lo{k} = arith.trunci %{v} : {t} to {half}", f"  %sh{k} = arith.shrui %{v}, %c32 : {t}",
+                  f"  %hi{k} = arith.trunci %sh{k} : {t} to {half}",
+                  f"  %p{k} = texpands %lo{k} : ({half}) -> !pto.tile<1x1x{half}>", f"  tstore %g[0, {2 * k}], %p{k}",
+                  f"  %q{k} = texpands %hi{k} : ({half}) -> !pto.tile<1x1x{half}>",
+                  f"  tstore %g[0, {2 * k + 1}], %q{k}"]
+    return "\n".join(lines + ["}"])
+
+
+def _read_back(g: np.ndarray, bits: int, signed: bool) -> list[int]:
+    if bits < 64:
+        return [int(x) for x in g[0, :5]]
+    out = []
+    for k in range(5):
+        p = (int(g[0, 2 * k + 1]) & 0xFFFFFFFF) << 32 | (int(g[0, 2 * k]) & 0xFFFFFFFF)
+        out.append(p - (1 << 64) if signed and p >> 63 else p)
+    return out
+
+
+@pytest.mark.parametrize("backend", ["reference", "llvm"])
+@pytest.mark.parametrize("t, bits, signed, np_t", EXT_TYPES, ids=[e[0] for e in EXT_TYPES])
+def test_extended_arith_ops_by_hand(backend: str, t: str, bits: int, signed: bool, np_t: type) -> None:
+    m = pto.parse(_extended_kernel(t))
+    _round_trips(m)
+    k = pto.compile(m, backend)
+    for a, b in _edge_pairs(bits, signed):
+        g = np.zeros((1, 10), np.int32 if signed else np.uint32) if bits == 64 else np.zeros((1, 5), np_t)
+        c = np.zeros((1, 1), np.int32)
+        k.run("k", g, c, a, b)
+        s, carry = _extended_by_hand("addui_extended", a, b, bits, signed)
+        want = [s, *_extended_by_hand("mulsi_extended", a, b, bits, signed),
+                *_extended_by_hand("mului_extended", a, b, bits, signed)]
+        assert _read_back(g, bits, signed) == want, (t, a, b)
+        assert int(c[0, 0]) == carry, (t, a, b)
+
+
+def test_extended_arith_ops_hand_cases() -> None:
+    """A few results written out: 0xFFFFFFFF * 3 = 0x2_FFFFFFFD; -1 * -2 = 2 (signed: high 0,
+    unsigned: 0xFFFFFFFF * 0xFFFFFFFE = 0xFFFFFFFD_00000002); 0x7FFFFFFF + 1 carries nothing,
+    0xFFFFFFFF + 1 carries one."""
+    assert _extended_by_hand("mului_extended", 0xFFFFFFFF, 3, 32, False) == (0xFFFFFFFD, 2)
+    assert _extended_by_hand("mulsi_extended", -1, -2, 32, True) == (2, 0)
+    assert _extended_by_hand("mului_extended", -1, -2, 32, True) == (2, -3)
+    assert _extended_by_hand("addui_extended", 0x7FFFFFFF, 1, 32, True) == (-(1 << 31), 0)
+    assert _extended_by_hand("addui_extended", -1, 1, 32, True) == (0, 1)
+    m = pto.parse(_extended_kernel("i32"))
+    for backend in ("reference", "llvm"):
+        g, c = np.zeros((1, 5), np.int32), np.zeros((1, 1), np.int32)
+        pto.compile(m, backend).run("k", g, c, -1, -2)
+        assert g[0, :5].tolist() == [-3, 2, 0, 2, -3] and c[0, 0] == 1, backend
+
+
+EXT_BAD = [
+    ("one result", ".arg %x : i32\n%l = arith.mulsi_extended %x, %x : i32", "PARSE_ARITY", 2),
+    ("three results", ".arg %x : i32\n%l, %h, %z = arith.mului_extended %x, %x", "PARSE_ARITY", 2),
+    ("a literal operand", ".arg %x : i32\n%l, %h = arith.mulsi_extended %x, 3 : i32", "PARSE_TOKEN", 2),
+    ("index operands", ".arg %x : index\n%l, %h = arith.mulsi_extended %x, %x : index", "STRUCT_SCALAR_TYPE", 2),
+    ("i1 operands", ".arg %x : i1\n%l, %h = arith.addui_extended %x, %x", "STRUCT_SCALAR_TYPE", 2),
+    ("float operands", ".arg %x : f32\n%l, %h = arith.mului_extended %x, %x", "STRUCT_SCALAR_TYPE", 2),
+    ("operands of two types", ".arg %x : i32\n.arg %y : u32\n%l, %h = arith.mului_extended %x, %y", "STRUCT_SCALAR_TYPE", 3),
+    ("carry typed as the sum", ".arg %x : i32\n%l, %h = arith.addui_extended %x, %x : i32, i32",
+     "STRUCT_TYPE_MISMATCH", 2),
+    ("operand type written wrong", ".arg %x : i32\n%l, %h = arith.mulsi_extended %x, %x : i16",
+     "STRUCT_TYPE_MISMATCH", 2),
+]
+
+
+@pytest.mark.parametrize("name, text, code, line", EXT_BAD, ids=[b[0] for b in EXT_BAD])
+def test_bad_extended_arith_is_a_located_diagnostic(name: str, text: str, code: str, line: int) -> None:
+    with pytest.raises(PTOError) as info:
+        pto.check(pto.parse(text), profile="cpu")
+    err = info.value
+    assert err.code == code, err.render()
+    assert err.location is not None and err.location.line == line, err.render()
+    assert err.expected is not None or err.actual is not None

@@ -132,6 +132,8 @@ def test_every_scalar_op_round_trips() -> None:
             lines.append(f"{r} = arith.select %b, %f, %g : f32")
         elif spec.cls == "block":
             lines.append(f"{r} = pto.{spec.name}")
+        elif spec.cls == "extended":
+            lines.append(f"{r}, {r}h = arith.{spec.name} %i, %j : i32")
         else:
             src, dst = {"index_cast": ("%x : index", "i32"), "sitofp": ("%i : i32", "f32"),
                         "uitofp": ("%i : i32", "f16"), "fptosi": ("%f : f32", "i32"),

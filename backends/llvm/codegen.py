@@ -631,6 +631,12 @@ class KernelCodegen:
         from .scalars import scalar_op
         rt: ScalarType = s.result.type   # type: ignore[assignment]
         spec = S.SCALAR_OPS[s.op]
+        if spec.cls == "extended":
+            from .scalars import extended_op
+            lo, hi = extended_op(self, s, [self.get_var(o.name) for o in s.operands])
+            self.set_var(s.result.name, rt, lo)
+            self.set_var(s.second.name, s.second.type, hi)   # type: ignore[union-attr, arg-type]
+            return
         if spec.cls == "block":
             v = {"get_block_idx": self.block_idx, "get_block_num": self.block_num,
                  "get_subblock_idx": self.i64(0), "get_subblock_num": self.i64(1)}[s.op]

@@ -162,6 +162,23 @@ def bitcast(b: ir.IRBuilder, v: ir.Value, src: ScalarType, dst: ScalarType) -> i
     return N.load(b, dst.dtype, b.bitcast(raw, N.F16) if dst.name == "f16" else raw)
 
 
+# The two-result ops: (read the operands as signed, add rather than multiply).
+_EXTENDED = {"addui_extended": (False, True), "mulsi_extended": (True, False), "mului_extended": (False, False)}
+
+
+def extended_op(cg: "KernelCodegen", s: ScalarOp, args: list[ir.Value]) -> tuple[ir.Value, ir.Value]:
+    """The low half and the high half (or the carry, an i1) of ``s``, computed at twice the
+    operands' width: the MLIR arith meaning on the operands' bits."""
+    b = cg.b
+    signed, add = _EXTENDED[s.op]
+    ty: ir.IntType = args[0].type
+    wide = ir.IntType(2 * ty.width)
+    x, y = ((b.sext if signed else b.zext)(a, wide) for a in args)
+    full = b.add(x, y) if add else b.mul(x, y)
+    high = b.trunc(b.lshr(full, _c(wide, ty.width)), ir.IntType(1) if add else ty)
+    return b.trunc(full, ty), high
+
+
 def scalar_op(cg: "KernelCodegen", s: ScalarOp, args: list[ir.Value]) -> ir.Value:
     b = cg.b
     spec = S.SCALAR_OPS[s.op]

@@ -115,6 +115,13 @@ class KernelLowering:
             def block(regs: list, ctx: Context) -> None:
                 regs[out] = getattr(ctx, attr) if attr else (0 if s.op == "get_subblock_idx" else 1)
             return block
+        if spec.cls == "extended":
+            hi_slot, (a, b) = self.slots[s.second.name], ins  # type: ignore[union-attr]
+            both = X.extended(s.op, s.operands[0].type, s.second.type)  # type: ignore[arg-type, union-attr]
+
+            def extended(regs: list, ctx: Context) -> None:
+                regs[out], regs[hi_slot] = both(regs[a], regs[b])
+            return extended
         if spec.cls == "select":
             c, a, b = ins
 

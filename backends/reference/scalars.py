@@ -117,6 +117,27 @@ def int_binary(op: str, t: ScalarType) -> Callable[[int, int], int]:
     return lambda a, b: from_pattern(fn(_as(a, w, as_signed), _as(b, w, as_signed), w), t)
 
 
+# The two-result ops, as MLIR's arith defines them on the operands' bits: addui_extended
+# gives the wrapped sum and the carry out of the top bit; mulsi/mului_extended the low and
+# the high half of the double-width product, the operands read as signed / unsigned.
+_EXTENDED: dict[str, tuple[bool | None, Callable[[int, int, int], tuple[int, int]]]] = {
+    "addui_extended": (False, lambda a, b, w: (a + b, (a + b) >> w)),
+    "mulsi_extended": (True, lambda a, b, w: (a * b, (a * b) >> w)),
+    "mului_extended": (False, lambda a, b, w: (a * b, (a * b) >> w)),
+}
+
+
+def extended(op: str, t: ScalarType, second: ScalarType) -> Callable[[int, int], tuple[Number, Number]]:
+    """(a, b) -> (low, high or carry) for the two-result op ``op`` on values of type ``t``."""
+    as_signed, fn = _EXTENDED[op]
+    w = bits(t)
+
+    def run(a: int, b: int) -> tuple[Number, Number]:
+        lo, hi = fn(_as(a, w, bool(as_signed)), _as(b, w, bool(as_signed)), w)
+        return from_pattern(lo, t), from_pattern(hi, second)
+    return run
+
+
 # --------------------------------------------------------------------------- float ops
 
 def _maxnum(a: float, b: float) -> float:
