@@ -36,6 +36,7 @@ A body is ``varint n`` statements, each a ``u8`` tag and its fields:
 
     tag  statement  fields
     1    TileDecl   value, opt-value valid_rows, opt-value valid_cols
+    8    TileDecl   the same fields, ``keep`` set (``pto.set_validshape``)
     2    Const      value, number
     3    TileOp     string mnemonic; varint n, n x (varint operand position, arg);
                     varint m, m x (varint attribute position, attr value)
@@ -82,7 +83,7 @@ _MAX_SINT = (MAX_INT_BITS + 1 + 6) // 7    # bytes of a zigzag-encoded integer
 SECTIONS = ("strings", "types", "values", "kernels")   # ids 1..4, in this order
 
 # statement tags
-T_DECL, T_CONST, T_OP, T_SCALAR, T_YIELD, T_FOR, T_IF = range(1, 8)
+T_DECL, T_CONST, T_OP, T_SCALAR, T_YIELD, T_FOR, T_IF, T_SETVALID = range(1, 9)
 # number / attribute-value tags
 N_FALSE, N_TRUE, N_INT, N_FLOAT, N_ENUM = range(5)
 # argument tags and bound tags
@@ -232,7 +233,7 @@ class _Writer:
             handler(self, s, depth)
 
     def tile_decl(self, s: TileDecl, depth: int) -> None:
-        self.out.append(T_DECL)
+        self.out.append(T_SETVALID if s.keep else T_DECL)
         self.value(s.value)
         self.opt_value(s.valid_rows)
         self.opt_value(s.valid_cols)
@@ -487,13 +488,16 @@ class _Reader:
 
     def statement(self, depth: int) -> Stmt:
         start = self.pos
-        t = self.tag(range(T_DECL, T_IF + 1), "statement")
+        t = self.tag(range(T_DECL, T_SETVALID + 1), "statement")
         if t in (T_FOR, T_IF) and depth >= MAX_DEPTH:
             self.corrupt(f"regions nested deeper than {MAX_DEPTH}", start)
         return self.STATEMENTS[t](self, depth)
 
     def tile_decl(self, depth: int) -> TileDecl:
         return TileDecl(self.value(), self.optional(self.values, "value"), self.optional(self.values, "value"))
+
+    def set_valid(self, depth: int) -> TileDecl:
+        return TileDecl(self.value(), self.optional(self.values, "value"), self.optional(self.values, "value"), True)
 
     def const(self, depth: int) -> Const:
         return Const(self.value(), self.number())
@@ -558,7 +562,7 @@ class _Reader:
 
     STATEMENTS: dict[int, Callable[["_Reader", int], Stmt]] = {
         T_DECL: tile_decl, T_CONST: const, T_OP: tile_op, T_SCALAR: scalar, T_YIELD: yield_,
-        T_FOR: for_, T_IF: if_,
+        T_FOR: for_, T_IF: if_, T_SETVALID: set_valid,
     }
 
     # ---------------------------------------------------------------- tables

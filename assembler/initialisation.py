@@ -13,6 +13,7 @@ written at each point (a forward union over paths):
 * an instruction writes every tile operand its declaration marks ``out`` or ``inout``, and
   reads every ``in`` or ``inout`` tile operand (as the reference checks them), reads first;
 * a ``.tile`` declaration starts its tile afresh (the reference resets it there);
+  ``pto.set_validshape`` changes the valid region of the same tile and keeps what was written;
 * after ``scf.if`` a tile is possibly written when either branch may have written it;
 * in a loop body a tile is possibly written when it was before the loop or the body writes
   it anywhere (a later iteration reads what an earlier one wrote); the loop may not run.
@@ -90,7 +91,7 @@ class _Analysis:
                     v = args.get(name)
                     if v is not None:
                         add(v.name)               # type: ignore[union-attr]
-            elif c is TileDecl:
+            elif c is TileDecl and not s.keep:    # type: ignore[union-attr]
                 written.discard(s.value.name)     # type: ignore[union-attr]
                 self.decls[s.value.name] = s      # type: ignore[union-attr,assignment]
             elif c is If:

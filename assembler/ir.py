@@ -188,11 +188,13 @@ def spell_number(v: Number) -> str:
 @dataclass(frozen=True)
 class TileDecl:
     """``.tile %t : T`` (or ``pto.alloc_tile``): declares a tile buffer; dynamic valid
-    extents (``?`` in T) may be given as run-time index values."""
+    extents (``?`` in T) may be given as run-time index values. With ``keep`` it is the public
+    ``pto.set_validshape %t, %r, %c``: the same buffer, its contents kept, a new valid region."""
 
     value: Value
     valid_rows: Value | None = None
     valid_cols: Value | None = None
+    keep: bool = False
     loc: Location | None = _loc()
 
 

@@ -39,6 +39,7 @@ CONTROL = {"for": "for", "scf.for": "for", "if": "if", "scf.if": "if", "yield": 
            "scf.yield": "yield"}
 CONSTANT = ("constant", "arith.constant")
 ALLOC = ("alloc_tile", "pto.alloc_tile")
+SET_VALID = ("set_validshape", "pto.set_validshape")
 Opened = tuple[list[str], Finish]
 NO_TEMPLATE = object()       # a key whose lines take the token path
 BLANK = object()             # a key whose lines hold nothing to parse (comments, ';')
@@ -369,6 +370,8 @@ class Parser(ControlParser, EventParser):
             return [self._constant(mt, results, scope)]
         if low in ALLOC:
             return [self._tile_decl(mt, self._one_result(mt, results), scope)]
+        if low in SET_VALID:
+            return [self._set_validshape(mt, results, scope)]
         if low in EVENT_FORMS or (low in BRACKET_FLAGS and self.at(PUNCT, "[")):
             return [self._event(mt, results, scope)]
         instr = lookup_instruction(mt.text)
@@ -378,7 +381,7 @@ class Parser(ControlParser, EventParser):
         if spec is not None:
             return [self._scalar(spec, mt, results, scope)]
         known = (*registry_names(), *(o.text_name for o in S.SCALAR_OPS.values()), *CONTROL, *CONSTANT, *ALLOC,
-                 *EVENT_FORMS)
+                 *SET_VALID, *EVENT_FORMS)
         self.fail("PARSE_UNKNOWN_MNEMONIC", f"unknown mnemonic '{mt.text}'{did_you_mean(mt.text, known)}", mt,
                   expected="an instruction listed by 'pto isa', an arith scalar op, for, if or yield",
                   actual=mt.text)

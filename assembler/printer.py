@@ -63,6 +63,8 @@ def print_statement(s: Stmt) -> str:
         return _scalar(s)
     if isinstance(s, Const):
         return f".const {_v(s.result)} = {spell_number(s.value)} : {s.result.type}"
+    if isinstance(s, TileDecl) and s.keep:
+        return f"pto.set_validshape {_v(s.value)}, {_v(s.valid_rows)}, {_v(s.valid_cols)} : {s.value.type}"
     if isinstance(s, TileDecl):
         valid = "".join(f" {k} = {_v(v)}" for k, v in (("valid_row", s.valid_rows),
                                                         ("valid_col", s.valid_cols)) if v is not None)

@@ -203,6 +203,22 @@ class StatementParser(TileOpParser):
         self.define(v, vt, scope)
         return TileDecl(v, valid.get("valid_row"), valid.get("valid_col"), loc=self.loc(at))
 
+    def _set_validshape(self, mt: Token, results: list[Token], scope: Scope) -> TileDecl:
+        """``pto.set_validshape %t, %rows, %cols [: T]``: a new run-time valid region for the
+        existing tile %t (its type must have ``valid=?x?``), contents kept."""
+        if results:
+            self.fail("PARSE_ARITY", f"{mt.text} defines no result", results[0], expected=0, actual=len(results))
+        vt = self.expect(VALUE, what="the tile %name")
+        tile = self.use(vt, scope)
+        self.expect(PUNCT, ",", "',' and the valid rows")
+        rows = self.use(self.expect(VALUE, what="an index value"), scope)
+        self.expect(PUNCT, ",", "',' and the valid columns")
+        cols = self.use(self.expect(VALUE, what="an index value"), scope)
+        written = self._type_after_colon()
+        if written is not None:
+            self._agree(written, tile.type)
+        return TileDecl(tile, rows, cols, True, loc=self.loc(mt))
+
     # ------------------------------------------------------------------ scalar ops
     def _scalar(self, spec: S.ScalarOpSpec, mt: Token, results: list[Token], scope: Scope) -> ScalarOp:
         if spec.cls == "extended":

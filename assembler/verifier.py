@@ -268,6 +268,9 @@ class _KernelCheck:
     # ------------------------------------------------------------------ statements
     def _tile_decl(self, s: TileDecl, scope: Scope) -> None:
         t = s.value.type
+        if s.keep:
+            self._set_valid(s, scope)
+            return
         if not isinstance(t, TileType):
             self._err("STRUCT_OPERAND_KIND", f".tile %{s.value.name} needs a tile type", actual=str(t))
             return
@@ -279,6 +282,21 @@ class _KernelCheck:
                 self._err("STRUCT_INDEX", f"run-time valid {axis} given but the type's valid {axis} are static",
                           expected="'?' in valid=RxC", actual=str(t))
         self._define(s.value, scope)
+
+    def _set_valid(self, s: TileDecl, scope: Scope) -> None:
+        """``pto.set_validshape``: an existing tile of this type with two dynamic valid extents,
+        and both extents given as index values."""
+        t = s.value.type
+        if self._uses((s.value,), scope) and (not isinstance(t, TileType) or t.valid_rows is not None
+                                               or t.valid_cols is not None):
+            self._err("STRUCT_VALID_REGION", f"pto.set_validshape needs a tile whose valid region is ?x?, "
+                      f"%{s.value.name} is {t}", expected="!pto.tile<RxCxT, valid=?x?>", actual=str(t))
+        for v, axis in ((s.valid_rows, "rows"), (s.valid_cols, "cols")):
+            if v is None:
+                self._err("STRUCT_INDEX", f"pto.set_validshape needs the valid {axis}", expected="an index value",
+                          actual="none")
+            else:
+                self._index(v, scope, f"valid {axis}")
 
     def _const(self, s: Const, scope: Scope) -> None:
         t = s.result.type

@@ -492,4 +492,16 @@ DECISIONS: tuple[Decision, ...] = (
              "No statement starts with those tokens, so the rule never joins two statements and reads only the "
              "start of the next line (parsing stays linear); a bracket-depth rule would let one unclosed "
              "bracket swallow the rest of a file during error recovery."),
+    Decision("pto.set_validshape",
+             "pto.set_validshape %t, %r, %c updates the run-time valid rows and columns of a tile_buf "
+             "allocated with valid=?x?, moving no data; constant extents must lie within the static shape; "
+             "nothing is said about data outside the old region that the new one exposes.",
+             "A statement of its own (IR: a TileDecl with keep set; bytecode tag 8) on an existing tile whose "
+             "type has valid=?x? (else STRUCT_VALID_REGION), both extents index values. It keeps the tile's "
+             "contents: the never-written analysis and the backends' initialisation checks treat it as the "
+             "same tile, not a fresh declaration; elements a larger region exposes that were never written "
+             "read as unwritten (RUNTIME_UNINIT_READ on the reference). A region beyond the tile is "
+             "RUNTIME_VALID_REGION, as for .tile.",
+             "The page calls it a metadata update of the same buffer; a re-declaration would throw away data "
+             "the program still reads."),
 )

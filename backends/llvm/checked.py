@@ -49,7 +49,7 @@ class CheckedCodegen(KernelCodegen):
     def _tiledecl(self, s: TileDecl, targets: Sequence[Value]) -> None:
         super()._tiledecl(s, targets)              # the valid-region check comes first
         slot = self.written.get(s.value.name)
-        if slot is not None:
+        if slot is not None and not s.keep:        # set_validshape keeps what was written
             self.b.store(self.i64(0), slot)
 
     def _tracked(self, op: TileOp) -> None:

@@ -93,7 +93,7 @@ class KernelLowering:
         t: TileType = s.value.type  # type: ignore[assignment]
         rows = self.read(s.valid_rows) if s.valid_rows is not None else (lambda regs: t.valid_rows)
         cols = self.read(s.valid_cols) if s.valid_cols is not None else (lambda regs: t.valid_cols)
-        loc, name = s.loc, s.value.name
+        loc, name, keep = s.loc, s.value.name, s.keep
 
         def step(regs: list, ctx: Context) -> None:
             r, c = rows(regs), cols(regs)
@@ -101,7 +101,10 @@ class KernelLowering:
             if not (0 <= r <= t.rows and 0 <= c <= t.cols):
                 raise RuntimeFault("RUNTIME_VALID_REGION", f"valid region of %{name} exceeds the tile",
                                    location=loc, expected=f"<= {t.rows}x{t.cols}", actual=f"{r}x{c}")
-            regs[i].reset((r, c))
+            if keep:                      # pto.set_validshape: the same contents, a new region
+                regs[i].valid = (r, c)
+            else:
+                regs[i].reset((r, c))
         return step
 
     def _scalarop(self, s: ScalarOp, targets: tuple[int, ...]) -> Step:
