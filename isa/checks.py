@@ -7,7 +7,7 @@ from typing import Any, Mapping
 
 from . import constraints as K
 from .diagnostics import LegalityError, Location as Loc, PTOError, StructError
-from .profiles import Profile
+from .profiles import PROFILES, Profile
 from .spec import Instruction, Kind
 from .suggest import did_you_mean
 from .types import EventType, GlobalType, ScalarType, TileType, Type
@@ -81,7 +81,7 @@ def check_legality(instr: Instruction, types: Mapping[str, Type], attrs: Mapping
     ctx = f"profile={profile.name}"
     if not instr.supported_on(profile.name):
         return [LegalityError("LEGAL_UNSUPPORTED_INSTRUCTION", f"{instr.mnemonic} is not available on {profile.name}",
-                              location=where, expected=f"one of profiles {', '.join(instr.profiles or ())}",
+                              location=where, expected=f"one of profiles {', '.join(p for p in PROFILES if instr.supported_on(p))}",
                               actual=ctx)]
     errs: list[PTOError] = []
     rule = instr.dtype_rule(profile.name)

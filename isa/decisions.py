@@ -117,8 +117,10 @@ DECISIONS: tuple[Decision, ...] = (
     Decision("Sort record format and order",
              "TSORT32 stores the index by bit pattern on hardware and by numeric conversion on the CPU "
              "simulator; NaN order and stability unstated.",
-             "Descending by value, ties by ascending index (stable), NaN before +inf, -0 == +0. Records hold "
-             "the u32 index by bit reinterpretation (hardware layout). TMRGSORT ties: the earlier list wins.",
+             "Descending by value, NaN before +inf, -0 == +0; equal values go in ascending order of their "
+             "u32 idx value (the current page's 'ties broken by smaller index first' and the CPU simulator's "
+             "comparator), equal values with equal idx in column order. Records hold the u32 index by bit "
+             "reinterpretation (hardware layout). TMRGSORT ties: the earlier list wins.",
              "Bit-compatible with hardware records and deterministic for every input."),
     Decision("Aliasing and TRESHAPE",
              "TRESHAPE aliases on A2/A3 and copies on the CPU simulator; in-place legality per op varies.",
@@ -452,6 +454,54 @@ DECISIONS: tuple[Decision, ...] = (
              "stays TCVT's.",
              "The one behaviour the public material states (the vector pack's truncation), applied per "
              "element, without inventing a layout change the manual does not describe."),
+    Decision("Newer targets: a6, kirin9030, kirinX90",
+             "The public repository adds A6 (bring-up: 13 implementation headers, not yet wired into the "
+             "instruction dispatcher), Kirin9030 and KirinX90 (a5 headers reused plus their own TLoad, TStore, "
+             "TMatmul, TCvt, ...; bf16 and fp8 types #defined to other types; the cube accumulates in f16 or "
+             "i32), and a kirinDev0000 development target without L0A/L0C; buffer sizes per target in "
+             "buffer_limits.hpp; no clocks or core counts.",
+             "Profiles a6, kirin9030 and kirinX90 with buffer_limits.hpp's capacities, 32-byte alignment and "
+             "the a5 layouts. An instruction is legal there when the target's header set implements it, with "
+             "a5's dtype rule less bf16/fp8 on the Kirin parts and, for TMATMUL*/TGEMV*, the accumulator "
+             "types the target has (isa/targets.py, which names the snapshot). kirinDev0000 is not modelled.",
+             "Legality read from what each target's headers implement, kept as one table so a newer snapshot "
+             "is one edit, not 150."),
+    Decision("MGATHER and MSCATTER defaults",
+             "The C++ defaults are Coalesce::Row and GatherOOB::Undefined, but the page makes the coalesce "
+             "mode the first template argument 'so the operating mode is always explicit at the call site'; "
+             "the assembly spells it as a suffix (mgather.row, mgather.elem.zero).",
+             "indexMode defaults to ELEMENT and oobMode to ERROR. Undefined is not offered: an index the "
+             "public contract leaves undefined faults with RUNTIME_OOB, which any target's behaviour refines.",
+             "Public programs always name the mode, so the default only matters to openpto text; faulting is "
+             "the one safe reading of 'caller guarantees'."),
+    Decision("TQUANT integer formula",
+             "The page writes q = round(x / scale) + offset; every implementation multiplies, "
+             "x * scale (+ offset), i.e. the scale tile holds the reciprocal.",
+             "openpto follows the implementations: t = f32(x * scale) (+ offset, rounded to f32), then "
+             "round half to even and saturate to the i8/u8 range.",
+             "Code is what runs on every target; following the page would make openpto disagree with all "
+             "of them on the same scale values."),
+    Decision("TGEMV's K",
+             "The page takes K = bMatrix.GetValidRow() and reads A over K columns whatever A's valid "
+             "columns are.",
+             "K = A.valid_cols (as TMATMUL), and B's valid rows must cover K; when A.valid_cols equals "
+             "B.valid_rows, the only case where the page reads no unspecified data, both agree.",
+             "One K rule for every matrix form, and no read of A outside its valid region."),
+    Decision("TSCATTER untargeted destination elements",
+             "The page warns that the destination buffer is zeroed over its whole static tile before "
+             "scattering; the CPU simulator and the A2/A3 goldens keep what was there.",
+             "dst elements no index targets are unspecified (the reference leaves them untouched; "
+             "conformance does not compare them). Programs that need zeros write them first (TEXPANDS 0).",
+             "The targets disagree, and the page's zeroing reaches outside the valid region, which "
+             "decision 2 leaves unspecified for every instruction."),
+    Decision("TCVT default saturation",
+             "The current page states that the form without SaturationMode uses a target-defined default "
+             "per type pair, and that on A2/A3 SaturationMode::OFF for f32->i16, f16->i16 and f16->i8 takes "
+             "a PyTorch-compatible path through a tmp tile.",
+             "Unchanged: satMode defaults to ON for every pair; OFF wraps the rounded integer modulo 2^bits "
+             "(what the PyTorch-compatible paths compute); the tmp tile is accepted and unused.",
+             "A per-pair default table would differ per target; ON is the default of most pairs and is "
+             "total (NaN -> 0)."),
     Decision("Row-expand forms: which operand is expanded, Mode 2",
              "TROWEXPANDADD/SUB/MUL/DIV/MAX/MIN/EXPDIF: exactly one of src0 and src1 has dst's valid "
              "shape and the other is the expanded operand; Mode 1 reads one value per row (ColMajor, one "

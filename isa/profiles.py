@@ -2,7 +2,9 @@
 
 A backend executes; a profile decides legality. Per-instruction dtype narrowing lives in
 each declaration (``Instruction.profile_dtypes``); this module holds the target-wide facts.
-Numbers for a2/a3/a5 are the public PTO ISA's buffer limits and clocks.
+Numbers for a2/a3/a5 are the public PTO ISA's buffer limits and clocks; a6, kirin9030 and
+kirinX90 come from include/pto/common/buffer_limits.hpp of the snapshot named in isa/targets.py,
+whose implementation table decides their legality.
 """
 from __future__ import annotations
 
@@ -117,7 +119,54 @@ _A5 = Profile(
     clock_mhz=1650, cube_cores=32, vector_cores_per_cube=2,
 )
 
-PROFILES: dict[str, Profile] = {p.name: p for p in (_CPU, _A2, _A3, _A5)}
+# The newer targets of the public repository. Capacities: include/pto/common/buffer_limits.hpp
+# (PTO_*_SIZE_BYTES per PTO_NPU_ARCH_*; docs/isa/TASSIGN.md tabulates the same for the Kirin
+# parts); alignment 32 B everywhere (PTO_*_ALIGN_BYTES). Layouts: their TMatmul headers assert the
+# a5 fractals (left NZ, right ZN, acc NZ). Clocks and core counts are not published: None.
+# Legality is the implementation table in isa/targets.py. Snapshot: targets.SNAPSHOT.
+_A6 = Profile(
+    name="a6",
+    description="A6 (__NPU_ARCH__ 9201): a5-sized buffers (256 KB UB, 512 KB L1, 64 KB L0A/L0B, "
+                "256 KB L0C); a bring-up target implementing sync, TADD, TLOAD/TSTORE, TEXTRACT, "
+                "TRESHAPE, TQUANT and the matrix instructions.",
+    capacity={Location.VEC: 256 * KB,      # buffer_limits.hpp PTO_UBUF_SIZE_BYTES (A6)
+              Location.MAT: 512 * KB,      # PTO_CBUF_SIZE_BYTES (A6)
+              Location.LEFT: 64 * KB,      # PTO_L0A_SIZE_BYTES (A6)
+              Location.RIGHT: 64 * KB,     # PTO_L0B_SIZE_BYTES (A6)
+              Location.ACC: 256 * KB,      # PTO_L0C_SIZE_BYTES (A6)
+              Location.BIAS: 4 * KB,       # PTO_BIAS_SIZE_BYTES (A6)
+              Location.SCALING: 4 * KB},   # PTO_FBUF_SIZE_BYTES (A6)
+    layouts=_NPU_LAYOUTS_A5,
+    notes=("Header set include/pto/npu/a6/header.hpp; not yet wired into pto_instr_impl.hpp.",),
+)
+_KIRIN9030 = Profile(
+    name="kirin9030",
+    description="Kirin9030 (__NPU_ARCH__ 3113): 128 KB UB, 512 KB L1, 32 KB L0A/L0B, 64 KB L0C, "
+                "7 KB FBuffer; no bf16 or fp8, f16 or i32 accumulators.",
+    capacity={Location.VEC: 128 * KB,      # buffer_limits.hpp PTO_UBUF_SIZE_BYTES (KIRIN9030)
+              Location.MAT: 512 * KB,      # PTO_CBUF_SIZE_BYTES (KIRIN9030)
+              Location.LEFT: 32 * KB,      # PTO_L0A_SIZE_BYTES (KIRIN9030)
+              Location.RIGHT: 32 * KB,     # PTO_L0B_SIZE_BYTES (KIRIN9030)
+              Location.ACC: 64 * KB,       # PTO_L0C_SIZE_BYTES (KIRIN9030)
+              Location.BIAS: 1 * KB,       # PTO_BIAS_SIZE_BYTES (KIRIN9030)
+              Location.SCALING: 7 * KB},   # PTO_FBUF_SIZE_BYTES (KIRIN9030)
+    layouts=_NPU_LAYOUTS_A5,
+)
+_KIRINX90 = Profile(
+    name="kirinX90",
+    description="KirinX90 (__NPU_ARCH__ 3003): 128 KB UB, 1024 KB L1, 64 KB L0A/L0B, 128 KB L0C, "
+                "6 KB FBuffer; no bf16 or fp8, f16 or i32 accumulators.",
+    capacity={Location.VEC: 128 * KB,      # buffer_limits.hpp PTO_UBUF_SIZE_BYTES (KIRINX90)
+              Location.MAT: 1024 * KB,     # PTO_CBUF_SIZE_BYTES (KIRINX90)
+              Location.LEFT: 64 * KB,      # PTO_L0A_SIZE_BYTES (KIRINX90)
+              Location.RIGHT: 64 * KB,     # PTO_L0B_SIZE_BYTES (KIRINX90)
+              Location.ACC: 128 * KB,      # PTO_L0C_SIZE_BYTES (KIRINX90)
+              Location.BIAS: 1 * KB,       # PTO_BIAS_SIZE_BYTES (KIRINX90)
+              Location.SCALING: 6 * KB},   # PTO_FBUF_SIZE_BYTES (KIRINX90)
+    layouts=_NPU_LAYOUTS_A5,
+)
+
+PROFILES: dict[str, Profile] = {p.name: p for p in (_CPU, _A2, _A3, _A5, _A6, _KIRIN9030, _KIRINX90)}
 
 
 def get(name: str) -> Profile:

@@ -12,6 +12,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from . import dtypes as dt
+from .targets import TARGETS
 from .types import Layout, Location, Pipe, Type
 
 
@@ -165,7 +166,7 @@ class DTypeRule:
         return combo in self.tuples
 
     def sorted_tuples(self) -> list[DTypeTuple]:
-        order = {d: i for i, d in enumerate(dt.ALL)}
+        order = {d: i for i, d in enumerate(dt.ALL + dt.CODED)}
         return sorted(self.tuples, key=lambda t: [order[d] for d in t])
 
 
@@ -242,12 +243,24 @@ class Instruction:
         return tuple(o for o in self.operands if o.role is not Role.OUT)
 
     def dtype_rule(self, profile: str | None = None) -> DTypeRule | None:
-        """The dtype rule, narrowed for ``profile`` when the declaration narrows it."""
+        """The dtype rule, narrowed for ``profile`` when the declaration narrows it, or by the
+        target table (isa/targets.py) for the newer targets the declaration does not name."""
         if profile is not None and profile in self.profile_dtypes:
             return self.profile_dtypes[profile]
+        target = TARGETS.get(profile) if profile is not None else None
+        if target is not None:
+            base = self.dtype_rule(target.base)
+            if base is not None:
+                return DTypeRule(base.operands, target.narrow(self.mnemonic, base.operands, base.tuples))
         return self.dtypes
 
     def supported_on(self, profile: str) -> bool:
+        """Legal on ``profile``: the declaration's ``profiles`` (None = all), except that a newer
+        target the declaration does not name decides by its implementation table."""
+        target = TARGETS.get(profile)
+        if target is not None and (self.profiles is None or profile not in self.profiles):
+            rule = self.dtype_rule(profile)
+            return target.provides(self.mnemonic) and (rule is None or bool(rule.tuples))
         return self.profiles is None or profile in self.profiles
 
     def pipe_for(self, types: Mapping[str, Type]) -> Pipe:

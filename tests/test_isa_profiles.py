@@ -60,3 +60,75 @@ def test_npu_profiles_narrow_public_tables() -> None:
     assert a3 == {"i32", "i16", "f16", "f32"}
     assert a5 == {"i32", "u32", "f32", "i16", "u16", "f16", "bf16", "u8", "i8"}
     assert not isa.get("TADDC").supported_on("a3") and isa.get("TADDC").supported_on("cpu")
+
+
+# --------------------------------------------------------------------- the newer public targets
+# Expected numbers are the public buffer_limits.hpp values, written out here (bytes / KB).
+
+@pytest.mark.parametrize("name,vec,mat,l0,acc,bias,fbuf", [
+    ("a6", 256, 512, 64, 256, 4, 4), ("kirin9030", 128, 512, 32, 64, 1, 7),
+    ("kirinX90", 128, 1024, 64, 128, 1, 6)])
+def test_newer_target_capacities(name: str, vec: int, mat: int, l0: int, acc: int, bias: int,
+                                 fbuf: int) -> None:
+    p = profiles.get(name)
+    got = {loc: p.capacity[loc] // KB for loc in (Location.VEC, Location.MAT, Location.LEFT,
+                                                   Location.RIGHT, Location.ACC, Location.BIAS,
+                                                   Location.SCALING)}
+    assert list(got.values()) == [vec, mat, l0, l0, acc, bias, fbuf]
+    assert p.alignment == 32 and p.enforce_row_alignment
+    assert p.layouts[Location.LEFT] == (Layout.NZ,) and p.layouts[Location.RIGHT] == (Layout.ZN,)
+
+
+def test_target_table_names_a_snapshot_and_only_declared_mnemonics() -> None:
+    from openpto.isa import targets
+    assert "3186c381bd49e1164092e67ff1b3564302754e76" in targets.SNAPSHOT
+    assert set(targets.TARGETS) <= set(profiles.PROFILES)
+    declared = {i.mnemonic for i in isa.all_instructions()}
+    for t in targets.TARGETS.values():
+        assert t.implements <= declared, (t.profile, sorted(t.implements - declared))
+        assert t.base in profiles.PROFILES and t.base not in targets.TARGETS
+
+
+def test_a6_is_the_bring_up_subset() -> None:
+    legal = {i.mnemonic for i in isa.all_instructions() if i.supported_on("a6")}
+    assert legal == {"SYNCALL", "TADD", "TASSIGN", "TEXTRACT", "TEXTRACT_FP", "TGEMV", "TGEMV_ACC",
+                     "TGEMV_BIAS", "TGEMV_MX", "TLOAD", "TMATMUL", "TMATMUL_ACC", "TMATMUL_BIAS",
+                     "TMATMUL_MX", "TQUANT", "TRESHAPE", "TSTORE", "TSTORE_FP", "TSYNC"}
+    tadd = {t[0].name for t in isa.get("TADD").dtype_rule("a6").tuples}
+    assert tadd == {"i32", "u32", "f32", "i16", "u16", "f16", "bf16", "u8", "i8"}   # a5's TADD table
+
+
+@pytest.mark.parametrize("name", ["kirin9030", "kirinX90"])
+def test_kirin_targets_lack_bf16_fp8_and_f32_accumulators(name: str) -> None:
+    tadd = {t[0].name for t in isa.get("TADD").dtype_rule(name).tuples}
+    assert tadd == {"i32", "u32", "f32", "i16", "u16", "f16", "u8", "i8"}
+    mm = isa.get("TMATMUL").dtype_rule(name)
+    assert mm.tuples and {t[0].name for t in mm.tuples} == {"i32"}
+    assert all(t[1].name == "i8" for t in mm.tuples)
+    assert not isa.get("TMATMUL_MX").supported_on(name)          # fp8 inputs, f32 accumulator
+    cvt = isa.get("TCVT").dtype_rule(name)
+    assert not any(d.name in ("bf16", "f8e4m3", "f8e5m2") for t in cvt.tuples for d in t)
+    for absent in ("TPUSH", "TPOP", "TPREFETCH", "TPRINT", "MGATHER", "TFUSEDMULADD", "TRANDOM"):
+        assert not isa.get(absent).supported_on(name), absent
+    for present in ("TSORT32", "TROWSUM", "TGATHER", "TCOLEXPAND", "TROWPROD", "TLOAD", "TSTORE"):
+        assert isa.get(present).supported_on(name), present
+
+
+def test_kirin_implementation_lists_differ_where_the_headers_do() -> None:
+    assert isa.get("TREM").supported_on("kirin9030") and not isa.get("TREM").supported_on("kirinX90")
+    assert isa.get("THISTOGRAM").supported_on("kirin9030") and not isa.get("THISTOGRAM").supported_on("kirinX90")
+    assert isa.get("TIMG2COL").supported_on("kirinX90") and not isa.get("TIMG2COL").supported_on("kirin9030")
+    assert isa.get("TMOV_FP").supported_on("kirinX90") and not isa.get("TMOV_FP").supported_on("kirin9030")
+
+
+def test_newer_targets_reject_illegal_programs_with_legal_codes() -> None:
+    from openpto.isa import checks
+    from openpto.isa.types import parse_type
+    types = {k: parse_type("!pto.tile<16x16xbf16>") for k in ("dst", "src0", "src1")}
+    assert [e.code for e in checks.check_legality(isa.get("TADD"), types, {}, profiles.get("kirin9030"))] \
+        == ["LEGAL_DTYPE"]
+    assert checks.check_legality(isa.get("TADD"), types, {}, profiles.get("a6")) == []
+    f32 = {k: parse_type("!pto.tile<16x16xf32>") for k in ("dst", "src")}
+    errs = checks.check_legality(isa.get("TEXP"), f32, {}, profiles.get("a6"))
+    assert [e.code for e in errs] == ["LEGAL_UNSUPPORTED_INSTRUCTION"]
+    assert "kirin9030" in str(errs[0].expected) and "a6" not in str(errs[0].expected).split(", ")

@@ -10,13 +10,14 @@ import numpy as np
 from .. import compute as C
 from .. import constraints as K
 from .. import dtypes as dt
-from ..attrs import MaskPattern, QuantType
+from ..attrs import CmpMode, GatherAxis, MaskPattern, QuantType, ScatterAxis
 from ..diagnostics import RuntimeFault, SpecError
 from ..registry import declare
 from ..spec import Attr, Domain, EXACT, Example, Family, Instruction, Numerics, ROUNDED, same, tuples
 from ..types import Layout, Pipe, TileType, Type
 from ..values import Tile
 from ._helpers import index_in, scalar_in, tile_in, tile_out
+from .elementwise import TMP_DOC, TMP_NOTE
 
 Types = Mapping[str, Type]
 Attrs = Mapping[str, Any]
@@ -274,25 +275,91 @@ def _pattern_columns(pattern: MaskPattern, count: int) -> np.ndarray:
     return first + step * np.arange(count)
 
 
-def _tgather(dst: Tile, src: Tile, idx: Tile | None = None,
-             maskPattern: MaskPattern = MaskPattern.P1111) -> None:  # noqa: N803
+_CMP_TEST: dict[CmpMode, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    CmpMode.GT: np.greater, CmpMode.EQ: np.equal}   # the compare form's modes; NaN never matches
+_CMP_DST = (dt.I32, dt.U32)                          # compare form: dst and cdst hold u32 indices
+
+
+def _gather_mask(dst: Tile, src: Tile, pattern: MaskPattern, axis: GatherAxis) -> None:
+    """Mask form: keep every step-th column of each row (GATHER_ROW) or every step-th row
+    (GATHER_COL), from the pattern's first one."""
     rows, cols = dst.valid
-    if idx is None:
-        picked = _pattern_columns(maskPattern, cols)
+    if axis is GatherAxis.GATHER_ROW:
+        picked = _pattern_columns(pattern, cols)
         width = int(picked[-1]) + 1 if cols else 0
         dst.write(src.read(rows, width, "src")[:, picked], rows, cols)
         return
-    if maskPattern is not MaskPattern.P1111:
-        raise _spec_fault("TGATHER", "maskPattern selects the mask form, which takes no idx")
-    flat = idx.read(rows, cols, "idx").astype(np.int64)
+    picked = _pattern_columns(pattern, rows)
+    height = int(picked[-1]) + 1 if rows else 0
+    dst.write(src.read(height, cols, "src")[picked, :], rows, cols)
+
+
+def _thresholds(k: np.ndarray, d: dt.DType) -> np.ndarray:
+    """Per-row thresholds in src's dtype: integers converted to a float dtype rounding to nearest
+    even once (through exact f64), to an integer dtype by two's complement wrap."""
+    if d.is_float:
+        return k.astype(np.float64).astype(d.np_dtype)
+    return C.wrap(k.astype(np.int64), d)
+
+
+def _gather_compare(dst: Tile, src: Tile, k: Tile, cdst: Tile, offset: int, mode: CmpMode) -> None:
+    """Compare form: the positions of row i's elements that pass the test against k[i, 0],
+    in ascending column order, and their count."""
+    rows, cols = src.valid
+    _require_region(dst, rows, cols, "dst")
+    _require_region(cdst, rows, 1 if rows else 0, "cdst")
+    values = src.read(rows, cols, "src")
+    hit = _CMP_TEST[mode](values, _thresholds(k.read(rows, 1 if rows else 0, "idx (per-row thresholds)"),
+                                              src.dtype))
+    position = (int(offset) + np.arange(rows, dtype=np.int64)[:, None] * src.type.cols
+                + np.arange(cols, dtype=np.int64)[None, :])
+    index = C.wrap(position, dst.dtype)
+    for i in range(rows):
+        chosen = index[i][hit[i]]
+        dst.data[i, :chosen.size] = chosen
+    if rows:
+        cdst.data[:rows, 0] = hit.sum(axis=1)
+
+
+def _tgather(dst: Tile, src: Tile, idx: Tile | None = None, tmp: Tile | None = None,
+             cdst: Tile | None = None, offset: int = 0, maskPattern: MaskPattern = MaskPattern.P1111,  # noqa: N803
+             gatherType: GatherAxis = GatherAxis.GATHER_ROW, cmpMode: CmpMode = CmpMode.GT) -> None:  # noqa: N803
+    fault = _gather_form_fault({n for n, v in (("idx", idx), ("cdst", cdst)) if v is not None},
+                               {"maskPattern": maskPattern, "gatherType": gatherType, "cmpMode": cmpMode})
+    if fault is not None:
+        raise _spec_fault("TGATHER", fault)
+    if cdst is not None:
+        _gather_compare(dst, src, idx, cdst, offset, cmpMode)    # type: ignore[arg-type]
+        return
+    if idx is None:
+        _gather_mask(dst, src, maskPattern, gatherType)
+        return
+    flat = idx.read(*dst.valid, "idx").astype(np.int64)
     _check_range(flat, src.type.rows * src.type.cols, "idx (flat index into src's static storage)")
-    dst.write(src.data.reshape(-1)[flat], rows, cols)
+    dst.write(src.data.reshape(-1)[flat], *dst.valid)
 
 
-def _gather_pattern_without_idx(types: Types, attrs: Attrs) -> str | None:
-    if "idx" in types and attrs.get("maskPattern", MaskPattern.P1111) is not MaskPattern.P1111:
+def _gather_form_fault(present: set[str] | Types, attrs: Attrs) -> str | None:
+    """Which attributes and operands each form takes: index (idx), mask (neither idx nor cdst),
+    compare (idx and cdst)."""
+    compare, mask = "cdst" in present, "idx" not in present
+    if compare and mask:
+        return "the compare form (cdst given) needs idx, the per-row thresholds"
+    if not mask and attrs.get("maskPattern", MaskPattern.P1111) is not MaskPattern.P1111:
         return "maskPattern selects the mask form, which takes no idx operand"
+    if not mask and attrs.get("gatherType", GatherAxis.GATHER_ROW) is not GatherAxis.GATHER_ROW:
+        return "gatherType belongs to the mask form, which takes no idx operand"
+    if not compare and attrs.get("cmpMode", CmpMode.GT) is not CmpMode.GT:
+        return "cmpMode belongs to the compare form, which takes a cdst operand"
+    if compare and attrs.get("cmpMode", CmpMode.GT) not in _CMP_TEST:
+        return f"the compare form takes cmpMode GT or EQ, got {attrs['cmpMode'].name}"
     return None
+
+
+def _gather_form(types: Types, attrs: Attrs) -> str | None:
+    if "offset" in types and "cdst" not in types:
+        return "offset belongs to the compare form, which takes a cdst operand"
+    return _gather_form_fault(types, attrs)
 
 
 def _gather_mask_dtypes(types: Types, attrs: Attrs) -> str | None:
@@ -304,58 +371,129 @@ def _gather_mask_dtypes(types: Types, attrs: Attrs) -> str | None:
     return None
 
 
+def _gather_form_dtypes(types: Types, attrs: Attrs) -> str | None:
+    """The dtype table is the union of the index and compare forms; each form keeps its own."""
+    d, s, k = _tile(types, "dst"), _tile(types, "src"), _tile(types, "idx")
+    if d is None or s is None or k is None:
+        return None
+    if "cdst" not in types:
+        return None if d.dtype == s.dtype else f"the index form copies src's dtype {s.dtype} into dst, got {d.dtype}"
+    c = _tile(types, "cdst")
+    if (d.dtype, s.dtype, k.dtype) not in _GATHER_CMP_TUPLES:
+        return f"the compare form does not take (dst, src, idx) = ({d.dtype}, {s.dtype}, {k.dtype})"
+    if c is not None and c.dtype not in _CMP_DST:
+        return f"the compare form counts into an i32 or u32 cdst, got {c.dtype}"
+    return None
+
+
 def _gather_mask_region(types: Types, attrs: Attrs) -> str | None:
     d, s = _tile(types, "dst"), _tile(types, "src")
     if "idx" in types or d is None or s is None:
         return None
-    if _known(d.valid_rows, s.valid_rows) and s.valid_rows < d.valid_rows:
-        return f"src valid rows {s.valid_rows} < dst valid rows {d.valid_rows}"
-    if _known(d.valid_cols, s.valid_cols) and d.valid_cols:
-        last = int(_pattern_columns(attrs.get("maskPattern", MaskPattern.P1111), d.valid_cols)[-1])
-        if s.valid_cols <= last:
-            return f"dst valid cols {d.valid_cols} need src column {last}, src has {s.valid_cols} valid"
+    along_rows = attrs.get("gatherType", GatherAxis.GATHER_ROW) is GatherAxis.GATHER_ROW
+    kept, other = ("valid_cols", "valid_rows") if along_rows else ("valid_rows", "valid_cols")
+    dk, sk, do, so = (getattr(d, kept), getattr(s, kept), getattr(d, other), getattr(s, other))
+    if _known(do, so) and so < do:
+        return f"src {other.replace('_', ' ')} {so} < dst {other.replace('_', ' ')} {do}"
+    if _known(dk, sk) and dk:
+        last = int(_pattern_columns(attrs.get("maskPattern", MaskPattern.P1111), dk)[-1])
+        if sk <= last:
+            return f"dst {kept.replace('_', ' ')} {dk} need src index {last}, src has {sk} valid"
+    return None
+
+
+def _gather_compare_region(types: Types, attrs: Attrs) -> str | None:
+    d, s, k, c = (_tile(types, n) for n in ("dst", "src", "idx", "cdst"))
+    if c is None or d is None or s is None or k is None:
+        return None
+    for name, t, rows, cols in (("dst", d, s.valid_rows, s.valid_cols), ("idx", k, s.valid_rows, 1),
+                                ("cdst", c, s.valid_rows, 1)):
+        if _known(t.valid_rows, t.valid_cols, rows, cols) and rows and (t.valid_rows < rows or t.valid_cols < cols):
+            return (f"{name} valid region {t.valid_rows}x{t.valid_cols} does not cover the "
+                    f"{rows}x{cols} it needs for src's {rows} valid rows")
     return None
 
 
 _GATHER_DATA = dt.B16_B32
+_IDX_COVERS = K.covers(("idx",))
+
+
+def _gather_index_covers(types: Types, attrs: Attrs) -> str | None:
+    return None if "cdst" in types else _IDX_COVERS.check(types, attrs)
+
+
+_GATHER_INDEX = {"a2": (dt.I32, dt.U32), "a5": (dt.I16, dt.U16, dt.I32, dt.U32)}
+_GATHER_CMP = {"a2": [(d, s, k) for d in _CMP_DST for s in (dt.F32, dt.F16, dt.I32) for k in (dt.I32, dt.U32)],
+               "a5": [(d, s, k) for d in _CMP_DST for s in (dt.I16, dt.U16, dt.I32, dt.U32, dt.F16, dt.F32)
+                      for k in (dt.U16, dt.U32)]}
+_GATHER_CMP_TUPLES = frozenset(_GATHER_CMP["a2"] + _GATHER_CMP["a5"])
+
+
+def _gather_tuples(index: tuple[dt.DType, ...], compare: list[tuple[dt.DType, ...]]) -> Any:
+    return tuples(("dst", "src", "idx"), [(d, d, i) for d in _GATHER_DATA for i in index] + compare)
+
+
 declare(Instruction(
-    mnemonic="TGATHER", family=Family.COMPLEX, summary="gather by flat index or by column pattern",
-    operands=(tile_out(), tile_in("src", "gathered tile"),
-              tile_in("idx", "flat row-major indices into src's static storage; absent: mask form",
-                      optional=True)),
+    mnemonic="TGATHER", family=Family.COMPLEX,
+    summary="gather by flat index, by row/column pattern, or the indices that pass a compare",
+    operands=(tile_out(), tile_in("src", "gathered (compare form: compared) tile"),
+              tile_in("idx", "index form: flat row-major indices into src's static storage; compare form: "
+                      "k_value, the per-row thresholds in column 0; absent: mask form", optional=True),
+              tile_in("tmp", TMP_DOC, optional=True),
+              tile_out("cdst", "compare form: the number of matches of each row, in column 0", optional=True),
+              index_in("offset", "compare form: the index reported for src element (0, 0)", optional=True)),
     attrs=(Attr("maskPattern", MaskPattern, MaskPattern.P1111,
-                "mask form (no idx): the columns kept from each src row"),),
+                "mask form (no idx): the columns (rows) kept"),
+           Attr("gatherType", GatherAxis, GatherAxis.GATHER_ROW,
+                "mask form: GATHER_ROW keeps columns of each row, GATHER_COL whole rows"),
+           Attr("cmpMode", CmpMode, CmpMode.GT, "compare form: GT (src > k) or EQ (src == k)")),
     semantics=_tgather,
-    dtypes=tuples(("dst", "src", "idx"),
-                  [(d, d, i) for d in _GATHER_DATA for i in (dt.I16, dt.U16, dt.I32, dt.U32)]),
+    dtypes=_gather_tuples(_GATHER_INDEX["a5"], sorted(_GATHER_CMP_TUPLES, key=str)),
     profile_dtypes={
-        **{p: tuples(("dst", "src", "idx"), [(d, d, i) for d in _GATHER_DATA for i in (dt.I32, dt.U32)])
-           for p in ("a2", "a3")},
-        "a5": tuples(("dst", "src", "idx"),
-                     [(d, d, i) for d in _GATHER_DATA for i in (dt.I16, dt.U16, dt.I32, dt.U32)])},
+        **{p: _gather_tuples(_GATHER_INDEX["a2"], _GATHER_CMP["a2"]) for p in ("a2", "a3")},
+        "a5": _gather_tuples(_GATHER_INDEX["a5"], _GATHER_CMP["a5"])},
     numerics=EXACT, domain=Domain.DST, pipe=Pipe.V,
-    doc="Index form (idx given): dst[i, j] = src.flat[idx[i, j]] over dst's valid region, where src.flat "
-        "is src's whole static storage in logical row-major order (element r * src.cols + c), valid or "
-        "not; elements outside src's valid region are unspecified data. idx's valid region must cover "
-        "dst's. Mask form (idx absent): dst[i, t] = src[i, first + step * t] over dst's valid region, "
-        "keeping every step-th column of each src row from column first: P0101 (step 2, first 0), P1010 "
-        "(2, 1), P0001 (4, 0), P0010 (4, 1), P0100 (4, 2), P1000 (4, 3), P1111 (1, 0; a copy). The "
-        "selected columns must lie in src's valid region (RUNTIME_INVALID_READ otherwise). The hardware "
-        "writes the compacted elements as one contiguous stream, so dst.valid_cols should equal dst.cols "
-        "for the two to agree. maskPattern must keep its default P1111 in the index form. Values are "
-        "copied bit for bit.",
+    doc="Index form (idx given, no cdst): dst[i, j] = src.flat[idx[i, j]] over dst's valid region, where "
+        "src.flat is src's whole static storage in logical row-major order (element r * src.cols + c), "
+        "valid or not; elements outside src's valid region are unspecified data. idx's valid region must "
+        "cover dst's. Mask form (idx absent): with gatherType GATHER_ROW (the default), dst[i, t] = "
+        "src[i, first + step * t] over dst's valid region, keeping every step-th column of each src row "
+        "from column first: P0101 (step 2, first 0), P1010 (2, 1), P0001 (4, 0), P0010 (4, 1), P0100 "
+        "(4, 2), P1000 (4, 3), P1111 (1, 0; a copy); with GATHER_COL the same pattern keeps whole rows: "
+        "dst[t, j] = src[first + step * t, j]. The selected columns (rows) must lie in src's valid region "
+        "(RUNTIME_INVALID_READ otherwise). The hardware writes the compacted elements as one contiguous "
+        "stream, so dst.valid_cols should equal dst.cols for the two to agree. Compare form (idx and cdst "
+        "given; the public TGATHER(dst, src0, k_value, cdst, tmp, offset) with CmpMode cmpMode): for each "
+        "row i of src's valid region, k = idx[i, 0] converted to src's dtype (to a float dtype rounding to "
+        "nearest even, to an integer dtype by two's complement wrap); the columns j (ascending) with "
+        "src[i, j] > k (GT) or src[i, j] == k (EQ) give dst[i, 0..n-1] = offset + i * src.cols + j "
+        "(src's static column count: the element's row-major position plus offset, wrapped to 32 bits), "
+        "and cdst[i, 0] = n. dst's valid region must cover src's, idx's and cdst's each cover "
+        "src.valid_rows x 1; dst[i, n:] is left as it was. offset defaults to 0. maskPattern and "
+        "gatherType keep their defaults outside the mask form, cmpMode (GT or EQ) outside the compare "
+        "form." + TMP_NOTE + " Values are copied bit for bit.",
     special_values="An index outside [0, src.rows * src.cols) (negative signed indices included) raises "
                    "RUNTIME_OOB; the hardware leaves it undefined and the public CPU simulator returns 0. "
-                   "NaN payloads and -0 are preserved.",
+                   "NaN payloads and -0 are preserved. Compare form: NaN matches nothing (GT and EQ are "
+                   "ordered comparisons); -0 == +0.",
     example=Example({"dst": "!pto.tile<16x16xf32>", "src": "!pto.tile<16x16xf32>",
                      "idx": "!pto.tile<16x16xi32>"}),
-    constraints=(K.covers(("idx",)),
-                 K.custom("maskPattern is given only without idx", _gather_pattern_without_idx,
-                          "STRUCT_ATTR_VALUE"),
-                 K.custom("mask form: src's valid region holds the selected columns", _gather_mask_region,
-                          "STRUCT_VALID_REGION"),
+    more_examples=(Example({"dst": "!pto.tile<8x16xf32>", "src": "!pto.tile<16x16xf32>"},
+                           attrs={"maskPattern": MaskPattern.P0101, "gatherType": GatherAxis.GATHER_COL}),
+                   Example({"dst": "!pto.tile<16x16xu32>", "src": "!pto.tile<16x16xf32>",
+                            "idx": "!pto.tile<16x1xu32, layout=DN>", "cdst": "!pto.tile<16x1xu32, layout=DN>",
+                            "tmp": "!pto.tile<16x16xu32>", "offset": "index"},
+                           scalars={"offset": 3})),
+    constraints=(K.custom("idx covers dst (index form)", _gather_index_covers, "STRUCT_VALID_REGION"),
+                 K.custom("the operands and attributes of one form", _gather_form, "STRUCT_OPERAND_FORM"),
+                 K.custom("mask form: src's valid region holds the selected columns or rows",
+                          _gather_mask_region, "STRUCT_VALID_REGION"),
+                 K.custom("compare form: dst covers src, idx and cdst cover one entry per src row",
+                          _gather_compare_region, "STRUCT_VALID_REGION"),
                  K.custom("mask form: dst and src share one 2- or 4-byte dtype", _gather_mask_dtypes,
-                          "LEGAL_DTYPE"))))
+                          "LEGAL_DTYPE"),
+                 K.custom("index form: dst takes src's dtype; compare form: its own table, an i32/u32 cdst",
+                          _gather_form_dtypes, "LEGAL_DTYPE"))))
 
 _BYTE_ORDER = {Layout.ND: "C", Layout.DN: "F"}   # storage order of src's elements
 
