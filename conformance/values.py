@@ -88,7 +88,7 @@ def build(d: dt.DType, shape: tuple[int, ...], mode: str, seed: int, bound: int 
     n = int(np.prod(shape, dtype=np.int64))
     kind = _kind(d)
     with np.errstate(all="ignore"):      # overflow to inf and NaN casts are wanted
-        flat = _BUILDERS[kind][mode](rng, d, n, bound)
+        flat = _coded(rng, d, n) if d in dt.CODED else _BUILDERS[kind][mode](rng, d, n, bound)
     return np.ascontiguousarray(flat.reshape(shape))
 
 
@@ -200,6 +200,11 @@ def _bool(p_choices: tuple[float, ...]) -> Callable[..., np.ndarray]:
     def make(rng: np.random.Generator, d: dt.DType, n: int, bound: int = 0) -> np.ndarray:
         return rng.random(n) < float(rng.choice(p_choices))
     return make
+
+
+def _coded(rng: np.random.Generator, d: dt.DType, n: int, bound: int = 0) -> np.ndarray:
+    """A float type held as codes (``dt.CODED``, e.g. hifloat8): any code, NaN and ±inf included."""
+    return rng.integers(0, 1 << d.bits, n).astype(d.np_dtype)
 
 
 _BUILDERS: dict[str, dict[str, Callable[..., np.ndarray]]] = {

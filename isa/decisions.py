@@ -554,4 +554,20 @@ DECISIONS: tuple[Decision, ...] = (
              "RUNTIME_VALID_REGION, as for .tile.",
              "The page calls it a metadata update of the same buffer; a re-declaration would throw away data "
              "the program still reads."),
+    Decision("HiFloat8 (hifloat8)",
+             "The type table lists hifloat8_t for A5 without its encoding. The public CPU header decodes a "
+             "code with D exponent bits using 5 - D mantissa bits, which for D = 0 and D = 1 reads past the "
+             "payload (D = 1 loses its exponent bit); its encoder picks the nearer neighbour, the lower one on "
+             "a tie, maps values beyond the largest finite to it and lets NaN fall through. The A5 conversion "
+             "(TCVT f32/f16 -> hifloat8) always rounds to nearest with ties away from zero, whatever roundMode "
+             "says, with saturation disabled.",
+             "hifloat8 is a float type held as its uint8 codes (isa/hifloat8.py): mantissa widths 3, 3, 3, 2, 1 "
+             "for D = 0 .. 4 exponent bits, sign-magnitude exponents with an implicit leading 1, denormals "
+             "2**(M - 23), 0x00 zero (no -0), 0x80 NaN, 0x6F/0xEF ±inf, largest finite 2**15. TCVT honours "
+             "roundMode on this target like on any other (ROUND gives the A5 result); overflow follows the "
+             "IEEE rules per mode (RINT/ROUND to ±inf), satMode does not matter. Pairs: a5 f32 -> hifloat8, "
+             "f16 -> hifloat8, hifloat8 -> f32; cpu hifloat8 to and from f32, f16 and bf16. hifloat8 is not "
+             "yet a storable type for moves, loads and stores.",
+             "The widths are the format's own definition (every code decodes to a distinct value only with "
+             "them); one rounding rule for all targets keeps TCVT a single exact function of its attributes."),
 )

@@ -76,7 +76,30 @@ U64 = _d("u64", np.uint64, "uint", 64)
 I1 = _d("i1", np.bool_, "bool", 1)
 
 ALL: tuple[DType, ...] = (F32, F16, BF16, F8E4M3, F8E5M2, I8, U8, I16, U16, I32, U32, I64, U64, I1)
-BY_NAME: dict[str, DType] = {d.name: d for d in ALL}
+
+
+@dataclass(frozen=True)
+class CodedFloat(DType):
+    """A float type numpy cannot hold, stored as its raw codes (``np_dtype`` is the code's
+    unsigned integer): its values are defined by a codec module (``isa/hifloat8.py``). Such
+    types stay out of ``ALL`` (whose members are told apart by their numpy dtype) and of the
+    groups below; the instructions that take one name it explicitly."""
+
+    largest: float = 0.0
+
+    @property
+    def min(self) -> float:
+        return -self.largest
+
+    @property
+    def max(self) -> float:
+        return self.largest
+
+
+#: HiFloat8: the A5 tapered 8-bit float, uint8 codes (isa/hifloat8.py defines them)
+HIF8 = CodedFloat("hifloat8", np.dtype(np.uint8), "float", 8, largest=32768.0)
+CODED: tuple[DType, ...] = (HIF8,)
+BY_NAME: dict[str, DType] = {d.name: d for d in ALL + CODED}
 
 # Groups used by declarations (architecture-wide legality; profiles narrow them).
 FP8 = (F8E4M3, F8E5M2)

@@ -98,7 +98,7 @@ def spec_json() -> dict[str, Any]:
     from . import SPEC_VERSION, dtypes as D
     return {
         "spec_version": SPEC_VERSION,
-        "dtypes": [{"name": d.name, "kind": d.kind, "bits": d.bits, "bytes": d.itemsize} for d in D.ALL],
+        "dtypes": [{"name": d.name, "kind": d.kind, "bits": d.bits, "bytes": d.itemsize} for d in D.ALL + D.CODED],
         "profiles": {p.name: {"description": p.description,
                               "capacity": {l.value: b for l, b in p.capacity.items()},
                               "layouts": {l.value: [x.value for x in ls] for l, ls in p.layouts.items()},

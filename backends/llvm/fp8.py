@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from llvmlite import ir
 
 from ...isa import dtypes as dt
+from . import hif8
 
 _I8, _I16, _I32 = ir.IntType(8), ir.IntType(16), ir.IntType(32)
 _F16, _F32 = ir.HalfType(), ir.FloatType()
@@ -42,7 +43,10 @@ def _c(ty: ir.Type, v: int | float) -> ir.Constant:
 
 
 def decode(b: ir.IRBuilder, d: dt.DType, raw: ir.Value) -> ir.Value:
-    """fp8 bits (i8) -> the f32 value (exact; NaN stays NaN with its sign, e5m2 inf stays inf)."""
+    """fp8 bits (i8) -> the f32 value (exact; NaN stays NaN with its sign, e5m2 inf stays inf).
+    HiFloat8 codes go to ``hif8``."""
+    if d.name == "hifloat8":
+        return hif8.decode(b, raw)
     bits = b.zext(raw, _I16)
     if d.name == "f8e5m2":
         return b.fpext(b.bitcast(b.shl(bits, _c(_I16, 8)), _F16), _F32)
@@ -57,7 +61,10 @@ def decode(b: ir.IRBuilder, d: dt.DType, raw: ir.Value) -> ir.Value:
 
 
 def encode(b: ir.IRBuilder, d: dt.DType, value: ir.Value) -> ir.Value:
-    """f32 -> fp8 bits (i8), round to nearest even, overflow and NaN as ml_dtypes."""
+    """f32 -> fp8 bits (i8), round to nearest even, overflow and NaN as ml_dtypes (HiFloat8:
+    ``hif8.encode``, ties away from zero)."""
+    if d.name == "hifloat8":
+        return hif8.encode(b, value)
     f = _FMTS[d.name]
     shift = 23 - f.mant
     bits = b.bitcast(value, _I32)

@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import constraints as K
 from .. import dtypes as dt
+from .. import hifloat8
 from ..attrs import RoundMode, SatMode
 from ..registry import declare
 from ..spec import Attr, Domain, Example, Family, Instruction, Numerics, tuples
@@ -77,6 +78,8 @@ class _Format:
 
 
 FORMATS = {d: _Format.of(d) for d in dt.ALL if d.is_float}
+# HiF8's precision tapers with the exponent (``quantum``); min_exp and precision are its 1.0 binade's
+FORMATS[dt.HIF8] = _Format(4, hifloat8.MIN_EXP, hifloat8.MAX, True)
 _POW2_U64 = np.array([1 << b for b in range(64)], dtype=np.uint64)
 
 
@@ -91,6 +94,8 @@ class _Parts:
 
 
 def _parts(a: np.ndarray, d: dt.DType) -> _Parts:
+    if d is dt.HIF8:
+        a = hifloat8.decode(a)
     if d.is_float:
         with np.errstate(invalid="ignore"):   # a signalling NaN raises the flag when widened
             x = a.astype(np.float64)
@@ -149,12 +154,20 @@ def _to_int(p: _Parts, d: dt.DType, mode: RoundMode, sat: SatMode) -> np.ndarray
     return np.where(p.nan, d.np_dtype.type(0), out)
 
 
+def quantum(d: dt.DType, e: np.ndarray) -> np.ndarray:
+    """k: a magnitude with binary exponent ``e`` rounds to a multiple of 2**k in float type ``d``."""
+    if d is dt.HIF8:
+        return hifloat8.quantum_exponent(e)
+    f = FORMATS[d]
+    return np.maximum(e, f.min_exp) - (f.precision - 1)
+
+
 def _to_float(p: _Parts, src: dt.DType, d: dt.DType, mode: RoundMode, sat: SatMode) -> np.ndarray:
     f = FORMATS[d]
     if src == d:    # same float type: round to an integral value (public f32 -> f32 behaviour)
         k = np.zeros(p.mag.shape, dtype=np.int64)
     else:
-        k = np.maximum(_floor_log2(p.mag), f.min_exp) - (f.precision - 1)
+        k = quantum(d, _floor_log2(p.mag))
         if not src.is_float:
             k = np.maximum(k, 0)     # an integer below 2**p is exact
     r = _round(p, k, mode)
@@ -165,7 +178,7 @@ def _to_float(p: _Parts, src: dt.DType, d: dt.DType, mode: RoundMode, sat: SatMo
     if not f.has_inf:   # f8e4m3: saturation ON gives the largest finite value, OFF gives NaN
         val = np.where(np.isinf(val), f.max if sat is SatMode.ON else np.nan, val)
     val = np.where(p.nan, np.nan, np.where(p.neg, -val, val))
-    return val.astype(d.np_dtype)
+    return hifloat8.encode_exact(val) if d is dt.HIF8 else val.astype(d.np_dtype)
 
 
 def convert(a: np.ndarray, src: dt.DType, d: dt.DType, mode: RoundMode = RoundMode.RINT,
@@ -209,7 +222,13 @@ _A5 = {
     dt.U32: (dt.U8, dt.U16, dt.I16),
     dt.F8E4M3: (dt.F32,),
     dt.F8E5M2: (dt.F32,),
+    dt.HIF8: (dt.F32,),
 }
+_A5[dt.F32] += (dt.HIF8,)        # the public table's H8 targets (A5 only)
+_A5[dt.F16] += (dt.HIF8,)
+# cpu: every storable pair, and HiF8 to and from each arithmetic float
+_CPU = ([(d, s) for d in dt.STORABLE for s in dt.STORABLE]
+        + [(dt.HIF8, s) for s in dt.FLOATS] + [(d, dt.HIF8) for d in dt.FLOATS])
 _OPS = ("dst", "src")
 
 _DOC = (
@@ -226,7 +245,11 @@ _DOC = (
     "to every float type). Widening float -> float, integer -> wider integer and i1 sources are "
     "exact. Integer -> integer: satMode ON clamps to the target range, OFF keeps the low bits "
     "(two's complement wrap). Float -> integer: the source is rounded to an integer n, then ON "
-    "clamps n, OFF wraps n modulo 2**bits. To i1: 1 where the source is non-zero (NaN "
+    "clamps n, OFF wraps n modulo 2**bits. hifloat8 (HiF8, held as its uint8 codes) is a float "
+    "target like the others with a tapered grid: a magnitude of binary exponent e rounds to 3 "
+    "mantissa bits for |e| <= 3, 2 for |e| <= 7, 1 for |e| <= 15, to the power of two 2**e for "
+    "-22 <= e <= -16 and to a multiple of 2**-22 below; the public A5 conversion always rounds to "
+    "nearest with ties away from zero, which roundMode = ROUND reproduces. To i1: 1 where the source is non-zero (NaN "
     "included), roundMode and satMode ignored; from i1: 0 or 1. Operands are logical 2-D "
     "arrays; layout does not matter.")
 
@@ -237,7 +260,9 @@ _SPECIAL = (
     "with OFF. Float overflow (the value rounded with an unbounded exponent exceeds the "
     "target's largest finite value) follows IEEE 754 per mode: RINT/ROUND give ±inf, TRUNC gives "
     "±max finite, FLOOR gives -inf below and +max above, CEIL +inf above and -max below; ODD "
-    "gives ±max finite; f8e4m3 replaces an infinity by ±448 (ON) or NaN (OFF). Ties at the "
+    "gives ±max finite; f8e4m3 replaces an infinity by ±448 (ON) or NaN (OFF); hifloat8 has "
+    "infinities (codes 0x6F / 0xEF) and overflows past ±32768 like an IEEE type, writes NaN as "
+    "0x80 and every zero as 0x00 (it has no -0), satMode not mattering. Ties at the "
     "overflow threshold follow the mode as if the next binade existed (f16 65520 -> inf under "
     "RINT; f8e4m3 464 -> 448 under RINT because 448 has an even significand). Underflow is "
     "gradual: denormal results are produced exactly and never flushed; a negative value that "
@@ -256,7 +281,7 @@ declare(Instruction(
            Attr("satMode", SatMode, SatMode.ON, "ON clamps out-of-range integers (and f8e4m3 "
                                                 "overflow) to the target range, OFF wraps")),
     semantics=_tcvt,
-    dtypes=tuples(_OPS, [(d, s) for d in dt.STORABLE for s in dt.STORABLE]),
+    dtypes=tuples(_OPS, _CPU),
     profile_dtypes={"a2": tuples(_OPS, _pairs(_A2)), "a3": tuples(_OPS, _pairs(_A2)),
                     "a5": tuples(_OPS, _pairs(_A5))},
     numerics=Numerics("rounded", note="bit-identical under every rounding and saturation mode (the "

@@ -140,6 +140,19 @@ def _to_int(cg: KernelCodegen, p: _Parts, d: dt.DType, mode: RoundMode, sat: Sat
     return out
 
 
+def _quantum(b: ir.IRBuilder, d: dt.DType, e: ir.Value) -> ir.Value:
+    """k (i64): a magnitude with binary exponent e rounds to a multiple of 2**k in ``d`` (the
+    reference's ``quantum``; HiF8's precision tapers: 3, 2 or 1 mantissa bits, 0 below 2**-15)."""
+    f = FORMATS[d]
+    e = b.select(b.icmp_signed("<", e, _i(f.min_exp)), _i(f.min_exp), e)
+    if d is not dt.HIF8:
+        return b.sub(e, _i(f.precision - 1))
+    a = b.select(b.icmp_signed("<", e, _i(0)), b.neg(e), e)
+    m = b.select(b.icmp_signed("<=", e, _i(-16)), _i(0),
+                 b.select(b.icmp_unsigned("<=", a, _i(3)), _i(3), b.select(b.icmp_unsigned("<=", a, _i(7)), _i(2), _i(1))))
+    return b.sub(e, m)
+
+
 def _to_float(cg: KernelCodegen, p: _Parts, src: dt.DType, d: dt.DType, mode: RoundMode,
               sat: SatMode) -> ir.Value:
     b = cg.b
@@ -149,12 +162,12 @@ def _to_float(cg: KernelCodegen, p: _Parts, src: dt.DType, d: dt.DType, mode: Ro
             k = _i(0)
         else:
             e = b.sub(b.lshr(b.bitcast(p.mag, I64), _i(52)), _i(1023))
-            k = b.sub(b.select(b.icmp_signed("<", e, _i(f.min_exp)), _i(f.min_exp), e), _i(f.precision - 1))
+            k = _quantum(b, d, e)
         fl, sp = _split_float(cg, b.fmul(p.mag, _pow2(b, b.neg(k))))
         r = b.fadd(fl, b.uitofp(_pick(b, p.neg, mode, lambda w: sp.up(b, w)), F64))
     else:
         e = b.sub(_i(63), cg.intrinsic("llvm.ctlz.i64", I64, [p.mag, _true(False)]))
-        k = b.sub(b.select(b.icmp_signed("<", e, _i(f.min_exp)), _i(f.min_exp), e), _i(f.precision - 1))
+        k = _quantum(b, d, e)
         k = b.select(b.icmp_signed("<", k, _i(0)), _i(0), k)
         fl, sp = _split_int(b, p.mag, k)
         r = b.uitofp(b.add(fl, b.zext(_pick(b, p.neg, mode, lambda w: sp.up(b, w)), I64)), F64)

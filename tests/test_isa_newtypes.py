@@ -1,0 +1,185 @@
+"""New element types: hifloat8 (HiF8) codes against values worked out by hand from the format's
+definition (sign, prefix, sign-magnitude exponent with an implicit 1, mantissa widths 3, 3, 3, 2, 1
+for 0..4 exponent bits, denormals 2**(M - 23)), its rounding (nearest, ties away), TCVT to and
+from it under each rounding mode, its spellings, bytecode and legality per profile."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import openpto as pto
+import openpto.isa as isa
+from openpto.assembler import load_bytes
+from openpto.isa import checks, hifloat8, profiles
+from openpto.isa import dtypes as dt
+from openpto.isa.attrs import RoundMode, SatMode
+from openpto.isa.families.convert import convert
+from openpto.isa.types import parse_type
+
+pytestmark = pytest.mark.filterwarnings("error")
+
+# (code, value) worked out by hand: prefix | exponent field | mantissa
+HAND = [
+    (0x00, 0.0),                 # zero
+    (0x01, 2.0 ** -22),          # 0000 001: denormal 2**(1 - 23)
+    (0x07, 2.0 ** -16),          # 0000 111: denormal 2**(7 - 23)
+    (0x08, 1.0),                 # 0001 000: D = 0, E = 0, M = 0
+    (0x0F, 1.875),               # 0001 111: 1 + 7/8
+    (0x10, 2.0),                 # 001 0 000: D = 1, E = +1
+    (0x18, 0.5),                 # 001 1 000: E = -1
+    (0x1F, 0.9375),              # 001 1 111: 2**-1 * 1.875 (the public CPU header decodes this as 1.9375)
+    (0x20, 4.0),                 # 01 00 000: D = 2, E = +2
+    (0x2D, 13.0),                # 01 01 101: E = +3, 1.625 * 8
+    (0x30, 0.25),                # 01 10 000: E = -2
+    (0x32, 0.3125),              # 01 10 010: 0.25 * 1.25
+    (0x40, 16.0),                # 10 000 00: D = 3, E = +4
+    (0x5F, 1.75 * 2.0 ** -7),    # 10 111 11: E = -7, M = 3
+    (0x60, 256.0),               # 11 0000 0: D = 4, E = +8
+    (0x61, 384.0),               # 11 0000 1: 1.5 * 256
+    (0x6E, 32768.0),             # 11 0111 0: E = +15, the largest finite value
+    (0x70, 2.0 ** -8),           # 11 1000 0: E = -8
+    (0x7E, 2.0 ** -15),          # 11 1111 0: E = -15
+    (0x7F, 1.5 * 2.0 ** -15),    # 11 1111 1
+    (0x88, -1.0), (0x8F, -1.875), (0xEE, -32768.0), (0x81, -(2.0 ** -22)),
+]
+
+
+@pytest.mark.parametrize("code,value", HAND)
+def test_decode_hand_values(code: int, value: float) -> None:
+    assert hifloat8.decode(np.uint8(code)) == value
+
+
+def test_special_codes() -> None:
+    assert math.isnan(hifloat8.decode(np.uint8(0x80)))
+    assert hifloat8.decode(np.uint8(0x6F)) == math.inf and hifloat8.decode(np.uint8(0xEF)) == -math.inf
+
+
+def _independent_table() -> dict[int, float]:
+    """Every code from its fields, built the other way round: enumerate (D, E, M) and assemble the
+    code from the prefix table, instead of parsing codes."""
+    table: dict[int, float] = {0: 0.0}
+    for m in range(1, 8):
+        table[m] = 2.0 ** (m - 23)
+    prefixes = {0: (0b0001, 3), 1: (0b001, 4), 2: (0b01, 5), 3: (0b10, 5), 4: (0b11, 5)}
+    mant_bits = {0: 3, 1: 3, 2: 3, 3: 2, 4: 1}
+    for d, (prefix, rest) in prefixes.items():
+        mb = mant_bits[d]
+        exps = [0] if d == 0 else [s * mag for s in (1, -1) for mag in range(1 << (d - 1), 1 << d)]
+        for e in exps:
+            field = 0 if d == 0 else ((1 << (d - 1)) if e < 0 else 0) | (abs(e) - (1 << (d - 1)))
+            for m in range(1 << mb):
+                code = (prefix << rest) | (field << mb) | m
+                table[code] = math.inf if (d == 4 and e == 15 and m == 1) else 2.0 ** e * (1 + m / (1 << mb))
+    return table
+
+
+def test_every_code_against_an_independent_table() -> None:
+    table = _independent_table()
+    assert sorted(table) == list(range(128))           # every positive code is reached exactly once
+    got = hifloat8.decode(np.arange(256, dtype=np.uint8))
+    for code in range(128):
+        assert got[code] == table[code], hex(code)
+        if code:
+            assert got[code | 0x80] == -table[code], hex(code | 0x80)
+    finite = got[np.isfinite(got)]
+    assert len(set(finite.tolist())) == 253             # 256 codes - NaN - two infinities, one zero
+
+
+@pytest.mark.parametrize("x,code", [
+    (1.0625, 0x09),           # tie between 1.0 and 1.125: away from zero
+    (1.1875, 0x0A),           # tie between 1.125 and 1.25: away
+    (-1.0625, 0x89),
+    (0.3, 0x32),              # 0.3 * 32 = 9.6 -> 10 -> 0.3125
+    (3 * 2.0 ** -17, 0x7E),   # between the denormal 2**-16 and 2**-15: tie -> 2**-15
+    (2.0 ** -23, 0x01),       # half of the smallest value: away -> 2**-22
+    (0.99 * 2.0 ** -23, 0x00),
+    (-0.99 * 2.0 ** -23, 0x00),   # no negative zero
+    (40960.0, 0x6F),          # tie between 32768 and 49152 (past the last binade): inf
+    (36000.0, 0x6E),
+    (-0.0, 0x00), (math.nan, 0x80), (math.inf, 0x6F), (-math.inf, 0xEF),
+])
+def test_encode_ties_away(x: float, code: int) -> None:
+    assert int(hifloat8.encode(np.array([x]))[0]) == code
+
+
+# ----------------------------------------------------------------------------- TCVT
+
+def _cvt_codes(x: list[float], mode: RoundMode, src: dt.DType = dt.F32) -> list[int]:
+    a = np.array(x, dtype=src.np_dtype)
+    return convert(a, src, dt.HIF8, mode, SatMode.ON).tolist()
+
+
+@pytest.mark.parametrize("mode,want", [
+    # 1.0625 (tie), 0.3, -45000 (past 2**15), 1e-9 (below 2**-23), -1e-9
+    (RoundMode.RINT, [0x08, 0x32, 0xEF, 0x00, 0x00]),      # tie to the even mantissa 1.0
+    (RoundMode.ROUND, [0x09, 0x32, 0xEF, 0x00, 0x00]),     # the A5 rule
+    (RoundMode.TRUNC, [0x08, 0x31, 0xEE, 0x00, 0x00]),     # toward zero: largest finite
+    (RoundMode.FLOOR, [0x08, 0x31, 0xEF, 0x00, 0x81]),     # -1e-9 -> -2**-22
+    (RoundMode.CEIL, [0x09, 0x32, 0xEE, 0x01, 0x00]),      # 1e-9 -> 2**-22
+    (RoundMode.ODD, [0x09, 0x31, 0xEE, 0x01, 0x81]),       # inexact: the odd mantissa
+])
+def test_tcvt_f32_to_hifloat8_modes(mode: RoundMode, want: list[int]) -> None:
+    assert _cvt_codes([1.0625, 0.3, -45000.0, 1e-9, -1e-9], mode) == want
+
+
+def test_tcvt_specials_and_sat_mode() -> None:
+    x = np.array([math.nan, math.inf, -math.inf, -0.0, 1e30], np.float32)
+    for sat in SatMode:
+        assert convert(x, dt.F32, dt.HIF8, RoundMode.RINT, sat).tolist() == [0x80, 0x6F, 0xEF, 0x00, 0x6F]
+
+
+def test_tcvt_hifloat8_to_floats_is_exact() -> None:
+    codes = np.arange(256, dtype=np.uint8)
+    table = _independent_table()
+    want = np.array([table[c & 0x7F] * (-1 if c & 0x80 else 1) if c != 0x80 else math.nan
+                     for c in range(256)])
+    for d in (dt.F32, dt.F16, dt.BF16):
+        got = convert(codes, dt.HIF8, d, RoundMode.RINT, SatMode.ON).astype(np.float64)
+        np.testing.assert_array_equal(got, want)       # every HiF8 value fits f16 and bf16 exactly
+
+
+def test_tcvt_f16_exhaustive_round_matches_the_encoder() -> None:
+    """Every f16 value: TCVT with ROUND equals the stand-alone ties-away encoder."""
+    x = np.arange(65536, dtype=np.uint16).view(np.float16)
+    np.testing.assert_array_equal(convert(x, dt.F16, dt.HIF8, RoundMode.ROUND, SatMode.ON),
+                                  hifloat8.encode(x.astype(np.float64)))
+
+
+def test_tcvt_runs_on_tiles() -> None:
+    src = isa.Tile.of(np.array([[1.0, -0.3], [100.0, 3e4]], np.float32))
+    dst = isa.Tile(parse_type("!pto.tile<2x2xhifloat8>"), np.zeros((2, 2), np.uint8))
+    isa.get("TCVT").execute(dst=dst, src=src, roundMode=RoundMode.ROUND, satMode=SatMode.ON)
+    # 100 = 1.5625 * 64: D = 3 (2 mantissa bits) -> 1.5 * 64 = 96 (0.0625 below the tie): 10 010 10
+    # 3e4 = 0.9155 * 2**15: D = 4 (1 mantissa bit), E = 14: 1.83 -> 2.0 -> 2**15
+    assert dst.data.tolist() == [[0x08, 0xB2], [0x4A, 0x6E]]
+
+
+# ----------------------------------------------------------------------------- spellings, legality
+
+def test_spellings_and_bytecode() -> None:
+    assert parse_type("!pto.tile<16x16xhifloat8>").dtype is dt.HIF8
+    assert parse_type("!pto.tile<vec, hifloat8_t, 16, 16>").dtype is dt.HIF8
+    text = ("kernel @k(%d : !pto.tile<8x8xhifloat8>, %s : !pto.tile<8x8xf32>) {\n"
+            "  %d = tcvt %s {roundMode = #pto.round_mode<ROUND>} : (!pto.tile<8x8xf32>) -> !pto.tile<8x8xhifloat8>\n}\n")
+    m = pto.parse(text)
+    assert load_bytes(m.to_bytes()) == m
+
+
+def _codes(types: dict[str, str], profile: str) -> list[str]:
+    instr, parsed = isa.get("TCVT"), {k: parse_type(v) for k, v in types.items()}
+    errs = checks.check_structure(instr, parsed, {})
+    return [e.code for e in errs] or [e.code for e in checks.check_legality(instr, parsed, {}, profiles.get(profile))]
+
+
+@pytest.mark.parametrize("dst,src,legal", [
+    ("hifloat8", "f32", {"cpu", "a5"}), ("hifloat8", "f16", {"cpu", "a5"}), ("f32", "hifloat8", {"cpu", "a5"}),
+    ("hifloat8", "bf16", {"cpu"}), ("f16", "hifloat8", {"cpu"}), ("bf16", "hifloat8", {"cpu"}),
+    ("hifloat8", "i8", set()), ("hifloat8", "hifloat8", set()),
+])
+def test_tcvt_hifloat8_legality(dst: str, src: str, legal: set) -> None:
+    types = {"dst": f"!pto.tile<16x64x{dst}>", "src": f"!pto.tile<16x64x{src}>"}
+    for profile in ("cpu", "a2", "a3", "a5"):
+        got = _codes(types, profile)
+        assert (got == []) == (profile in legal), (profile, got)

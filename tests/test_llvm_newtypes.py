@@ -1,0 +1,100 @@
+"""The llvm backend's hifloat8 (HiF8) code against the reference and the isa's codec: TCVT from
+every f16 value under every rounding mode, every code back to f32, random f32 with ties; and the
+backend's stand-alone encoder (used when a value is stored into a hifloat8 tile) against
+``isa.hifloat8.encode`` over every f16 value and hand ties."""
+from __future__ import annotations
+
+import ctypes
+import pathlib
+
+import numpy as np
+import pytest
+from llvmlite import ir
+
+import openpto as pto
+from openpto.backends.llvm import hif8
+from openpto.isa import hifloat8
+
+pytestmark = pytest.mark.filterwarnings("error")
+
+_NP = {"f32": np.float32, "f16": np.float16, "hifloat8": np.uint8}
+
+
+def _tcvt(src: np.ndarray, sd: str, dd: str, mode: str, backend: str, tmp: pathlib.Path) -> np.ndarray:
+    r, c = src.shape
+    s, d = f"!pto.tile<{r}x{c}x{sd}>", f"!pto.tile<{r}x{c}x{dd}>"
+    text = (f"kernel @k(%dst : {d}, %src : {s}) {{\n"
+            f"  %dst = tcvt %src {{roundMode = #pto.round_mode<{mode}>}} : ({s}) -> {d}\n}}\n")
+    dst = np.zeros((r, c), _NP[dd])
+    options = {"cache_dir": tmp} if backend == "llvm" else {}
+    pto.compile(pto.parse(text), backend, "cpu", **options)(dst=dst, src=src.copy())
+    return dst
+
+
+@pytest.mark.parametrize("mode", ["RINT", "ROUND", "FLOOR", "CEIL", "TRUNC", "ODD"])
+def test_every_f16_to_hifloat8(mode: str, tmp_path: pathlib.Path) -> None:
+    x = np.arange(65536, dtype=np.uint16).view(np.float16).reshape(256, 256)
+    got = _tcvt(x, "f16", "hifloat8", mode, "llvm", tmp_path)
+    np.testing.assert_array_equal(got, _tcvt(x, "f16", "hifloat8", mode, "reference", tmp_path))
+    if mode == "ROUND":                             # the A5 rule: the isa encoder, ties away
+        np.testing.assert_array_equal(got, hifloat8.encode(x.astype(np.float64)))
+
+
+def test_every_code_to_f32(tmp_path: pathlib.Path) -> None:
+    codes = np.arange(256, dtype=np.uint8).reshape(16, 16)
+    got = _tcvt(codes, "hifloat8", "f32", "RINT", "llvm", tmp_path)
+    want = hifloat8.DECODE.reshape(16, 16).astype(np.float32)
+    np.testing.assert_array_equal(got.view(np.uint32)[~np.isnan(want)], want.view(np.uint32)[~np.isnan(want)])
+    assert np.isnan(got[8, 0]) and got[6, 15] == np.inf and got[14, 15] == -np.inf   # 0x80, 0x6F, 0xEF
+    assert got[0, 8] == 1.0 and got[1, 15] == 0.9375                                 # 0x08, 0x1F
+
+
+def test_random_f32_with_ties(tmp_path: pathlib.Path) -> None:
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal((32, 64)) * np.exp2(rng.integers(-26, 18, (32, 64)))).astype(np.float32)
+    x[0, :8] = [1.0625, 1.1875, -1.0625, 2.0 ** -23, 40960.0, -0.0, np.nan, np.inf]
+    got = _tcvt(x, "f32", "hifloat8", "ROUND", "llvm", tmp_path)
+    np.testing.assert_array_equal(got, _tcvt(x, "f32", "hifloat8", "ROUND", "reference", tmp_path))
+    assert got[0, :8].tolist() == [0x09, 0x0A, 0x89, 0x01, 0x6F, 0x00, 0x80, 0x6F]
+
+
+def _encoder() -> tuple[object, object]:
+    """A JIT-compiled ``void enc(float *src, uint8_t *dst, i64 n)`` around the backend's encoder."""
+    from openpto.backends.llvm import target
+    m = ir.Module("hif8test")
+    f32, i8, i64 = ir.FloatType(), ir.IntType(8), ir.IntType(64)
+    fn = ir.Function(m, ir.FunctionType(ir.VoidType(), [f32.as_pointer(), i8.as_pointer(), i64]), "enc")
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    loop, done = fn.append_basic_block("loop"), fn.append_basic_block("done")
+    b.branch(loop)
+    b.position_at_end(loop)
+    i = b.phi(i64)
+    i.add_incoming(ir.Constant(i64, 0), fn.entry_basic_block)
+    v = b.load(b.gep(fn.args[0], [i]))
+    b.store(hif8.encode(b, v), b.gep(fn.args[1], [i]))
+    nxt = b.add(i, ir.Constant(i64, 1))
+    i.add_incoming(nxt, loop)
+    b.cbranch(b.icmp_signed("<", nxt, fn.args[2]), loop, done)
+    b.position_at_end(done)
+    b.ret_void()
+    loaded = target.Loaded(target.compile_object(str(m)))      # the backend's own path (O3)
+    proto = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
+    return loaded, proto(loaded.address("enc"))
+
+
+def test_backend_encoder_rounds_ties_away() -> None:
+    engine, enc = _encoder()
+    x = np.arange(65536, dtype=np.uint16).view(np.float16).astype(np.float32)
+    rng = np.random.default_rng(9)
+    more = (rng.standard_normal(4096) * np.exp2(rng.integers(-30, 20, 4096))).astype(np.float32)
+    hand = np.array([1.0625, 1.1875, -1.0625, 0.3, 3 * 2.0 ** -17, 2.0 ** -23, 0.99 * 2.0 ** -23, 40960.0,
+                     36000.0, -0.0, np.nan, np.inf, -np.inf, 1e-40, 3.4e38], np.float32)
+    x = np.ascontiguousarray(np.concatenate([x, more, hand]))
+    out = np.zeros(x.size, np.uint8)
+    enc(x.ctypes.data, out.ctypes.data, x.size)
+    with np.errstate(invalid="ignore"):               # widening signalling NaNs
+        want = hifloat8.encode(x.astype(np.float64))
+    np.testing.assert_array_equal(out, want)
+    assert out[-15:].tolist() == [0x09, 0x0A, 0x89, 0x32, 0x7E, 0x01, 0x00, 0x6F, 0x6E, 0x00, 0x80, 0x6F, 0xEF,
+                                  0x00, 0x6F]
+    del engine
