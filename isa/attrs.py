@@ -117,6 +117,16 @@ class SyncCoreType(enum.Enum):
     MIX = 2
 
 
+class HistByte(enum.Enum):
+    """THISTOGRAM's ``byte``: which byte of each element is counted (BYTE_0 = bits 7-0, the
+    public HistByte names); the value is the byte's number."""
+
+    BYTE_0 = 0
+    BYTE_1 = 1
+    BYTE_2 = 2
+    BYTE_3 = 3
+
+
 # PTO-AS spelling of each enum: ``#pto.<key><VALUE>``.
 ENUM_SPELLING: dict[type[enum.Enum], str] = {
     CmpMode: "cmp",
@@ -133,6 +143,7 @@ ENUM_SPELLING: dict[type[enum.Enum], str] = {
     MxQuantAlg: "mx_alg",
     SyncAllMode: "syncall_mode",
     SyncCoreType: "sync_core",
+    HistByte: "hist_byte",
 }
 
 

@@ -223,8 +223,8 @@ DECISIONS: tuple[Decision, ...] = (
              "One order for every form: NaN above every number in both directions (the first NaN of a line "
              "is its argmax and its argmin, as NaN propagates through TROWMAX/TROWMIN), then -0 < +0, equal "
              "values keep the smallest index. The value output (dstVal, optional, first among the outputs as "
-             "the public pages print it) is the chosen element bit for bit. Indices are i32 or u32 in every "
-             "form (16-bit indices are not offered); column forms drop 8-bit sources on a5. An empty source "
+             "the public pages print it) is the chosen element bit for bit. Index dtypes follow the form "
+             "(decision 'Arg-reduction index widths'); column forms drop 8-bit sources on a5. An empty source "
              "is RUNTIME_VALID_REGION (STRUCT_VALID_REGION when static). tmp is optional and never touched.",
              "The index always names the value written beside it and agrees with the value reductions "
              "(decision 5); one index width keeps programs portable between the forms and targets."),
@@ -241,12 +241,12 @@ DECISIONS: tuple[Decision, ...] = (
              "simulator equality with dst.valid_cols; the indexed forms read per-row byte counts that the CPU "
              "simulator divides by the index element's size. TINTERLEAVE/TDEINTERLEAVE: A5 asserts even valid "
              "columns; the C++ order is (dst1, dst0, src1, src0); no A2/A3 implementation.",
-             "TCONCAT: the basic form only, dst.valid_cols == src0.valid_cols + src1.valid_cols, sources' rows "
-             "cover dst's; the indexed forms are not offered. TINTERLEAVE/TDEINTERLEAVE: any width (the "
+             "TCONCAT: basic form dst.valid_cols == src0.valid_cols + src1.valid_cols, sources' rows "
+             "cover dst's; the indexed forms as decision 'TCONCAT indexed forms'. TINTERLEAVE/TDEINTERLEAVE: any width (the "
              "formulas are defined for odd C), the assembly order (%dst0, %dst1 = op %src0[, %src1]); the "
              "single-source TDEINTERLEAVE names its source src0 and needs it to cover 2 * C columns; profiles "
              "cpu and a5 only.",
-             "Equality is the rule every implementation meets; the indexed forms' units are contradictory; "
+             "Equality is the rule every implementation meets; "
              "total formulas over an assertion the CPU simulator does not make."),
     Decision("THISTOGRAM counts and filters",
              "The page's formula gives plain per-byte-value counts, the CPU simulator writes running sums; "
@@ -255,7 +255,9 @@ DECISIONS: tuple[Decision, ...] = (
              "Plain counts, dst overwritten (256 u32 bins per source row, dst.valid_cols == 256). u16: byte 0 "
              "keeps elements whose byte 1 equals idx[i, 0]; u32: byte k keeps elements whose bytes 3 .. k + 1 "
              "equal idx[0, 0], idx[1, 0], ...; the most significant byte filters nothing and idx is optional "
-             "there. The byte is an integer attribute `byte` (0..3) for the public HistByte template argument.",
+             "there. The byte is the attribute `byte`, an enumeration spelled as the public HistByte "
+             "(#pto.hist_byte<BYTE_0> .. <BYTE_3>; <1> or \"1\" name a member by number; a bare integer is "
+             "STRUCT_ATTR_VALUE), so conformance sweeps every byte.",
              "The page's formula is the first authority; the filter layout is what the table and the only "
              "readable implementation agree on."),
     Decision("Fused multiply-add and accumulating destinations",
@@ -570,4 +572,32 @@ DECISIONS: tuple[Decision, ...] = (
              "yet a storable type for moves, loads and stores.",
              "The widths are the format's own definition (every code decodes to a distinct value only with "
              "them); one rounding rule for all targets keeps TCVT a single exact function of its attributes."),
+    Decision("Arg-reduction index widths",
+             "The index-only forms write i32/u32 on every target. With dstVal, A2/A3/A5 take i16/u16 or "
+             "i32/u32 beside a 2-byte source in the row forms but only i16/u16 in the column forms, and "
+             "i32/u32 beside a 4-byte source; the CPU simulator takes only i32/u32 in every form. "
+             "TPARTARGMAX/TPARTARGMIN: A2/A3/A5 allow 16-bit indices only beside f16 values; the CPU "
+             "simulator does not restrict the index type.",
+             "The A2/A3/A5 rule for TROWARG*/TCOLARG* on every profile, checked by form (LEGAL_DTYPE): "
+             "index-only i32/u32; value+index beside a 2-byte source i16/u16 (column) or i16/u16/i32/u32 "
+             "(row), beside any other source i32/u32. So cpu accepts the row forms' 16-bit indices and "
+             "refuses the simulator's 32-bit column value+index form for 2-byte sources. A 16-bit index "
+             "must reach every position of src's static reduced axis (STRUCT_SHAPE otherwise). TPART*: "
+             "any of i16/u16/i32/u32 on cpu, the headers' pairs on a2/a3/a5.",
+             "Dtype rules cannot differ per profile and per form at once; one form rule everywhere keeps a "
+             "program verified on cpu legal on the NPU profiles, which is what the cpu profile is for."),
+    Decision("TCONCAT indexed forms",
+             "TCONCAT(dst, src0, src1, [dstIdx,] src0Idx, src1Idx) takes per-row widths from column 0 of the "
+             "index tiles; the page says 'column counts' without a unit; the CPU simulator, A2/A3 and A5 all "
+             "divide the value by sizeof(index element); A2/A3/A5 clamp src0's count to dst.valid_cols and "
+             "src1's to what is left and write min(n0 + n1, dst.valid_cols) * sizeof(index) to dstIdx, the CPU "
+             "simulator writes the raw sum and does not clamp; no target checks the sources' widths or signs.",
+             "The NPU rule: c0 = min(src0Idx[i, 0] // u, dst.valid_cols), c1 = min(src1Idx[i, 0] // u, "
+             "dst.valid_cols - c0), u = the index element's size; dstIdx[i, 0] = (c0 + c1) * u. A negative count "
+             "is RUNTIME_OOB, c0 (c1) beyond src0's (src1's) valid columns RUNTIME_INVALID_READ; the rest of dst's "
+             "row keeps its contents. Index tiles: one dtype among i8, u8, i16, u16, i32, u32, row-major, "
+             "covering dst's rows; dstIdx exactly dst.valid_rows x 1, and dst.cols * u must fit its dtype. "
+             "Assembly: `%dst[, %dstIdx] = tconcat %src0, %src1, %src0Idx, %src1Idx` (DPS outs(dst, dstIdx)).",
+             "The unit every implementation computes, whatever the page's word; the clamp is what both NPU "
+             "families do and keeps writes inside dst; faults replace reads of unspecified elements."),
 )

@@ -193,3 +193,77 @@ def test_profiles_narrow_sources() -> None:
     with pytest.raises(PTOError) as e:
         pto.check(pto.parse(text), profile="a3")
     assert "LEGAL_DTYPE" in str(e.value)
+
+
+def _kernel(src: str, body: str) -> str:
+    return f"kernel @k(%s : !pto.tile<{src}>) {{\n  {body}\n}}\n"
+
+
+_F16 = "8x16xf16"
+
+
+@pytest.mark.parametrize("profile", ["cpu", "a2", "a3", "a5"])
+@pytest.mark.parametrize("body, src, ok", [
+    # the column value+index form wants 16-bit indices beside a 2-byte source (A2/A3/A5 headers)
+    ("pto.tcolargmax ins(%s) outs(%v, %i : !pto.tile<1x16xf16>, !pto.tile<1x16xi16>)", _F16, True),
+    ("pto.tcolargmin ins(%s) outs(%v, %i : !pto.tile<1x16xf16>, !pto.tile<1x16xu16>)", _F16, True),
+    ("pto.tcolargmax ins(%s) outs(%v, %i : !pto.tile<1x16xf16>, !pto.tile<1x16xi32>)", _F16, False),
+    # ... and 32-bit ones beside a 4-byte source
+    ("pto.tcolargmax ins(%s) outs(%v, %i : !pto.tile<1x16xf32>, !pto.tile<1x16xi16>)", "8x16xf32", False),
+    ("pto.tcolargmax ins(%s) outs(%v, %i : !pto.tile<1x16xf32>, !pto.tile<1x16xu32>)", "8x16xf32", True),
+    # the index-only forms write 32-bit indices only
+    ("pto.tcolargmax ins(%s) outs(%i : !pto.tile<1x16xi16>)", _F16, False),
+    ("pto.tcolargmax ins(%s) outs(%i : !pto.tile<1x16xi32>)", _F16, True),
+    ("%i = trowargmin %s : (!pto.tile<16x16xf16>) -> !pto.tile<16x1xu16, layout=DN>", "16x16xf16", False),
+    # the row value+index form takes 16- or 32-bit indices beside a 2-byte source, 32-bit beside a 4-byte one
+    ("%v, %i = trowargmax %s : (!pto.tile<16x16xf16>) -> (!pto.tile<16x1xf16, layout=DN>, !pto.tile<16x1xi16, layout=DN>)",
+     "16x16xf16", True),
+    ("%v, %i = trowargmax %s : (!pto.tile<16x16xf16>) -> (!pto.tile<16x1xf16, layout=DN>, !pto.tile<16x1xu32, layout=DN>)",
+     "16x16xf16", True),
+    ("%v, %i = trowargmax %s : (!pto.tile<16x16xf32>) -> (!pto.tile<16x1xf32, layout=DN>, !pto.tile<16x1xu16, layout=DN>)",
+     "16x16xf32", False),
+])
+def test_index_dtype_by_form(profile: str, body: str, src: str, ok: bool) -> None:
+    m = pto.parse(_kernel(src, body))
+    if ok:
+        pto.check(m, profile=profile)
+        return
+    with pytest.raises(PTOError) as e:
+        pto.check(m, profile=profile)
+    assert "LEGAL_DTYPE" in str(e.value)
+
+
+def test_sixteen_bit_indices_hand_case() -> None:
+    x = np.array([[3, -1, 7], [9, -1, 7], [9, -5, 8]], np.float16)
+    idx, val = Tile.of(np.zeros((1, 3), np.int16)), Tile.of(np.zeros((1, 3), np.float16))
+    get("TCOLARGMAX").execute(src=Tile.of(x), dstVal=val, dstIdx=idx)
+    assert idx.data.dtype == np.int16
+    np.testing.assert_array_equal(idx.data[0], [1, 0, 2])
+    np.testing.assert_array_equal(val.data[0], np.array([9, -1, 8], np.float16))
+    idx = Tile.of(np.zeros((3, 1), np.uint16), layout=Layout.DN)
+    get("TROWARGMIN").execute(src=Tile.of(x), dstVal=Tile.of(np.zeros((3, 1), np.float16), layout=Layout.DN),
+                              dst=idx)
+    np.testing.assert_array_equal(idx.data[:, 0], [1, 1, 1])
+
+
+def test_sixteen_bit_index_range() -> None:
+    # i16 reaches 32767: a 32769-row u16 source has a row no i16 index can name; u16 reaches it
+    body = "pto.tcolargmax ins(%s) outs(%v, %i : !pto.tile<1x16xu16>, !pto.tile<1x16x{i}>)"
+    with pytest.raises(PTOError) as e:
+        pto.check(pto.parse(_kernel("32769x16xu16", body.format(i="i16"))), profile="cpu")
+    assert "STRUCT_SHAPE" in str(e.value)
+    pto.check(pto.parse(_kernel("32769x16xu16", body.format(i="u16"))), profile="cpu")
+
+
+@pytest.mark.parametrize("profile, ok", [("cpu", True), ("a2", False), ("a3", False), ("a5", False)])
+def test_tpartarg_sixteen_bit_indices_only_beside_f16_on_npu(profile: str, ok: bool) -> None:
+    t = "!pto.tile<8x16xf32>"
+    i = "!pto.tile<8x16xi16>"
+    text = (f"kernel @p(%a : {t}, %b : {t}, %ia : {i}, %ib : {i}) {{\n"
+            f"  pto.tpartargmax ins(%a, %b, %ia, %ib) outs(%v, %j : {t}, {i})\n}}\n")
+    if ok:
+        pto.check(pto.parse(text), profile=profile)
+        return
+    with pytest.raises(PTOError) as e:
+        pto.check(pto.parse(text), profile=profile)
+    assert "LEGAL_DTYPE" in str(e.value)

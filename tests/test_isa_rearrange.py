@@ -142,7 +142,7 @@ def test_public_spellings() -> None:
         pto.check(m, profile="a3")               # interleaving exists on A5 and the CPU only
     assert "LEGAL_UNSUPPORTED_INSTRUCTION" in str(e.value)
     h = """kernel @h(%s : !pto.tile<16x64xu16>, %i : !pto.tile<32x1xu8, layout=DN>) {
-  %d = thistogram %s, %i {byte = 0} : (!pto.tile<16x64xu16>, !pto.tile<32x1xu8, layout=DN>) -> !pto.tile<16x256xu32>
+  %d = thistogram %s, %i {byte = #pto.hist_byte<BYTE_0>} : (!pto.tile<16x64xu16>, !pto.tile<32x1xu8, layout=DN>) -> !pto.tile<16x256xu32>
 }
 """
     hm = pto.parse(h)
@@ -174,7 +174,135 @@ def test_verifier_rejects(body: str, code: str) -> None:
 def test_thistogram_rejects(src: str, byte: int, idx: str) -> None:
     use = ", %i" if idx else ""
     text = (f"kernel @k(%s : {src}{idx}, %d : !pto.tile<8x256xu32>) {{\n"
-            f"  %d = thistogram %s{use} {{byte = {byte}}}\n}}\n")
+            f"  %d = thistogram %s{use} {{byte = #pto.hist_byte<BYTE_{byte}>}}\n}}\n")
     with pytest.raises(PTOError) as e:
         pto.check(pto.parse(text), profile="cpu")
     assert "STRUCT_SHAPE" in str(e.value)
+
+
+def test_thistogram_byte_is_the_public_enum() -> None:
+    """`byte` is spelled as the public HistByte (BYTE_0..BYTE_3); a number names a member through the
+    enum spelling or a quoted value; a bare integer is refused; the printer writes the name."""
+    from openpto.isa.attrs import HistByte
+    head = "kernel @k(%s : !pto.tile<8x64xu32>) {\n  %d = thistogram %s {byte = "
+    tail = "} : (!pto.tile<8x64xu32>) -> !pto.tile<8x256xu32>\n}\n"
+    for spelled in ("#pto.hist_byte<BYTE_3>", "#pto.hist_byte<3>", '"BYTE_3"', '"3"'):
+        m = pto.parse(head + spelled + tail)
+        assert m.kernels[0].body[0].attrs["byte"] is HistByte.BYTE_3
+        pto.check(m, profile="a5")
+        assert "#pto.hist_byte<BYTE_3>" in m.to_text()
+        assert pto.parse(m.to_text()) == m
+    with pytest.raises(PTOError) as e:
+        pto.check(pto.parse(head + "3" + tail), profile="cpu")
+    assert "STRUCT_ATTR_VALUE" in str(e.value)
+    u16 = ("kernel @k(%s : !pto.tile<8x64xu16>) {\n  %d = thistogram %s {byte = #pto.hist_byte<BYTE_2>} : "
+           "(!pto.tile<8x64xu16>) -> !pto.tile<8x256xu32>\n}\n")
+    with pytest.raises(PTOError) as e:
+        pto.check(pto.parse(u16), profile="cpu")
+    assert "BYTE_0..BYTE_1" in str(e.value)
+    # the semantics read the member's number: BYTE_3 of 0xAB000000 is bin 0xAB
+    dst = Tile.of(np.zeros((1, 256), np.uint32))
+    get("THISTOGRAM").execute(dst=dst, src=Tile.of(np.array([[0xAB000000, 0xAB00FFFF, 7]], np.uint32)),
+                              byte=HistByte.BYTE_3)
+    assert dst.data[0, 0xAB] == 2 and dst.data[0, 0] == 1 and dst.data.sum() == 3
+
+
+def _concat_idx(a: np.ndarray, b: np.ndarray, n0: list[int], n1: list[int], idx: type, width: int,
+                with_dst_idx: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+    r = a.shape[0]
+    dst = Tile.of(np.full((r, width), 99, a.dtype))
+    out = {"dstIdx": Tile.of(np.zeros((r, 1), idx))} if with_dst_idx else {}
+    get("TCONCAT").execute(dst=dst, src0=Tile.of(a), src1=Tile.of(b),
+                           src0Idx=Tile.of(np.array(n0, idx).reshape(r, 1)),
+                           src1Idx=Tile.of(np.array(n1, idx).reshape(r, 1)), **out)
+    return dst.data, (out["dstIdx"].data[:, 0] if with_dst_idx else None)
+
+
+def test_tconcat_indexed_counts_in_index_element_units() -> None:
+    a = np.array([[1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12]], np.float32)
+    b = -a
+    # i32 indices: a count of 8 is 8 / 4 = 2 columns, whatever the data dtype
+    d, di = _concat_idx(a, b, [4, 8, 0], [8, 16, 12], np.int32, 8)
+    np.testing.assert_array_equal(d, [[1, -1, -2, 99, 99, 99, 99, 99],
+                                      [5, 6, -5, -6, -7, -8, 99, 99],
+                                      [-9, -10, -11, 99, 99, 99, 99, 99]])
+    np.testing.assert_array_equal(di, [12, 24, 12])          # (c0 + c1) * 4
+    # u8 indices: the count is the number of columns (sizeof(u8) == 1); 7 is not rounded
+    d, di = _concat_idx(a.astype(np.int16), b.astype(np.int16), [1, 4, 3], [3, 2, 0], np.uint8, 8)
+    np.testing.assert_array_equal(d[0, :4], [1, -1, -2, -3])
+    np.testing.assert_array_equal(d[1, :6], [5, 6, 7, 8, -5, -6])
+    np.testing.assert_array_equal(d[2, :4], [9, 10, 11, 99])
+    np.testing.assert_array_equal(di, [4, 6, 3])
+    # i16 indices: 5 // 2 = 2 columns (the remainder is dropped)
+    d, di = _concat_idx(a, b, [5, 0, 2], [3, 1, 2], np.int16, 8, with_dst_idx=False)
+    np.testing.assert_array_equal(d[0, :4], [1, 2, -1, 99])
+    np.testing.assert_array_equal(d[1, :1], [99])
+    assert di is None
+
+
+def test_tconcat_indexed_clamps_to_dst_width() -> None:
+    a = np.arange(1, 9, dtype=np.int32).reshape(1, 8)
+    b = -a
+    # dst has 5 valid columns: src0 gives 4 of them (asked 4), src1 only 1 (asked 3); dstIdx = 5 * 4
+    d, di = _concat_idx(a, b, [16], [12], np.int32, 5)
+    np.testing.assert_array_equal(d, [[1, 2, 3, 4, -1]])
+    np.testing.assert_array_equal(di, [20])
+    # src0 asks for more than dst holds: 5 columns of src0, none of src1
+    d, di = _concat_idx(a, b, [28], [8], np.int32, 5)
+    np.testing.assert_array_equal(d, [[1, 2, 3, 4, 5]])
+    np.testing.assert_array_equal(di, [20])
+
+
+@pytest.mark.parametrize("n0, n1, code", [
+    ([-4], [0], "RUNTIME_OOB"),                  # a negative count
+    ([20], [0], "RUNTIME_INVALID_READ"),         # 5 columns of a 4-column src0
+    ([8], [12], "RUNTIME_INVALID_READ"),         # 3 columns of a 2-column src1
+])
+def test_tconcat_indexed_faults(n0: list[int], n1: list[int], code: str) -> None:
+    a = np.ones((1, 4), np.float32)
+    with pytest.raises(PTOError) as e:
+        get("TCONCAT").execute(dst=Tile.of(np.zeros((1, 8), np.float32)), src0=Tile.of(a),
+                               src1=Tile.of(a, valid=(1, 2)), src0Idx=Tile.of(np.array([n0], np.int32)),
+                               src1Idx=Tile.of(np.array([n1], np.int32)))
+    assert e.value.code == code
+
+
+@pytest.mark.parametrize("body, code", [
+    # src1Idx missing: the indices come as a pair
+    ("%d = tconcat %a, %b, %i : (!pto.tile<4x8xf32>, !pto.tile<4x8xf32>, !pto.tile<4x8xi32>) -> !pto.tile<4x16xf32>",
+     "STRUCT_OPERAND_FORM"),
+    # index tiles share one integer dtype
+    ("%d = tconcat %a, %b, %i, %j : (!pto.tile<4x8xf32>, !pto.tile<4x8xf32>, !pto.tile<4x8xi32>, !pto.tile<4x16xi16>)"
+     " -> !pto.tile<4x16xf32>", "LEGAL_DTYPE"),
+    ("%d = tconcat %a, %b, %i, %j : (!pto.tile<4x8xf32>, !pto.tile<4x8xf32>, !pto.tile<4x8xf32>, !pto.tile<4x8xf32>)"
+     " -> !pto.tile<4x16xf32>", "LEGAL_DTYPE"),
+    # dstIdx is one column per dst row
+    ("%d, %k = tconcat %a, %b, %i, %j : (!pto.tile<4x8xf32>, !pto.tile<4x8xf32>, !pto.tile<4x8xi32>, !pto.tile<4x8xi32>)"
+     " -> (!pto.tile<4x16xf32>, !pto.tile<4x8xi32, valid=4x2>)", "STRUCT_VALID_REGION"),
+    # i8 counts cannot reach 256 columns x 1
+    ("%d, %k = tconcat %a, %b, %i, %j : (!pto.tile<4x128xf32>, !pto.tile<4x128xf32>, !pto.tile<4x32xi8>, "
+     "!pto.tile<4x32xi8>) -> (!pto.tile<4x256xf32>, !pto.tile<4x32xi8, valid=4x1>)", "STRUCT_VALID_REGION"),
+])
+def test_tconcat_indexed_rejects(body: str, code: str) -> None:
+    ins = body.split(" : (")[1].split(")")[0].split(", !")
+    names = body.split(" = tconcat ")[1].split(" : ")[0].split(", ")
+    params = ", ".join(f"{n} : {'!' if k else ''}{t}" for k, (n, t) in enumerate(zip(names, ins)))
+    with pytest.raises(PTOError) as e:
+        pto.check(pto.parse(f"kernel @k({params}) {{\n  {body}\n}}\n"), profile="cpu")
+    assert code in str(e.value)
+
+
+def test_tconcat_indexed_public_spellings() -> None:
+    t, i = "!pto.tile<16x32xf32>", "!pto.tile<16x8xi32>"
+    text = (f"kernel @k(%a : {t}, %b : {t}, %i : {i}, %j : {i}) {{\n"
+            f"  %d = tconcat %a, %b, %i, %j : ({t}, {t}, {i}, {i}) -> !pto.tile<16x64xf32>\n"
+            f"  %e, %k = tconcat %a, %b, %i, %j : ({t}, {t}, {i}, {i}) -> (!pto.tile<16x64xf32>, "
+            f"!pto.tile<16x8xi32, valid=16x1>)\n"
+            f"  pto.tconcat ins(%a, %b, %i, %j) outs(%e, %k)\n}}\n")
+    m = pto.parse(text)
+    ops = m.kernels[0].body
+    assert set(ops[0].args) == {"dst", "src0", "src1", "src0Idx", "src1Idx"}
+    assert set(ops[1].args) == set(ops[2].args) == {"dst", "dstIdx", "src0", "src1", "src0Idx", "src1Idx"}
+    assert pto.parse(m.to_text()) == m
+    for p in ("cpu", "a2", "a3", "a5"):
+        pto.check(m, profile=p)

@@ -32,8 +32,13 @@ def _row_text(mn: str, d: str, r: int, c: int, valid: str = "") -> str:
             f"  %v, %i = {mn.lower()} %s\n}}\n")
 
 
+def _col_index(d: str) -> str:
+    """The value+index column form's index dtype: 16-bit beside 2-byte sources."""
+    return "u16" if np.dtype(NP[d]).itemsize == 2 else "u32"
+
+
 def _col_text(mn: str, d: str, r: int, c: int) -> str:
-    return (f"kernel @k(%v : !pto.tile<1x{c}x{d}>, %i : !pto.tile<1x{c}xu32>, %s : !pto.tile<{r}x{c}x{d}>) {{\n"
+    return (f"kernel @k(%v : !pto.tile<1x{c}x{d}>, %i : !pto.tile<1x{c}x{_col_index(d)}>, %s : !pto.tile<{r}x{c}x{d}>) {{\n"
             f"  pto.{mn.lower()} ins(%s) outs(%v, %i)\n}}\n")
 
 
@@ -69,7 +74,7 @@ def test_random_with_specials(mn: str, d: str) -> None:
         x = rng.choice(np.array([info.min, info.max, 0, 1, info.max - 1], NP[d]), (r, c))
     text = _row_text(mn, d, r, c) if mn.startswith("TROW") else _col_text(mn, d, r, c)
     shape = (r, 1) if mn.startswith("TROW") else (1, c)
-    _both(text, v=np.zeros(shape, NP[d]), i=np.zeros(shape, np.int32 if mn.startswith("TROW") else np.uint32), s=x)
+    _both(text, v=np.zeros(shape, NP[d]), i=np.zeros(shape, np.int32 if mn.startswith("TROW") else NP[_col_index(d)]), s=x)
 
 
 def test_partial_valid_region_and_index_only_form() -> None:
@@ -131,3 +136,19 @@ def test_tpartarg_pair_region_fault() -> None:
                                         "b": np.zeros((2, 4), np.float16), "di": np.zeros((2, 4), np.uint16),
                                         "ia": np.zeros((2, 4), np.uint16), "ib": np.zeros((2, 4), np.uint16)})
     assert code == "STRUCT_VALID_REGION"
+
+
+@pytest.mark.parametrize("d", ["f16", "bf16", "i16", "u16"])
+@pytest.mark.parametrize("idx", ["i16", "u16"])
+def test_sixteen_bit_indices_hand_and_reference(d: str, idx: str) -> None:
+    """The value+index forms with 16-bit indices (the A2/A3/A5 column form's only choice)."""
+    x = np.array([[3, 1, 7], [9, 1, 7], [9, 0, 8], [2, 6, 8]]).astype(NP[d])
+    col = (f"kernel @k(%v : !pto.tile<1x3x{d}>, %i : !pto.tile<1x3x{idx}>, %s : !pto.tile<4x3x{d}>) {{\n"
+           f"  pto.tcolargmax ins(%s) outs(%v, %i)\n}}\n")
+    got = _both(col, v=np.zeros((1, 3), NP[d]), i=np.zeros((1, 3), NP[idx]), s=x)
+    np.testing.assert_array_equal(got["i"][0], [1, 3, 2])
+    np.testing.assert_array_equal(got["v"][0].astype(np.float32), [9, 6, 8])
+    row = (f"kernel @k(%v : !pto.tile<4x1x{d}, layout=DN>, %i : !pto.tile<4x1x{idx}, layout=DN>, "
+           f"%s : !pto.tile<4x3x{d}>) {{\n  %v, %i = trowargmin %s\n}}\n")
+    got = _both(row, v=np.zeros((4, 1), NP[d]), i=np.zeros((4, 1), NP[idx]), s=x)
+    np.testing.assert_array_equal(got["i"][:, 0], [1, 1, 1, 0])

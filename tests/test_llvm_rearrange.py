@@ -112,7 +112,7 @@ def test_histogram_u16_and_u32() -> None:
     idx16 = np.zeros((32, 1), np.uint8)
     idx16[:4, 0] = [0, 1, 2, 3]
     text = """kernel @k(%d : !pto.tile<4x256xu32>, %s : !pto.tile<4x40xu16>, %i : !pto.tile<32x1xu8, layout=DN>) {
-  %d = thistogram %s, %i {byte = 0}
+  %d = thistogram %s, %i {byte = #pto.hist_byte<BYTE_0>}
 }
 """
     got = _both(text, {"d": (4, 256)}, d=np.full((4, 256), 7, np.uint32), s=s16, i=idx16)
@@ -125,7 +125,7 @@ def test_histogram_u16_and_u32() -> None:
     idx32[0], idx32[1] = 0x12, 0x34
     for byte in range(4):
         text = f"""kernel @k(%d : !pto.tile<3x256xu32>, %s : !pto.tile<3x40xu32>, %i : !pto.tile<3x32xu8>) {{
-  %d = thistogram %s, %i {{byte = {byte}}}
+  %d = thistogram %s, %i {{byte = #pto.hist_byte<BYTE_{byte}>}}
 }}
 """
         got = _both(text, {"d": (3, 256)}, d=np.zeros((3, 256), np.uint32), s=s32, i=idx32)
@@ -135,7 +135,7 @@ def test_histogram_u16_and_u32() -> None:
 def test_histogram_dynamic_fault() -> None:
     text = """kernel @k(%s : !pto.tile<4x40xu16>, %v : index) {
   .tile %d valid_col = %v : !pto.tile<4x256xu32, valid=4x?>
-  %d = thistogram %s {byte = 1}
+  %d = thistogram %s {byte = #pto.hist_byte<BYTE_1>}
 }
 """
     for backend in ("reference", "llvm"):
@@ -143,3 +143,60 @@ def test_histogram_dynamic_fault() -> None:
         assert code == "RUNTIME_VALID_REGION", backend
         code, _ = run_program(text, backend, {"s": np.zeros((4, 40), np.uint16), "v": 256})
         assert code is None, backend
+
+
+_IDX_NP = {"i8": np.int8, "u8": np.uint8, "i16": np.int16, "u16": np.uint16, "i32": np.int32, "u32": np.uint32}
+
+
+def _concat_idx_text(d: str, i: str, with_dst_idx: bool, width: int = 24) -> str:
+    res = "%o, %k" if with_dst_idx else "%o"
+    k = f", %k : !pto.tile<4x32x{i}, valid=4x1>" if with_dst_idx else ""
+    return (f"kernel @k(%o : !pto.tile<4x32x{d}, valid=4x{width}>{k}, %a : !pto.tile<4x16x{d}>, "
+            f"%b : !pto.tile<4x16x{d}, valid=4x12>, %i : !pto.tile<4x32x{i}>, %j : !pto.tile<4x32x{i}>) {{\n"
+            f"  {res} = tconcat %a, %b, %i, %j\n}}\n")
+
+
+@pytest.mark.parametrize("i", sorted(_IDX_NP))
+@pytest.mark.parametrize("d", ["f32", "f16", "bf16", "i8", "u32"])
+def test_tconcat_indexed_against_reference(d: str, i: str) -> None:
+    """Per-row widths in units of the index element, clamped to dst's 24 columns, every data and
+    index dtype; the untouched tail of each row keeps its bits."""
+    u = np.dtype(_IDX_NP[i]).itemsize
+    n0 = np.array([3, 16, 0, 16], np.int64) * u + np.array([0, 0, u - 1, 0])   # 3, 16, 0 (rounds down), 16
+    n1 = np.array([12, 12, 5, 9], np.int64) * u                                # 12, 8 (clamped), 5, 8 (clamped)
+    idx0, idx1 = np.zeros((4, 32), _IDX_NP[i]), np.zeros((4, 32), _IDX_NP[i])
+    idx0[:, 0], idx1[:, 0] = n0, n1
+    a, b, o = _raw(d, (4, 16), 3), _raw(d, (4, 16), 4), _raw(d, (4, 32), 5)
+    got = _both(_concat_idx_text(d, i, True), {"o": (4, 24), "k": (4, 1)}, o=o, a=a, b=b, i=idx0, j=idx1,
+                k=np.zeros((4, 32), _IDX_NP[i]))
+    for row, (c0, c1) in enumerate([(3, 12), (16, 8), (0, 5), (16, 8)]):
+        want = np.concatenate([a[row, :c0], b[row, :c1], o[row, c0 + c1:24]])
+        np.testing.assert_array_equal(got["o"][row, :24].view(np.uint8), want.view(np.uint8))
+        assert got["k"][row, 0] == (c0 + c1) * u
+    _both(_concat_idx_text(d, i, False), {"o": (4, 24)}, o=o, a=a, b=b, i=idx0, j=idx1)
+
+
+@pytest.mark.parametrize("n0, n1, code", [(-4, 0, "RUNTIME_OOB"), (0, -4, "RUNTIME_OOB"),
+                                          (4 * 17, 0, "RUNTIME_INVALID_READ"), (0, 4 * 13, "RUNTIME_INVALID_READ"),
+                                          (4 * 16, 4 * 8, None)])
+def test_tconcat_indexed_faults(n0: int, n1: int, code: str | None) -> None:
+    idx0, idx1 = np.zeros((4, 32), np.int32), np.zeros((4, 32), np.int32)
+    idx0[2, 0], idx1[2, 0] = n0, n1
+    text = _concat_idx_text("f32", "i32", True, width=32)
+    args = dict(o=np.zeros((4, 32), np.float32), a=np.ones((4, 16), np.float32), b=np.ones((4, 16), np.float32),
+                i=idx0, j=idx1, k=np.zeros((4, 32), np.int32))
+    code_r, _ = run_program(text, "reference", args)
+    code_l, _ = run_program(text, "llvm", args)
+    assert code_r == code_l == code
+
+
+def test_tconcat_indexed_in_place() -> None:
+    """dst is src1: src1's columns are read before the row is rewritten."""
+    text = ("kernel @k(%a : !pto.tile<2x8xi32>, %o : !pto.tile<2x8xi32>, %i : !pto.tile<2x8xi32>, "
+            "%j : !pto.tile<2x8xi32>) {\n  %o = tconcat %a, %o, %i, %j\n}\n")
+    idx0, idx1 = np.zeros((2, 8), np.int32), np.zeros((2, 8), np.int32)
+    idx0[:, 0], idx1[:, 0] = [8, 0], [12, 20]
+    a = np.arange(1, 17, dtype=np.int32).reshape(2, 8)
+    o = -np.arange(1, 17, dtype=np.int32).reshape(2, 8)
+    got = _both(text, {"o": (2, 8)}, a=a, o=o, i=idx0, j=idx1)
+    np.testing.assert_array_equal(got["o"], [[1, 2, -1, -2, -3, -6, -7, -8], [-9, -10, -11, -12, -13, -14, -15, -16]])

@@ -24,12 +24,14 @@ from ._helpers import tile_in, tile_out
 from .reduce_expand import _row_vector, _tmp_like_src
 
 INDEX_DTYPES = (dt.I32, dt.U32)
+INDEX16 = (dt.I16, dt.U16)
 ROW_A2 = (dt.F16, dt.F32, dt.I16, dt.I32)
 ROW_A5 = (dt.F16, dt.BF16, dt.I16, dt.U16, dt.F32, dt.I32, dt.U32)
 COL_A2 = (dt.F16, dt.F32, dt.U16, dt.U32)
 COL_A5 = (dt.I16, dt.U16, dt.I32, dt.U32, dt.F16, dt.F32)
 PART_VALUES = {"cpu": (dt.F16, dt.BF16, dt.F32), "a2": (dt.F16, dt.F32), "a5": (dt.F16, dt.F32)}
-PART_INDEX_A2 = {dt.F16: (dt.I16, dt.U16, dt.I32, dt.U32), dt.F32: (dt.I32, dt.U32)}
+# the NPU headers: 16-bit indices only beside 2-byte values
+PART_INDEX_NPU = {dt.F16: (dt.I16, dt.U16, dt.I32, dt.U32), dt.F32: (dt.I32, dt.U32)}
 PART_INDEX = (dt.I16, dt.U16, dt.I32, dt.U32)
 
 _TMP_DOC = ("scratch tile of the public ISA (A2/A3 keep partial results there); accepted and never "
@@ -96,6 +98,45 @@ def _col_index_vector(name: str) -> tuple[Constraint, ...]:
             K.fixed(name, "valid_rows", 1, "STRUCT_VALID_REGION"))
 
 
+def form_indices(axis: str, src: dt.DType, with_value: bool) -> tuple[dt.DType, ...]:
+    """The index dtypes a form takes (the A2/A3/A5 headers' rule, held on every profile): the
+    index-only form writes i32/u32; the value form beside a 2-byte source writes 16-bit indices
+    (the column form only those, the row form those or 32-bit), beside any other source 32-bit."""
+    if not with_value or src.itemsize != 2:
+        return INDEX_DTYPES
+    return INDEX16 if axis == "col" else INDEX16 + INDEX_DTYPES
+
+
+def _index_form(axis: str, idx_name: str) -> Constraint:
+    def check(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | None:
+        i, s = _tile(types, idx_name), _tile(types, "src")
+        if i is None or s is None:
+            return None
+        with_value = _tile(types, "dstVal") is not None
+        legal = form_indices(axis, s.dtype, with_value)
+        if i.dtype in legal:
+            return None
+        form = "the value+index form" if with_value else "the index-only form"
+        return (f"{form} with a {s.dtype} source takes {idx_name} of {'/'.join(d.name for d in legal)}, "
+                f"got {i.dtype}")
+    return K.custom("index dtype by form: index-only i32/u32; with dstVal, 16-bit beside 2-byte sources "
+                    "(column: only 16-bit; row: 16- or 32-bit)", check, "LEGAL_DTYPE")
+
+
+def _index_fits(axis: str, idx_name: str) -> Constraint:
+    """Every position along the reduced axis of src's static tile has to be writable as the index."""
+    def check(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | None:
+        i, s = _tile(types, idx_name), _tile(types, "src")
+        if i is None or s is None:
+            return None
+        extent = s.cols if axis == "row" else s.rows
+        top = int(np.iinfo(i.dtype.np_dtype).max)
+        if extent - 1 > top:
+            return f"src has {extent} {'columns' if axis == 'row' else 'rows'}; {i.dtype} indices reach {top}"
+        return None
+    return K.custom(f"every position of src's reduced axis fits {idx_name}'s dtype", check, "STRUCT_SHAPE")
+
+
 # ----------------------------------------------------------------------------- TROW/TCOL ARG*
 
 _AXIS = {
@@ -149,7 +190,9 @@ def _arg(axis: str, want_max: bool, a2: tuple[dt.DType, ...], a5: tuple[dt.DType
     names = (idx_name, "src")
 
     def rule(srcs: tuple[dt.DType, ...]) -> Any:
-        return tuples(names, [(i, s) for s in srcs for i in INDEX_DTYPES])
+        """Every (index, source) pair some form takes; _index_form picks by form."""
+        return tuples(names, [(i, s) for s in srcs
+                              for i in dict.fromkeys(form_indices(axis, s, False) + form_indices(axis, s, True))])
 
     math, result, what = _ARG_MATH[axis]
     src_rules: tuple[Constraint, ...] = (K.layout_in("src", Layout.ND),) if axis == "row" else (
@@ -158,7 +201,12 @@ def _arg(axis: str, want_max: bool, a2: tuple[dt.DType, ...], a5: tuple[dt.DType
            f"that {word} itself (src's element, copied bit for bit). The iteration domain is the "
            f"source's valid region, which must not be empty (RUNTIME_VALID_REGION; the public targets "
            f"assert it); every output's valid region must be exactly the result ({result}), else "
-           f"RUNTIME_VALID_REGION. The {what} index is written as {idx_name}'s dtype (i32 or u32). "
+           f"RUNTIME_VALID_REGION. The {what} index is written as {idx_name}'s dtype: i32 or u32 in the "
+           "index-only form; in the value+index form, beside a 2-byte source (f16, bf16, i16, u16) "
+           + ("i16 or u16 only" if axis == "col" else "i16, u16, i32 or u32") + ", beside any other "
+           "source i32 or u32 (the A2/A3/A5 headers' rule, held on every profile; LEGAL_DTYPE otherwise); "
+           f"every position of src's static {'columns' if axis == 'row' else 'rows'} must fit that dtype "
+           "(STRUCT_SHAPE). "
            f"Order: NaN is above every number, so the first NaN of a line is its {word} in both "
            f"directions (NaN propagates, as in T{axis.upper()}{'MAX' if want_max else 'MIN'}); then "
            "-0 < +0; equal values keep the smallest index. The optional tmp operand is accepted "
@@ -179,10 +227,11 @@ def _arg(axis: str, want_max: bool, a2: tuple[dt.DType, ...], a5: tuple[dt.DType
         constraints=(vector_rules(idx_name) + vector_rules("dstVal") + src_rules
                      + (K.equal(idx_name, shared, "src", shared, "STRUCT_VALID_REGION"),
                         K.equal("dstVal", shared, "src", shared, "STRUCT_VALID_REGION"),
-                        _non_empty("src"), _value_like_src(), _tmp_like_src())),
+                        _non_empty("src"), _value_like_src(), _tmp_like_src(),
+                        _index_form(axis, idx_name), _index_fits(axis, idx_name))),
         special_values=(f"The first NaN of a line is its {word}: its index, and the NaN's bits as the value. "
-                        f"-0 < +0. Equal values: the smallest index. Indices fit i32 and u32 for every "
-                        "tile a profile accepts.")))
+                        f"-0 < +0. Equal values: the smallest index. Indices always fit: 32-bit ones for every "
+                        "tile a profile accepts, 16-bit ones by the static-extent rule.")))
 
 
 _ROW_EX = Example({"dst": "!pto.tile<16x1xi32, layout=DN, valid=12x1>",
@@ -267,7 +316,7 @@ def _part_regions(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | 
 def _part(want_max: bool) -> Instruction:
     word = "maximum" if want_max else "minimum"
     cmp = ">" if want_max else "<"
-    a2 = [(v, i) for v in PART_VALUES["a2"] for i in PART_INDEX_A2[v]]
+    npu = {p: [(v, i) for v in PART_VALUES[p] for i in PART_INDEX_NPU[v]] for p in ("a2", "a5")}
     return declare(Instruction(
         mnemonic=f"TPARTARG{'MAX' if want_max else 'MIN'}", family=Family.COMPLEX,
         summary=f"{word} with its index over the union of two valid regions",
@@ -279,8 +328,7 @@ def _part(want_max: bool) -> Instruction:
                   tile_in("src1Idx", "indices paired with src1Val (same valid region)")),
         semantics=_part_semantics(want_max),
         dtypes=_part_rule([(v, i) for v in PART_VALUES["cpu"] for i in PART_INDEX]),
-        profile_dtypes={"a2": _part_rule(a2), "a3": _part_rule(a2),
-                        "a5": _part_rule([(v, i) for v in PART_VALUES["a5"] for i in PART_INDEX])},
+        profile_dtypes={"a2": _part_rule(npu["a2"]), "a3": _part_rule(npu["a2"]), "a5": _part_rule(npu["a5"])},
         numerics=EXACT, domain=Domain.DST, pipe=Pipe.V,
         doc=(f"Over dstVal's valid region: where (i, j) lies in both sources' valid regions, "
              f"(dstVal, dstIdx)[i, j] = (src0Val, src0Idx)[i, j] if src0Val[i, j] {cmp} src1Val[i, j] "
@@ -290,7 +338,9 @@ def _part(want_max: bool) -> Instruction:
              "leaves them untouched). Order: a NaN value wins (src0's when both are NaN), then -0 < +0. "
              "The sources' valid regions must lie within dstVal's; each value tile's valid region equals "
              "its index tile's (STRUCT_VALID_REGION, or RUNTIME_VALID_REGION when dynamic). Values and "
-             "indices are copied bit for bit; the index tiles are never interpreted. Operand order is "
+             "indices are copied bit for bit; the index tiles are never interpreted. Index dtypes: i16, u16, "
+             "i32 or u32 on cpu; on a2/a3/a5 16-bit indices only beside f16 values, as their headers "
+             "assert. Operand order is "
              "the public one: ins(src0Val, src1Val, src0Idx, src1Idx) outs(dstVal, dstIdx)."),
         special_values=f"NaN propagates with its index (src0's when both are NaN); {'max(-0, +0) = +0' if want_max else 'min(-0, +0) = -0'}; "
                        "bit patterns are preserved.",

@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import constraints as K
 from .. import dtypes as dt
+from ..attrs import HistByte
 from ..diagnostics import RuntimeFault
 from ..registry import declare
 from ..spec import Attr, Constraint, Domain, EXACT, Example, Family, Instruction, same, tuples
@@ -47,8 +48,60 @@ def _need_same_valid(a: Tile, b: Tile, a_name: str, b_name: str) -> None:
 # ----------------------------------------------------------------------------- TCONCAT
 
 
-def _tconcat(dst: Tile, src0: Tile, src1: Tile) -> None:
+_IDX = ("dstIdx", "src0Idx", "src1Idx")
+CONCAT_INDEX = dt.INTS_32   # the public index element types
+
+
+def concat_counts(n0: int, n1: int, width: int, unit: int) -> tuple[int, int]:
+    """Columns taken from src0 and src1 in one row of the indexed form: each count is the index
+    value over the index element's size (``unit`` bytes, the division every public
+    implementation makes), src0's clamped to dst's valid width, src1's to what is left."""
+    c0 = min(n0 // unit, width)
+    return c0, min(n1 // unit, width - c0)
+
+
+def _indexed_counts(dst: Tile, src0: Tile, src1: Tile, src0Idx: Tile, src1Idx: Tile,  # noqa: N803
+                    dstIdx: Tile | None) -> list[tuple[int, int]]:
+    """Every row's (c0, c1), checked before anything is written (faults in row order)."""
+    r, width = dst.valid
+    for t, name in ((src0, "src0"), (src1, "src1"), (src0Idx, "src0Idx"), (src1Idx, "src1Idx")):
+        if t.valid[0] < r or (name.endswith("Idx") and t.valid[1] < 1):
+            raise RuntimeFault("RUNTIME_VALID_REGION", f"{name}'s valid region does not cover dst's rows",
+                               expected=f"at least {r} valid rows" + (" and 1 column" if name.endswith("Idx") else ""),
+                               actual=f"{t.valid[0]}x{t.valid[1]}")
+    if dstIdx is not None and dstIdx.valid != (r, 1):
+        raise RuntimeFault("RUNTIME_VALID_REGION", "dstIdx's valid region is not one column per dst row",
+                           expected=f"{r}x1", actual=f"{dstIdx.valid[0]}x{dstIdx.valid[1]}")
+    unit = src0Idx.dtype.itemsize
+    rows = []
+    for i in range(r):
+        n0, n1 = int(src0Idx.data[i, 0]), int(src1Idx.data[i, 0])
+        for n, name in ((n0, "src0Idx"), (n1, "src1Idx")):
+            if n < 0:
+                raise RuntimeFault("RUNTIME_OOB", f"{name} holds a negative count",
+                                   expected="a count >= 0", actual=f"{n} in row {i}")
+        c0, c1 = concat_counts(n0, n1, width, unit)
+        for c, t, name in ((c0, src0, "src0"), (c1, src1, "src1")):
+            if c > t.valid[1]:
+                raise RuntimeFault("RUNTIME_INVALID_READ", f"{name} is read outside its valid region",
+                                   expected=f"{c} columns in row {i} inside the valid region",
+                                   actual=f"{t.valid[1]} valid columns")
+        rows.append((c0, c1))
+    return rows
+
+
+def _tconcat(dst: Tile, src0: Tile, src1: Tile, dstIdx: Tile | None = None,  # noqa: N803
+             src0Idx: Tile | None = None, src1Idx: Tile | None = None) -> None:
     r, c = dst.valid
+    if src0Idx is not None and src1Idx is not None:
+        rows = _indexed_counts(dst, src0, src1, src0Idx, src1Idx, dstIdx)
+        a, b = src0.data[:r].copy(), src1.data[:r].copy()   # dst may be a source (in place)
+        for i, (c0, c1) in enumerate(rows):
+            dst.data[i, :c0] = a[i, :c0]
+            dst.data[i, c0:c0 + c1] = b[i, :c1]
+            if dstIdx is not None:
+                dstIdx.data[i, 0] = (c0 + c1) * src0Idx.dtype.itemsize
+        return
     c0, c1 = src0.valid[1], src1.valid[1]
     if c != c0 + c1:
         raise RuntimeFault("RUNTIME_VALID_REGION", "dst's valid columns are not src0's plus src1's",
@@ -60,8 +113,9 @@ def _tconcat(dst: Tile, src0: Tile, src1: Tile) -> None:
 
 
 def _concat_cols(types: Types, attrs: Attrs) -> str | None:
+    """The basic form's width rule (the indexed forms take their widths from the index tiles)."""
     d, a, b = _tile(types, "dst"), _tile(types, "src0"), _tile(types, "src1")
-    if d is None or a is None or b is None or None in (d.valid_cols, a.valid_cols, b.valid_cols):
+    if "src0Idx" in types or d is None or a is None or b is None or None in (d.valid_cols, a.valid_cols, b.valid_cols):
         return None
     if d.valid_cols != a.valid_cols + b.valid_cols:
         return (f"dst.valid_cols = {d.valid_cols}, src0.valid_cols + src1.valid_cols = "
@@ -69,23 +123,93 @@ def _concat_cols(types: Types, attrs: Attrs) -> str | None:
     return None
 
 
+def _concat_form(types: Types, attrs: Attrs) -> str | None:
+    """src0Idx and src1Idx come together; dstIdx only with them."""
+    given = [n for n in _IDX if n in types]
+    if given and ("src0Idx" not in given or "src1Idx" not in given):
+        return f"an indexed TCONCAT names src0Idx and src1Idx (dstIdx optional), got {', '.join(given)}"
+    return None
+
+
+def _concat_index_dtypes(types: Types, attrs: Attrs) -> str | None:
+    """Index tiles share one integer element type from the public list."""
+    ds = {n: t.dtype for n in _IDX if (t := _tile(types, n)) is not None}
+    if not ds:
+        return None
+    bad = [f"{n} = {d}" for n, d in ds.items() if d not in CONCAT_INDEX]
+    if bad:
+        return f"index tiles are {'/'.join(d.name for d in CONCAT_INDEX)}: {', '.join(bad)}"
+    if len(set(ds.values())) > 1:
+        return "index tiles differ in dtype: " + ", ".join(f"{n} = {d}" for n, d in ds.items())
+    return None
+
+
+def _concat_index_shapes(types: Types, attrs: Attrs) -> str | None:
+    """Index tiles cover dst's rows; dstIdx is one column per dst row; every count fits dstIdx."""
+    d = _tile(types, "dst")
+    if d is None:
+        return None
+    for n in _IDX:
+        t = _tile(types, n)
+        if t is None:
+            continue
+        if None not in (t.valid_rows, d.valid_rows) and t.valid_rows < d.valid_rows:
+            return f"{n}.valid_rows = {t.valid_rows} does not cover dst.valid_rows = {d.valid_rows}"
+        if n == "dstIdx":
+            if t.valid_cols is not None and t.valid_cols != 1:
+                return f"dstIdx.valid_cols = {t.valid_cols}, must be 1"
+            if None not in (t.valid_rows, d.valid_rows) and t.valid_rows != d.valid_rows:
+                return f"dstIdx.valid_rows = {t.valid_rows}, dst.valid_rows = {d.valid_rows}"
+            top = int(np.iinfo(t.dtype.np_dtype).max)
+            if d.cols * t.dtype.itemsize > top:
+                return (f"dstIdx ({t.dtype}) cannot hold {d.cols} columns x {t.dtype.itemsize}: the largest "
+                        f"count is {top}")
+        elif t.valid_cols is not None and t.valid_cols < 1:
+            return f"{n} has no valid column"
+    return None
+
+
 declare(Instruction(
     mnemonic="TCONCAT", family=Family.MOVEMENT, summary="join two tiles' rows side by side",
-    operands=(tile_out(), tile_in("src0", "left part of each row"), tile_in("src1", "right part of each row")),
+    operands=(tile_out(), tile_in("src0", "left part of each row"), tile_in("src1", "right part of each row"),
+              tile_out("dstIdx", "indexed form: per row, the count written (one column)", optional=True),
+              tile_in("src0Idx", "indexed form: per row, src0's count in column 0", optional=True),
+              tile_in("src1Idx", "indexed form: per row, src1's count in column 0", optional=True)),
     semantics=_tconcat, dtypes=same(("dst", "src0", "src1"), dt.NUMERIC),
-    numerics=EXACT, domain=Domain.DST, pipe=Pipe.V,
-    doc=("For every row i < dst.valid_rows: dst[i, j] = src0[i, j] for j < c0 and dst[i, j] = src1[i, j - c0] "
-         "for c0 <= j < c0 + c1, where c0 = src0.valid_cols and c1 = src1.valid_cols. dst.valid_cols must "
-         "equal c0 + c1 (the A5 rule; STRUCT_VALID_REGION, or RUNTIME_VALID_REGION when dynamic) and both "
-         "sources' valid rows must cover dst's. All tiles are row-major (ND) vec tiles of one dtype; values "
-         "are copied bit for bit; dst may be a source. Only the public basic form is offered: the indexed "
-         "forms (per-row column counts in src0Idx/src1Idx, dstIdx) are not (decisions: rearrangement)."),
+    numerics=EXACT, domain=Domain.SPECIAL, pipe=Pipe.V,
+    doc=("Basic form: for every row i < dst.valid_rows, dst[i, j] = src0[i, j] for j < c0 and dst[i, j] = "
+         "src1[i, j - c0] for c0 <= j < c0 + c1, where c0 = src0.valid_cols and c1 = src1.valid_cols. "
+         "dst.valid_cols must equal c0 + c1 (the A5 rule; STRUCT_VALID_REGION, or RUNTIME_VALID_REGION when "
+         "dynamic) and both sources' valid rows must cover dst's. Indexed forms (src0Idx and src1Idx given; "
+         "dstIdx optional): the widths vary per row. With u = the index element's size in bytes (1, 2 or 4), "
+         "row i takes c0 = min(src0Idx[i, 0] // u, dst.valid_cols) columns of src0 and c1 = "
+         "min(src1Idx[i, 0] // u, dst.valid_cols - c0) of src1, placed as in the basic form; dstIdx[i, 0] = "
+         "(c0 + c1) * u. The counts are thus in units of the index element's size, whatever the data dtype "
+         "(every public implementation divides by sizeof(index)); they equal byte counts when data and index "
+         "have the same width. Columns c0 + c1 .. of dst's row are left as they were. A negative count is "
+         "RUNTIME_OOB; c0 beyond src0's valid columns or c1 beyond src1's is RUNTIME_INVALID_READ; the index "
+         "tiles must cover dst's valid rows with at least one column, dstIdx's valid region is exactly "
+         "dst.valid_rows x 1, and dst's static columns times u must fit dstIdx's dtype (STRUCT_*, or "
+         "RUNTIME_VALID_REGION when dynamic). Index tiles are row-major, share one dtype among i8, u8, i16, "
+         "u16, i32, u32. All tiles are row-major (ND) vec tiles; data tiles share one dtype; values are "
+         "copied bit for bit; dst may be a source. Public spellings: `%dst = tconcat %src0, %src1`, "
+         "`%dst = tconcat %src0, %src1, %src0Idx, %src1Idx`, `%dst, %dstIdx = tconcat %src0, %src1, "
+         "%src0Idx, %src1Idx` (C++ order: dst, src0, src1, [dstIdx,] src0Idx, src1Idx)."),
     special_values="A copy: NaN payloads, ±inf, -0 and denormals are preserved.",
     example=Example({"dst": "!pto.tile<16x32xf32>", "src0": "!pto.tile<16x16xf32>",
                      "src1": "!pto.tile<16x16xf32>"}),
-    constraints=(_row_major("dst", "src0", "src1")
-                 + (K.custom("dst.valid_cols == src0.valid_cols + src1.valid_cols", _concat_cols,
+    more_examples=(Example({"dst": "!pto.tile<16x64xf32>", "src0": "!pto.tile<16x32xf32>",
+                            "src1": "!pto.tile<16x32xf32>", "dstIdx": "!pto.tile<16x8xi32, valid=16x1>",
+                            "src0Idx": "!pto.tile<16x8xi32>", "src1Idx": "!pto.tile<16x8xi32>"}),),
+    constraints=(_row_major("dst", "src0", "src1", *_IDX)
+                 + (K.custom("dst.valid_cols == src0.valid_cols + src1.valid_cols (basic form)", _concat_cols,
                              "STRUCT_VALID_REGION"),
+                    K.custom("src0Idx and src1Idx together; dstIdx only with them", _concat_form,
+                             "STRUCT_OPERAND_FORM"),
+                    K.custom("index tiles share one dtype among i8, u8, i16, u16, i32, u32", _concat_index_dtypes,
+                             "LEGAL_DTYPE"),
+                    K.custom("index tiles cover dst's rows; dstIdx is dst.valid_rows x 1 and holds every count",
+                             _concat_index_shapes, "STRUCT_VALID_REGION"),
                     K.at_least("src0", "valid_rows", "dst", "valid_rows", "STRUCT_VALID_REGION"),
                     K.at_least("src1", "valid_rows", "dst", "valid_rows", "STRUCT_VALID_REGION")))))
 
@@ -202,7 +326,8 @@ def _filters(src_dtype: dt.DType, byte: int) -> tuple[int, ...]:
     return tuple(range(top, byte, -1))
 
 
-def _thistogram(dst: Tile, src: Tile, idx: Tile | None = None, *, byte: int) -> None:
+def _thistogram(dst: Tile, src: Tile, idx: Tile | None = None, *, byte: HistByte) -> None:
+    byte = HistByte(byte).value
     r, c = src.valid
     if dst.valid != (r, BINS):
         raise RuntimeFault("RUNTIME_VALID_REGION", "dst's valid region is not one row of 256 bins per source row",
@@ -230,11 +355,12 @@ def _thistogram(dst: Tile, src: Tile, idx: Tile | None = None, *, byte: int) -> 
 
 def _hist_rules(types: Types, attrs: Attrs) -> str | None:
     s, i = _tile(types, "src"), _tile(types, "idx")
-    byte = attrs.get("byte")
-    if s is None or not isinstance(byte, int):
+    hist = attrs.get("byte")
+    if s is None or not isinstance(hist, HistByte):
         return None
+    byte = hist.value
     if not 0 <= byte < s.dtype.itemsize:
-        return f"byte = {byte}; a {s.dtype} source has bytes 0..{s.dtype.itemsize - 1}"
+        return f"byte = {hist.name}; a {s.dtype} source has BYTE_0..BYTE_{s.dtype.itemsize - 1}"
     upper = _filters(s.dtype, byte)
     if not upper:
         return None
@@ -274,8 +400,9 @@ declare(Instruction(
               tile_in("src", "u16 or u32 elements"),
               tile_in("idx", "u8 filter bytes; needed unless `byte` is the source's most significant byte",
                       optional=True)),
-    attrs=(Attr("byte", int, None, "the byte counted: 0 = bits 7-0 ... 3 = bits 31-24 (public HistByte "
-                                   "BYTE_0..BYTE_3); a u16 source has bytes 0 and 1"),),
+    attrs=(Attr("byte", HistByte, None, "the byte counted, the public HistByte: BYTE_0 = bits 7-0 ... BYTE_3 "
+                                        "= bits 31-24 (#pto.hist_byte<BYTE_1>; #pto.hist_byte<1> and \"1\" "
+                                        "name the same member); a u16 source has BYTE_0 and BYTE_1"),),
     semantics=_thistogram, dtypes=tuples(_HIST_NAMES, [(dt.U32, dt.U16, dt.U8), (dt.U32, dt.U32, dt.U8)]),
     profiles=_A5_ONLY, numerics=EXACT, domain=Domain.SRC, pipe=Pipe.V,
     doc=("For every source row i < src.valid_rows and bin b < 256: dst[i, b] = the number of j < "
@@ -290,9 +417,9 @@ declare(Instruction(
          "overwritten, not accumulated into. An empty source row gives 256 zeros."),
     special_values="Integers only: counts are exact (at most the row's length).",
     example=Example({"dst": "!pto.tile<16x256xu32>", "src": "!pto.tile<16x64xu16>",
-                     "idx": "!pto.tile<32x1xu8, layout=DN>"}, {"byte": 0}),
+                     "idx": "!pto.tile<32x1xu8, layout=DN>"}, {"byte": HistByte.BYTE_0}),
     more_examples=(Example({"dst": "!pto.tile<8x256xu32>", "src": "!pto.tile<8x64xu32>",
-                            "idx": "!pto.tile<3x32xu8>"}, {"byte": 1}),),
+                            "idx": "!pto.tile<3x32xu8>"}, {"byte": HistByte.BYTE_1}),),
     constraints=(_row_major("dst", "src")
                  + (K.custom("byte names a byte of src; idx as the byte's filter needs", _hist_rules,
                              "STRUCT_SHAPE"),

@@ -37,7 +37,72 @@ def _same_valid(cg: KernelCodegen, a: TileRef, b: TileRef, a_name: str, b_name: 
              expected="{0}x{1}", actual="{2}x{3}", details=[a.vrows, a.vcols, b.vrows, b.vcols])
 
 
+def _count(b: ir.IRBuilder, t: TileRef, i: ir.Value) -> ir.Value:
+    """Column 0 of row i of an index tile, widened to i64 by its signedness."""
+    raw = t.load_raw(b, i, _c(0))
+    return b.zext(raw, I64) if t.dtype.kind == "uint" else b.sext(raw, I64)
+
+
+def _cover_rows(cg: KernelCodegen, t: TileRef, rows: ir.Value, name: str, index: bool) -> None:
+    b = cg.b
+    bad = b.icmp_signed("<", t.vrows, rows)
+    if index:
+        bad = b.or_(bad, b.icmp_signed("<", t.vcols, _c(1)))
+    cg.fault(bad, "RUNTIME_VALID_REGION", f"{name}'s valid region does not cover dst's rows",
+             expected="at least {0} valid rows" + (" and 1 column" if index else ""), actual="{1}x{2}",
+             details=[rows, t.vrows, t.vcols])
+
+
+def _tconcat_indexed(cg: KernelCodegen, op: TileOp) -> None:
+    """Per-row widths from column 0 of the index tiles (divided by the index element's size,
+    clamped to dst's valid width): every row is checked first, then copied, as the reference."""
+    b = cg.b
+    outs = ("dst", "dstIdx")
+    dst = cg.tile(op, "dst")
+    s0, s1 = _source(cg, op, "src0", outs), _source(cg, op, "src1", outs)
+    i0, i1 = _source(cg, op, "src0Idx", outs), _source(cg, op, "src1Idx", outs)
+    di = cg.tile(op, "dstIdx") if "dstIdx" in op.args else None
+    r, width = dst.vrows, dst.vcols
+    for t, name in ((s0, "src0"), (s1, "src1"), (i0, "src0Idx"), (i1, "src1Idx")):
+        _cover_rows(cg, t, r, name, name.endswith("Idx"))
+    if di is not None:
+        bad = b.or_(b.icmp_signed("!=", di.vrows, r), b.icmp_signed("!=", di.vcols, _c(1)))
+        cg.fault(bad, "RUNTIME_VALID_REGION", "dstIdx's valid region is not one column per dst row",
+                 expected="{0}x1", actual="{1}x{2}", details=[r, di.vrows, di.vcols])
+    unit = _c(i0.dtype.itemsize)
+
+    def widths(i: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value, ir.Value]:
+        n0, n1 = _count(b, i0, i), _count(b, i1, i)
+        c0 = b.sdiv(n0, unit)
+        c0 = b.select(b.icmp_signed("<", c0, width), c0, width)
+        left = b.sub(width, c0)
+        c1 = b.sdiv(n1, unit)
+        c1 = b.select(b.icmp_signed("<", c1, left), c1, left)
+        return n0, n1, c0, c1
+
+    with cg.loop(0, r, name="cati.check") as i:
+        n0, n1, c0, c1 = widths(i)
+        for n, name in ((n0, "src0Idx"), (n1, "src1Idx")):
+            cg.fault(b.icmp_signed("<", n, _c(0)), "RUNTIME_OOB", f"{name} holds a negative count",
+                     expected="a count >= 0", actual="{0} in row {1}", details=[n, i])
+        for c, t, name in ((c0, s0, "src0"), (c1, s1, "src1")):
+            cg.fault(b.icmp_signed(">", c, t.vcols), "RUNTIME_INVALID_READ", f"{name} is read outside its valid region",
+                     expected="{0} columns in row {1} inside the valid region", actual="{2} valid columns",
+                     details=[c, i, t.vcols])
+    with cg.loop(0, r, name="cati.r") as i:
+        _, _, c0, c1 = widths(i)
+        with cg.loop(0, c0, name="cati.a") as j:
+            dst.store_raw(b, i, j, s0.load_raw(b, i, j))
+        with cg.loop(0, c1, name="cati.b") as j:
+            dst.store_raw(b, i, b.add(c0, j), s1.load_raw(b, i, j))
+        if di is not None:
+            di.store_raw(b, i, _c(0), b.trunc(b.mul(b.add(c0, c1), unit), di.elem))
+
+
 def _tconcat(cg: KernelCodegen, op: TileOp) -> None:
+    if "src0Idx" in op.args:
+        _tconcat_indexed(cg, op)
+        return
     b = cg.b
     dst = cg.tile(op, "dst")
     s0, s1 = _source(cg, op, "src0", ("dst",)), _source(cg, op, "src1", ("dst",))
@@ -116,7 +181,7 @@ def _thistogram(cg: KernelCodegen, op: TileOp) -> None:
     stored as the row's bins."""
     b = cg.b
     dst, src = cg.tile(op, "dst"), cg.tile(op, "src")
-    byte = int(cg.attrs(op)["byte"])
+    byte = cg.attrs(op)["byte"].value          # HistByte: the byte's number
     width = src.dtype.itemsize
     upper = tuple(range(width - 1, byte, -1))
     r, c = src.vrows, src.vcols
