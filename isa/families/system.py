@@ -270,7 +270,7 @@ declare(Instruction(
                       "zero before first use); not read or written by functional backends",
                       optional=True, window=WHOLE),
               Operand("usedCores", Role.IN, Kind.INDEX, "participating cores, 0 = all of the launch",
-                      optional=True)),
+                      optional=True, bounds=(0, None))),
     attrs=(Attr("Mode", SyncAllMode, SyncAllMode.HARD, "HARD (hardware flags) or SOFT (GM counter)"),
            Attr("CoreType", SyncCoreType, SyncCoreType.AIV_ONLY, "participants: AIV_ONLY, AIC_ONLY or MIX")),
     semantics=_syncall, dtypes=same(("gmWorkspace",), (dt.I32,)), numerics=EXACT, domain=Domain.NONE,
@@ -336,7 +336,8 @@ declare(Instruction(
     mnemonic="TSUBVIEW", family=Family.MOVEMENT, summary="a sub-tile view of another tile",
     operands=(tile_out("dst", "the sub-tile", locations=ANY_LOC), tile_in("src", "the tile viewed",
                                                                           locations=ANY_LOC),
-              index_in("rowIdx", "first source row of the view"), index_in("colIdx", "first source column")),
+              index_in("rowIdx", "first source row of the view", bounds=(0, None)),
+              index_in("colIdx", "first source column", bounds=(0, None))),
     semantics=_tsubview, dtypes=_PAIRS, numerics=EXACT, domain=Domain.DST, pipe=Pipe.S,
     doc="dst[i, j] = src[rowIdx + i, colIdx + j] over dst's valid region; the window "
         "[rowIdx, rowIdx + dst.valid_rows) x [colIdx, colIdx + dst.valid_cols) must lie inside src's "
