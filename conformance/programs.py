@@ -33,6 +33,7 @@ from ..assembler.ir import (Const, For, If, Kernel, Lit, MemRef, Module, ScalarO
                             Value, Yield, make_lit)
 from ..assembler.verifier import verify
 from ..isa import dtypes as dt
+from ..isa import hifloat8
 from ..isa.diagnostics import PTOError
 from ..isa.registry import get
 from ..isa.spec import Domain, Family, Instruction, Kind, Role
@@ -49,6 +50,8 @@ DATA_AS_INDEX = frozenset({"idx", "offsets"})
 #: decision 17: in-place use is legal for elementwise instructions)
 IN_PLACE = frozenset({Family.ELEMENTWISE, Family.TILE_SCALAR})
 MAX_STEPS = 6
+#: float types held as codes (``dt.CODED``): value -> code, rounding to nearest
+CODECS: dict[dt.DType, Callable[[np.ndarray], np.ndarray]] = {dt.HIF8: hifloat8.encode}
 
 Allow = Callable[[Instruction, Mapping[str, Type]], bool]
 I1 = ScalarType("i1")
@@ -200,7 +203,7 @@ def kernel_dtypes(profile: str, rows: int, cols: int) -> tuple[dt.DType, ...]:
     blocks by some template (f32 first, so shrinking goes there)."""
     full_inputs = {t.dtype for tpl in templates(profile, rows, cols) for _, t in tpl.inputs
                    if t.shape == (rows, cols)}
-    order = {d: i for i, d in enumerate(dt.ALL)}
+    order = {d: i for i, d in enumerate(dt.ALL + dt.CODED)}
     found = [d for d in full_inputs if d.kind != "bool"
              and not any(c.errors() for c in move_cases(profile, d, rows, cols))]
     return tuple(sorted(found, key=lambda d: (d is not dt.F32, order[d])))
@@ -253,14 +256,16 @@ def random_values(shape: tuple[int, ...], d: dt.DType, rng: np.random.Generator)
         return rng.integers(0, 2, shape).astype(bool)
     if d.is_float:
         mag = rng.uniform(0.25, 2.0, shape)
-        return (mag * rng.choice((-1.0, 1.0), shape)).astype(d.np_dtype)
+        values = mag * rng.choice((-1.0, 1.0), shape)
+        return CODECS[d](values) if d in CODECS else values.astype(d.np_dtype)
     lo = -20 if d.kind == "int" else 0
     return rng.integers(lo, lo + 41, shape).astype(d.np_dtype)
 
 
 def _sentinel(shape: tuple[int, ...], d: dt.DType) -> np.ndarray:
-    """What outputs hold before a run: NaN for floats, a fixed pattern for integers."""
-    if d.is_float:
+    """What outputs hold before a run: NaN for floats, a fixed pattern for integers (and
+    for the codes of coded floats)."""
+    if d.is_float and d not in dt.CODED:
         return np.full(shape, np.nan, d.np_dtype)
     return np.full(shape, 0x5A if d.kind != "bool" else 0, np.int64).astype(d.np_dtype)
 
