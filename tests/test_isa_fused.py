@@ -28,7 +28,8 @@ MNEMONICS = ("TAXPY TFUSEDMULADD TFUSEDMULADDRELU TMULADDDST TSUBRELU TADDRELUCO
 
 
 def tile(values: list, d: dt.DType) -> isa.Tile:
-    return isa.Tile.of(np.array(values, dtype=np.float64 if d.is_float else object).astype(d.np_dtype).reshape(1, -1))
+    values = np.array(values, dtype=np.float64 if d.is_float else object)
+    return isa.Tile.of(values.astype(d.np_dtype).reshape(1, -1))
 
 
 def empty_like(t: isa.Tile, d: dt.DType) -> isa.Tile:

@@ -218,7 +218,9 @@ declare(Instruction(
 _DEQ_NAMES = ("dst", "src0", "src1", "deqScale")
 
 
-def _tadddeqrelu(dst: Tile, src0: Tile, src1: Tile, deqScale: object, tmp: Tile | None = None) -> None:  # noqa: N803
+def _tadddeqrelu(dst: Tile, src0: Tile, src1: Tile, deqScale: object,  # noqa: N803
+                 tmp: Tile | None = None) -> None:
+    """``tmp`` is accepted and never touched."""
     r, c = dst.valid
     total = src0.read(r, c, "src0") + src1.read(r, c, "src1")          # i32, wraps
     scaled = total.astype(np.float32) * C.scalar_as(deqScale, dt.F32)
