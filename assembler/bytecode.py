@@ -37,6 +37,10 @@ A body is ``varint n`` statements, each a ``u8`` tag and its fields:
     tag  statement  fields
     1    TileDecl   value, opt-value valid_rows, opt-value valid_cols
     8    TileDecl   the same fields, ``keep`` set (``pto.set_validshape``)
+    9    TileDecl   the fields of tag 1, then value addr (``pto.alloc_tile addr = %a``)
+    10   View       string op, value result, value source; three lists (offsets, sizes,
+                    strides), each varint n, n x bound
+    11   ViewQuery  string op, value result, value source, bound dim
     2    Const      value, number
     3    TileOp     string mnemonic; varint n, n x (varint operand position, arg);
                     varint m, m x (varint attribute position, attr value)
@@ -66,8 +70,8 @@ from ..isa.registry import lookup as lookup_instruction
 from ..isa.spec import Instruction
 from ..isa.types import EventType, GlobalType, Pipe, ScalarType, TileType, Type, parse_type
 from . import scalar_ops as S
-from .ir import (MAX_DEPTH, Arg, Bound, Const, For, If, Kernel, Lit, MemRef, Module, Number, PipeLit, ScalarOp,
-                 Stmt, TileDecl, TileOp, Value, Yield)
+from .ir import (MAX_DEPTH, QUERY_OPS, VIEW_OPS, Arg, Bound, Const, For, If, Kernel, Lit, MemRef, Module, Number,
+                 PipeLit, ScalarOp, Stmt, TileDecl, TileOp, Value, View, ViewQuery, Yield)
 from .lexer import is_name
 from .operands import ACCEPTS, ENUM_KINDS, KIND_OF_ENUM
 from .parser import collector_paused, parse
@@ -83,7 +87,7 @@ _MAX_SINT = (MAX_INT_BITS + 1 + 6) // 7    # bytes of a zigzag-encoded integer
 SECTIONS = ("strings", "types", "values", "kernels")   # ids 1..4, in this order
 
 # statement tags
-T_DECL, T_CONST, T_OP, T_SCALAR, T_YIELD, T_FOR, T_IF, T_SETVALID = range(1, 9)
+T_DECL, T_CONST, T_OP, T_SCALAR, T_YIELD, T_FOR, T_IF, T_SETVALID, T_DECL_ADDR, T_VIEW, T_QUERY = range(1, 12)
 # number / attribute-value tags
 N_FALSE, N_TRUE, N_INT, N_FLOAT, N_ENUM = range(5)
 # argument tags and bound tags
@@ -233,10 +237,35 @@ class _Writer:
             handler(self, s, depth)
 
     def tile_decl(self, s: TileDecl, depth: int) -> None:
-        self.out.append(T_SETVALID if s.keep else T_DECL)
+        if s.keep and s.addr is not None:
+            _encode_error("pto.set_validshape with an address")
+        self.out.append(T_SETVALID if s.keep else T_DECL if s.addr is None else T_DECL_ADDR)
         self.value(s.value)
         self.opt_value(s.valid_rows)
         self.opt_value(s.valid_cols)
+        if s.addr is not None:
+            self.value(s.addr)
+
+    def view(self, s: View, depth: int) -> None:
+        if s.op not in VIEW_OPS:
+            _encode_error(f"unknown view op {s.op!r}")
+        self.out.append(T_VIEW)
+        self.uint(self.string(s.op))
+        self.value(s.result)
+        self.value(s.source)
+        for items in (s.offsets, s.sizes, s.strides):
+            self.uint(len(items))
+            for b in items:
+                self.bound(b)
+
+    def query(self, s: ViewQuery, depth: int) -> None:
+        if s.op not in QUERY_OPS:
+            _encode_error(f"unknown view query {s.op!r}")
+        self.out.append(T_QUERY)
+        self.uint(self.string(s.op))
+        self.value(s.result)
+        self.value(s.source)
+        self.bound(s.dim)
 
     def const(self, s: Const, depth: int) -> None:
         self.out.append(T_CONST)
@@ -307,6 +336,7 @@ class _Writer:
 
     HANDLERS: dict[type, Callable[["_Writer", Any, int], None]] = {
         TileDecl: tile_decl, Const: const, TileOp: tile_op, ScalarOp: scalar, Yield: yield_, For: for_, If: if_,
+        View: view, ViewQuery: query,
     }
 
     # ---------------------------------------------------------------- file
@@ -488,7 +518,7 @@ class _Reader:
 
     def statement(self, depth: int) -> Stmt:
         start = self.pos
-        t = self.tag(range(T_DECL, T_SETVALID + 1), "statement")
+        t = self.tag(range(T_DECL, T_QUERY + 1), "statement")
         if t in (T_FOR, T_IF) and depth >= MAX_DEPTH:
             self.corrupt(f"regions nested deeper than {MAX_DEPTH}", start)
         return self.STATEMENTS[t](self, depth)
@@ -498,6 +528,26 @@ class _Reader:
 
     def set_valid(self, depth: int) -> TileDecl:
         return TileDecl(self.value(), self.optional(self.values, "value"), self.optional(self.values, "value"), True)
+
+    def decl_addr(self, depth: int) -> TileDecl:
+        v, rows, cols = self.value(), self.optional(self.values, "value"), self.optional(self.values, "value")
+        return TileDecl(v, rows, cols, addr=self.value())
+
+    def view(self, depth: int) -> View:
+        start = self.pos
+        op = self.string()
+        if op not in VIEW_OPS:
+            self.corrupt(f"unknown view op '{op}'", start)
+        result, source = self.value(), self.value()
+        offsets, sizes, strides = (tuple(self.bound() for _ in range(self.count(2, "bound"))) for _ in range(3))
+        return View(op, result, source, offsets, sizes, strides)
+
+    def query(self, depth: int) -> ViewQuery:
+        start = self.pos
+        op = self.string()
+        if op not in QUERY_OPS:
+            self.corrupt(f"unknown view query '{op}'", start)
+        return ViewQuery(op, self.value(), self.value(), self.bound())
 
     def const(self, depth: int) -> Const:
         return Const(self.value(), self.number())
@@ -562,7 +612,7 @@ class _Reader:
 
     STATEMENTS: dict[int, Callable[["_Reader", int], Stmt]] = {
         T_DECL: tile_decl, T_CONST: const, T_OP: tile_op, T_SCALAR: scalar, T_YIELD: yield_,
-        T_FOR: for_, T_IF: if_, T_SETVALID: set_valid,
+        T_FOR: for_, T_IF: if_, T_SETVALID: set_valid, T_DECL_ADDR: decl_addr, T_VIEW: view, T_QUERY: query,
     }
 
     # ---------------------------------------------------------------- tables

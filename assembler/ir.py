@@ -195,6 +195,7 @@ class TileDecl:
     valid_rows: Value | None = None
     valid_cols: Value | None = None
     keep: bool = False
+    addr: Value | None = None      # ``pto.alloc_tile addr = %a``: a placement hint, kept for the text
     loc: Location | None = _loc()
 
 
@@ -288,7 +289,38 @@ class If:
     loc: Location | None = _loc()
 
 
-Stmt = Union[TileDecl, Const, TileOp, ScalarOp, Yield, For, If]
+@dataclass(frozen=True)
+class View:
+    """A tensor view defined from another global value (decision "Tensor views"):
+    ``make_tensor_view`` (shape and element strides over a rank-1 pointer), ``partition_view``
+    (the window at ``offsets`` of extents ``sizes``) or ``tensor_view_addr`` (the storage from
+    the view's origin as a pointer). The result is a global like a ``!pto.memref`` parameter."""
+
+    op: str
+    result: Value
+    source: Value
+    offsets: tuple[Bound, ...] = ()
+    sizes: tuple[Bound, ...] = ()
+    strides: tuple[Bound, ...] = ()
+    loc: Location | None = _loc()
+
+
+@dataclass(frozen=True)
+class ViewQuery:
+    """``pto.get_tensor_view_dim`` / ``pto.get_tensor_view_stride``: an ``index`` read off a
+    view's run-time extent or element stride in dimension ``dim``."""
+
+    op: str
+    result: Value
+    source: Value
+    dim: Bound
+    loc: Location | None = _loc()
+
+
+VIEW_OPS = ("make_tensor_view", "partition_view", "tensor_view_addr")
+QUERY_OPS = ("get_tensor_view_dim", "get_tensor_view_stride")
+
+Stmt = Union[TileDecl, Const, TileOp, ScalarOp, Yield, For, If, View, ViewQuery]
 
 
 def regions(stmt: Stmt) -> tuple[tuple[Stmt, ...], ...]:

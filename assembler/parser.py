@@ -31,6 +31,7 @@ from .ir import MAIN, MAX_DEPTH, Kernel, Module, Stmt, Yield
 from .lexer import DIRECTIVE, EOF, IDENT, NAME_MARK, NEWLINE, PUNCT, SYMBOL, VALUE, VALUE_NAME, WS, Token, continues
 from .scope import Scope
 from .statements import KernelBuild
+from .views import VIEW_FORMS, ViewParser
 from .tileops import TileTemplate
 
 MAX_ERRORS = 100
@@ -47,7 +48,7 @@ SEEN_LINES = 1 << 16         # distinct line texts ``fast_lines`` remembers
 _BLANK_LINE = (BLANK, None, 0, "", None)
 
 
-class Parser(ControlParser, EventParser):
+class Parser(ControlParser, EventParser, ViewParser):
     fast = True      # take lines by template (False: every line through the token path)
 
     def __init__(self, text: str, filename: str | None = None) -> None:
@@ -372,6 +373,8 @@ class Parser(ControlParser, EventParser):
             return [self._tile_decl(mt, self._one_result(mt, results), scope)]
         if low in SET_VALID:
             return [self._set_validshape(mt, results, scope)]
+        if low in VIEW_FORMS:
+            return [self.view_statement(mt, results, scope)]
         if low in EVENT_FORMS or (low in BRACKET_FLAGS and self.at(PUNCT, "[")):
             return [self._event(mt, results, scope)]
         instr = lookup_instruction(mt.text)
@@ -381,7 +384,7 @@ class Parser(ControlParser, EventParser):
         if spec is not None:
             return [self._scalar(spec, mt, results, scope)]
         known = (*registry_names(), *(o.text_name for o in S.SCALAR_OPS.values()), *CONTROL, *CONSTANT, *ALLOC,
-                 *SET_VALID, *EVENT_FORMS)
+                 *SET_VALID, *VIEW_FORMS, *EVENT_FORMS)
         self.fail("PARSE_UNKNOWN_MNEMONIC", f"unknown mnemonic '{mt.text}'{did_you_mean(mt.text, known)}", mt,
                   expected="an instruction listed by 'pto isa', an arith scalar op, for, if or yield",
                   actual=mt.text)

@@ -16,7 +16,7 @@ from ..isa.diagnostics import StructError
 from ..isa.spec import Instruction
 from . import scalar_ops as S
 from .ir import (Arg, Bound, Const, For, If, Kernel, MemRef, Module, PipeLit, ScalarOp, Stmt,
-                 TileDecl, TileOp, Value, Yield, arg_type, spell_number)
+                 TileDecl, TileOp, Value, View, ViewQuery, Yield, arg_type, spell_number)
 from .lexer import is_name
 from .operands import KIND_OF_ENUM, sync_layout
 
@@ -66,14 +66,27 @@ def print_statement(s: Stmt) -> str:
     if isinstance(s, TileDecl) and s.keep:
         return f"pto.set_validshape {_v(s.value)}, {_v(s.valid_rows)}, {_v(s.valid_cols)} : {s.value.type}"
     if isinstance(s, TileDecl):
-        valid = "".join(f" {k} = {_v(v)}" for k, v in (("valid_row", s.valid_rows),
+        valid = "".join(f" {k} = {_v(v)}" for k, v in (("addr", s.addr), ("valid_row", s.valid_rows),
                                                         ("valid_col", s.valid_cols)) if v is not None)
         return f".tile {_v(s.value)}{valid} : {s.value.type}"
+    if isinstance(s, View):
+        return _view(s)
+    if isinstance(s, ViewQuery):
+        return f"{_v(s.result)} = pto.{s.op} {_v(s.source)}, {_bound(s.dim)} : {s.source.type} -> index"
     if isinstance(s, Yield):
         vals = ", ".join(_v(v) for v in s.values)
         types = ", ".join(str(v.type) for v in s.values)
         return "scf.yield" + (f" {vals} : {types}" if s.values else "")
     raise TypeError(f"not a statement: {s!r}")
+
+
+def _view(s: View) -> str:
+    """The public spelling of a view statement, with the source's and the result's types."""
+    lists = {"make_tensor_view": (("shape", s.sizes), ("strides", s.strides)),
+             "partition_view": (("offsets", s.offsets), ("sizes", s.sizes))}.get(s.op, ())
+    text = "".join(f", {kw} = [" + ", ".join(_bound(b) for b in items) + "]" for kw, items in lists)
+    types = f"{s.result.type}" if s.op == "make_tensor_view" else f"{s.source.type} -> {s.result.type}"
+    return f"{_v(s.result)} = pto.{s.op} {_v(s.source)}{text} : {types}"
 
 
 def _results(vals: tuple[Value, ...]) -> str:

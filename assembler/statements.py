@@ -188,10 +188,10 @@ class StatementParser(TileOpParser):
 
     def _tile_decl(self, at: Token, vt: Token, scope: Scope) -> TileDecl:
         valid: dict[str, Value] = {}
-        while self.at(IDENT, "valid_row") or self.at(IDENT, "valid_col"):
+        while self.at(IDENT, "valid_row") or self.at(IDENT, "valid_col") or self.at(IDENT, "addr"):
             kw = self.next()
             if kw.text in valid:
-                self.unexpected(kw, "each of valid_row, valid_col once")
+                self.unexpected(kw, "each of addr, valid_row, valid_col once")
             self.expect(PUNCT, "=")
             valid[kw.text] = self.use(self.expect(VALUE, what="an index value"), scope)
         self.expect(PUNCT, ":", "':' and the tile type")
@@ -201,7 +201,7 @@ class StatementParser(TileOpParser):
                       expected="!pto.tile<...>", actual=str(t))
         v = Value(vt.text[1:], t)
         self.define(v, vt, scope)
-        return TileDecl(v, valid.get("valid_row"), valid.get("valid_col"), loc=self.loc(at))
+        return TileDecl(v, valid.get("valid_row"), valid.get("valid_col"), addr=valid.get("addr"), loc=self.loc(at))
 
     def _set_validshape(self, mt: Token, results: list[Token], scope: Scope) -> TileDecl:
         """``pto.set_validshape %t, %rows, %cols [: T]``: a new run-time valid region for the

@@ -21,8 +21,9 @@ from ..isa.profiles import Profile
 from ..isa.suggest import did_you_mean
 from ..isa.types import INDEX, GlobalType, ScalarType, TileType, Type
 from . import scalar_ops as S
-from .ir import (Const, For, If, Kernel, Lit, MemRef, Module, ScalarOp, Stmt, TileDecl, TileOp, Value,
-                 Yield, check_literal)
+from .ir import (Bound, Const, For, If, Kernel, Lit, MemRef, Module, ScalarOp, Stmt, TileDecl, TileOp, Value,
+                 View, ViewQuery, Yield, check_literal)
+from .views import query_problem, view_problems
 from .initialisation import uninitialised_reads
 from .ordering import SIGN as FLAG_SIGN, check_order
 from .operands import defines, gap_error, kind_error
@@ -149,7 +150,8 @@ class _KernelCheck:
         self.bad_layout: dict[str, int] = {}        # ... found bad: index of the error, until a use notes it
         self.consts = Constants()                   # integer values known statically (windows.py)
         self.handlers = {TileOp: self._tile_op, ScalarOp: self._scalar, Const: self._const,
-                         TileDecl: self._tile_decl, For: self._for, If: self._if}
+                         TileDecl: self._tile_decl, For: self._for, If: self._if, View: self._view,
+                         ViewQuery: self._query}
 
     @property
     def where(self) -> Location:
@@ -271,6 +273,8 @@ class _KernelCheck:
         if s.keep:
             self._set_valid(s, scope)
             return
+        if s.addr is not None:
+            self._index(s.addr, scope, "tile address")
         if not isinstance(t, TileType):
             self._err("STRUCT_OPERAND_KIND", f".tile %{s.value.name} needs a tile type", actual=str(t))
             return
@@ -282,6 +286,35 @@ class _KernelCheck:
                 self._err("STRUCT_INDEX", f"run-time valid {axis} given but the type's valid {axis} are static",
                           expected="'?' in valid=RxC", actual=str(t))
         self._define(s.value, scope)
+
+    def _view(self, s: View, scope: Scope) -> None:
+        """A tensor view statement (``views.py``): its source, its list entries as index values,
+        then the static checks once every value is sound."""
+        ok = self._uses((s.source,), scope)
+        for items, what in ((s.offsets, "offset"), (s.sizes, "size"), (s.strides, "stride")):
+            for b in items:
+                ok = self._bound_ok(b, scope, what) and ok
+        if ok:
+            for code, msg, expected, actual in view_problems(s, self._known(scope)):
+                self._err(code, msg, expected=expected, actual=actual)
+        self._define(s.result, scope)
+
+    def _query(self, s: ViewQuery, scope: Scope) -> None:
+        if self._uses((s.source,), scope) and self._bound_ok(s.dim, scope, "dimension"):
+            problem = query_problem(s, self._known(scope))
+            if problem is not None:
+                self._err(problem[0], problem[1], expected=problem[2], actual=problem[3])
+        if s.result.type != INDEX:
+            self._err("STRUCT_TYPE_MISMATCH", f"pto.{s.op} gives an index", expected="index", actual=str(s.result.type))
+        self._define(s.result, scope)
+
+    def _bound_ok(self, b: Bound, scope: Scope, what: str) -> bool:
+        n = len(self.errors)
+        self._index(b, scope, what)
+        return len(self.errors) == n
+
+    def _known(self, scope: Scope) -> Callable[[Bound], int | None]:
+        return lambda b: self.consts.value(b, scope.lookup)
 
     def _set_valid(self, s: TileDecl, scope: Scope) -> None:
         """``pto.set_validshape``: an existing tile of this type with two dynamic valid extents,

@@ -13,7 +13,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ..assembler.ir import Kernel, MemRef, TileOp, Value
+from ..assembler.ir import Kernel, MemRef, TileOp, Value, View
 from ..isa.diagnostics import Location, RuntimeFault
 from ..isa.spec import Kind, Role
 from ..isa.types import EventType, GlobalType, ScalarType, TileType
@@ -53,15 +53,18 @@ def written_params(kernel: Kernel) -> set[str]:
     and tile parameters used as destinations. These are the run's outputs."""
     params = {p.name for p in kernel.params}
     out: set[str] = set()
+    roots: dict[str, set[str]] = {}     # a tensor view's name -> the parameters whose memory it shows
     for s in kernel.walk():
-        if isinstance(s, TileOp):
+        if isinstance(s, View):
+            roots.setdefault(s.result.name, set()).update(roots.get(s.source.name, {s.source.name}))
+        elif isinstance(s, TileOp):
             for o in s.instr.operands:
                 a = s.args.get(o.name)
                 if o.role is Role.IN or a is None:
                     continue
                 name = a.base.name if isinstance(a, MemRef) else getattr(a, "name", None)
-                if name in params and o.kind in (Kind.GLOBAL, Kind.TILE):
-                    out.add(name)
+                if o.kind in (Kind.GLOBAL, Kind.TILE):
+                    out |= roots.get(name, {name}) & params  # type: ignore[arg-type]
     return out
 
 

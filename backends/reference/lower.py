@@ -14,12 +14,13 @@ from typing import Any, Callable, Mapping
 
 from ...assembler import scalar_ops as S
 from ...assembler.ir import (Const, For, If, Kernel, Lit, MemRef, PipeLit, ScalarOp, Stmt, TileDecl, TileOp,
-                             Value, Yield)
+                             Value, View, ViewQuery, Yield)
 from ...isa.diagnostics import Location, PTOError, RuntimeFault
 from ...isa.spec import Kind, Role
 from ...isa.types import ScalarType, TileType
 from ...isa.values import GlobalRef
 from . import scalars as X
+from . import views as V
 
 Step = Callable[[list, "Context"], None]
 
@@ -105,6 +106,27 @@ class KernelLowering:
                 regs[i].valid = (r, c)
             else:
                 regs[i].reset((r, c))
+        return step
+
+    def _view(self, s: View, targets: tuple[int, ...]) -> Step:
+        """A tensor view: a numpy view of its source's memory (``views.py``)."""
+        out, src, loc, t = self.slots[s.result.name], self.slots[s.source.name], s.loc, s.result.type
+        offs, sizes, strides = ([self.read(b) for b in items] for items in (s.offsets, s.sizes, s.strides))
+        make = {"make_tensor_view": lambda regs: V.make_tensor_view(regs[src], [f(regs) for f in sizes],
+                                                                    [f(regs) for f in strides], t, loc),
+                "partition_view": lambda regs: V.partition_view(regs[src], [f(regs) for f in offs],
+                                                                [f(regs) for f in sizes], t, loc),
+                "tensor_view_addr": lambda regs: V.tensor_view_addr(regs[src], t, loc)}[s.op]
+
+        def step(regs: list, ctx: Context) -> None:
+            regs[out] = make(regs)
+        return step
+
+    def _viewquery(self, s: ViewQuery, targets: tuple[int, ...]) -> Step:
+        out, src, dim, loc, op = self.slots[s.result.name], self.slots[s.source.name], self.read(s.dim), s.loc, s.op
+
+        def step(regs: list, ctx: Context) -> None:
+            regs[out] = V.query(op, regs[src], dim(regs), loc)
         return step
 
     def _scalarop(self, s: ScalarOp, targets: tuple[int, ...]) -> Step:

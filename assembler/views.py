@@ -1,0 +1,162 @@
+"""The public tensor-view statements (decision "Tensor views"):
+
+    %tv = pto.make_tensor_view %ptr, shape = [%m, %n], strides = [%s0, %s1] : T
+    %pv = pto.partition_view %tv, offsets = [%i, %j], sizes = [16, 16] [: T_src ->] T
+    %p  = pto.tensor_view_addr %tv [: T_src -> !pto.ptr<T, gm>]
+    %d  = pto.get_tensor_view_dim %tv, %k [: T_src -> index]       (also _stride)
+
+A view is a global value (``GlobalType``), so every instruction that takes a ``!pto.memref``
+takes a view; list items are ``index``/integer values or integer literals.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Iterator
+
+from ..isa.types import INDEX, GlobalType, Type
+from .ir import QUERY_OPS, VIEW_OPS, Bound, Value, View, ViewQuery
+from .lexer import IDENT, PUNCT, VALUE, Token
+from .scope import Scope
+
+#: every spelling of the view statements -> the op's name
+VIEW_FORMS: dict[str, str] = {p + n: n for n in VIEW_OPS + QUERY_OPS for p in ("", "pto.")}
+#: the keyword lists each view op takes, in written order
+_LISTS = {"make_tensor_view": ("shape", "strides"), "partition_view": ("offsets", "sizes"),
+          "tensor_view_addr": ()}
+
+
+class ViewParser:
+    """Parses the view statements; mixed into the parser (uses its cursor and scope helpers)."""
+
+    def view_statement(self: Any, mt: Token, results: list[Token], scope: Scope) -> View | ViewQuery:
+        op = VIEW_FORMS[mt.text.lower()]
+        rt = self._one_result(mt, results)
+        st = self.expect(VALUE, what="a tensor view %name")
+        src = self.use(st, scope)
+        if not isinstance(src.type, GlobalType):
+            self.fail("STRUCT_OPERAND_KIND", f"{mt.text} takes a tensor view, %{src.name} is {src.type}", st,
+                      expected="!pto.tensor_view<...> (a !pto.memref)", actual=str(src.type))
+        if op in QUERY_OPS:
+            self.expect(PUNCT, ",", "',' and the dimension")
+            dim = self._bound(scope)
+            t = self._signature(src, INDEX, required=False)
+            if t != INDEX:
+                self.fail("PARSE_TYPE", f"{mt.text} gives an index, not {t}", mt, expected="index", actual=str(t))
+            v = Value(rt.text[1:], INDEX)
+            self.define(v, rt, scope)
+            return ViewQuery(op, v, src, dim, loc=self.loc(mt))
+        lists: dict[str, tuple[Bound, ...]] = {}
+        for kw in _LISTS[op]:
+            self.expect(PUNCT, ",", f"',' and {kw} = [...]")
+            self.expect(IDENT, kw, f"'{kw}'")
+            self.expect(PUNCT, "=", "'='")
+            lists[kw] = self._bound_list(scope)
+        default = GlobalType((None,), src.type.dtype) if op == "tensor_view_addr" else None
+        t = self._signature(src, default, required=default is None)
+        if not isinstance(t, GlobalType):
+            self.fail("PARSE_TYPE", f"{mt.text} defines a tensor view, not {t}", mt,
+                      expected="!pto.tensor_view<...>", actual=str(t))
+        v = Value(rt.text[1:], t)
+        self.define(v, rt, scope)
+        return View(op, v, src, offsets=lists.get("offsets", ()),
+                    sizes=lists.get("sizes", lists.get("shape", ())), strides=lists.get("strides", ()),
+                    loc=self.loc(mt))
+
+    def _bound_list(self: Any, scope: Scope) -> tuple[Bound, ...]:
+        """``[a, b, ...]``: values or integer literals (possibly empty)."""
+        self.expect(PUNCT, "[", "'['")
+        out: list[Bound] = []
+        while not self.accept(PUNCT, "]"):
+            if out:
+                self.expect(PUNCT, ",", "',' or ']'")
+            out.append(self._bound(scope))
+        return tuple(out)
+
+    def _signature(self: Any, src: Value, default: Type | None, required: bool) -> Type | None:
+        """``: T_res`` or ``: T_src -> T_res`` (the source's type must then agree); the result
+        type, ``default`` when none is written."""
+        if not self.accept(PUNCT, ":"):
+            if required:
+                self.fail("PARSE_MISSING_TYPE", "the view's type is needed", self.peek(),
+                          expected=": !pto.tensor_view<...>", actual=str(self.peek()))
+            return default
+        first = self.type_()
+        if not self.accept(PUNCT, "->"):
+            return first[1]
+        self._agree(first, src.type)
+        return self.type_()[1]
+
+
+# --------------------------------------------------------------------------- static checks
+
+Problem = tuple[str, str, object, object]      # code, message, expected, actual
+
+
+def view_problems(s: View, known: Callable[[Bound], int | None]) -> Iterator[Problem]:
+    """What the verifier reports about a view statement whose values are defined: element
+    types, list lengths and ranks, and the bounds that constants already break. ``known``
+    gives a bound's value when it is known before run time."""
+    src, res = s.source.type, s.result.type
+    if not isinstance(src, GlobalType) or not isinstance(res, GlobalType):
+        yield ("STRUCT_OPERAND_KIND", f"pto.{s.op} maps a tensor view to a tensor view",
+               "!pto.tensor_view<...>", f"{src} -> {res}")
+        return
+    if src.dtype != res.dtype:
+        yield ("STRUCT_TYPE_MISMATCH", f"pto.{s.op} keeps the element type", src.dtype.name, res.dtype.name)
+    if s.op == "tensor_view_addr":
+        if res.rank != 1:
+            yield ("STRUCT_TYPE_MISMATCH", "pto.tensor_view_addr gives a pointer (a rank-1 global)",
+                   f"!pto.ptr<{src.dtype.name}, gm>", str(res))
+        return
+    if s.op == "make_tensor_view" and src.rank != 1:
+        yield ("STRUCT_TYPE_MISMATCH", "pto.make_tensor_view builds a view over a pointer (a rank-1 global)",
+               "!pto.ptr<T, gm>", str(src))
+    lists = (("offsets", s.offsets), ("sizes", s.sizes)) if s.op == "partition_view" else \
+        (("shape", s.sizes), ("strides", s.strides))
+    rank = src.rank if s.op == "partition_view" else res.rank
+    for kw, items in lists:
+        if len(items) != rank:
+            yield ("STRUCT_INDEX", f"pto.{s.op} needs one entry of {kw} per dimension", rank, len(items))
+    if s.op == "partition_view" and res.rank != src.rank:
+        yield ("STRUCT_TYPE_MISMATCH", "a partition has the rank of its view", src.rank, res.rank)
+    if any(len(items) != rank for _, items in lists):
+        return
+    yield from _static_bounds(s, src, res, known)
+
+
+def _static_bounds(s: View, src: GlobalType, res: GlobalType, known: Callable[[Bound], int | None]) -> Iterator[Problem]:
+    sizes = [known(b) for b in s.sizes]
+    for d, (n, want) in enumerate(zip(sizes, res.shape)):
+        if n is not None and n < 0:
+            yield ("STRUCT_OOB", f"pto.{s.op}: size {n} in dim {d} is negative", "a size >= 0", str(n))
+        elif n is not None and want is not None and n != want:
+            yield ("STRUCT_TYPE_MISMATCH", f"pto.{s.op}: size {n} in dim {d} differs from the type's extent",
+                   str(want), str(n))
+    if s.op == "partition_view":
+        for d, (o, n, ext) in enumerate(zip((known(b) for b in s.offsets), sizes, src.shape)):
+            if o is not None and o < 0:
+                yield ("STRUCT_OOB", f"pto.partition_view: offset {o} in dim {d} is negative", "an offset >= 0", str(o))
+            elif o is not None and ext is not None and o + (n or 0) > ext:
+                yield ("STRUCT_OOB", f"pto.partition_view: the window [{o}, {o + (n or 0)}) in dim {d} is outside "
+                       f"the view", f"[0, {ext})", f"[{o}, {o + (n or 0)})")
+        return
+    strides = [known(b) for b in s.strides]
+    for d, st in enumerate(strides):
+        if st is not None and st < 0:
+            yield ("STRUCT_OOB", f"pto.make_tensor_view: stride {st} in dim {d} is negative", "a stride >= 0", str(st))
+    if src.shape[0] is not None and None not in sizes and None not in strides and min(sizes) > 0 \
+            and min(strides) >= 0:  # type: ignore[type-var]
+        span = 1 + sum((n - 1) * st for n, st in zip(sizes, strides))  # type: ignore[operator]
+        if span > src.shape[0]:
+            yield ("STRUCT_OOB", f"pto.make_tensor_view: the view spans {span} elements of a {src.shape[0]}-element "
+                   "pointer", f"<= {src.shape[0]}", str(span))
+
+
+def query_problem(s: ViewQuery, known: Callable[[Bound], int | None]) -> Problem | None:
+    """A constant dimension outside the view's rank."""
+    t = s.source.type
+    k = known(s.dim)
+    if isinstance(t, GlobalType) and k is not None and not 0 <= k < t.rank:
+        return ("STRUCT_OOB", f"pto.{s.op}: dimension {k} of a rank-{t.rank} view", f"[0, {t.rank})", str(k))
+    if not isinstance(t, GlobalType):
+        return ("STRUCT_OPERAND_KIND", f"pto.{s.op} reads a tensor view", "!pto.tensor_view<...>", str(t))
+    return None
