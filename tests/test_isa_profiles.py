@@ -132,3 +132,36 @@ def test_newer_targets_reject_illegal_programs_with_legal_codes() -> None:
     errs = checks.check_legality(isa.get("TEXP"), f32, {}, profiles.get("a6"))
     assert [e.code for e in errs] == ["LEGAL_UNSUPPORTED_INSTRUCTION"]
     assert "kirin9030" in str(errs[0].expected) and "a6" not in str(errs[0].expected).split(", ")
+
+
+# --------------------------------------------------------------------- a2/a3/a5 as the current headers have them
+# Expected sets are written out from the headers' static_asserts (include/pto/npu/a2a3, .../a5).
+
+def _names_on(mnemonic: str, profile: str, operand: int = 0) -> set[str]:
+    return {t[operand].name for t in isa.get(mnemonic).dtype_rule(profile).tuples}
+
+
+@pytest.mark.parametrize("mnemonic,profile,expected", [
+    # a2/a3 TRowReduceCheck and a5 TRowSum/TRowProd: half, float, int32, int16; a5 max/min add int8/uint8
+    ("TROWSUM", "a3", {"f16", "f32", "i16", "i32"}), ("TROWSUM", "a5", {"f16", "f32", "i16", "i32"}),
+    ("TROWMAX", "a2", {"f16", "f32", "i16", "i32"}), ("TROWMAX", "a5", {"f16", "f32", "i16", "i32", "i8", "u8"}),
+    ("TROWMIN", "a5", {"f16", "f32", "i16", "i32", "i8", "u8"}),
+    ("TROWPROD", "a3", {"f16", "f32", "i16", "i32"}), ("TROWPROD", "a5", {"f16", "f32", "i16", "i32"}),
+    # TColExpand: any 1-, 2- or 4-byte element type on a2/a3 and a5
+    ("TCOLEXPAND", "a2", {"f32", "f16", "bf16", "i8", "u8", "i16", "u16", "i32", "u32"}),
+    ("TCOLEXPAND", "a5", {"f32", "f16", "bf16", "i8", "u8", "i16", "u16", "i32", "u32"}),
+    # a2/a3 TRem: float, int32; TFmod: float; a5 TRem/TFMod: half, float, (u)int16, (u)int32
+    ("TREM", "a3", {"f32", "i32"}), ("TFMOD", "a2", {"f32"}),
+    ("TREM", "a5", {"f16", "f32", "i16", "i32"}), ("TFMOD", "a5", {"f16", "f32", "i16", "i32"}),
+    # a2/a3 TRemS: float, int32; TFmodS: float; a5: any 2- or 4-byte type
+    ("TREMS", "a2", {"f32", "i32"}), ("TFMODS", "a3", {"f32"}),
+    ("TREMS", "a5", {"f32", "f16", "bf16", "i16", "i32"}), ("TFMODS", "a5", {"f32", "f16", "bf16", "i16", "i32"}),
+])
+def test_npu_dtype_sets_follow_the_current_headers(mnemonic: str, profile: str, expected: set[str]) -> None:
+    assert isa.get(mnemonic).supported_on(profile)
+    assert _names_on(mnemonic, profile) == expected
+
+
+def test_trowprod_and_tcolexpand_are_legal_on_every_npu_profile() -> None:
+    for p in ("a2", "a3", "a5"):
+        assert isa.get("TROWPROD").supported_on(p) and isa.get("TCOLEXPAND").supported_on(p), p

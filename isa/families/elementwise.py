@@ -179,12 +179,12 @@ def _rem(floor: bool) -> Callable[..., np.ndarray]:
 
 _elementwise("TREM", "remainder (floored)", _rem(True), BIN, dt.NUMERIC_SIGNED,
              "Floored remainder a - floor(a/b)*b: the result has the sign of the divisor "
-             "(Python `%`, numpy `remainder`).", a2=A2_ARITH, a5=A2_ARITH,
+             "(Python `%`, numpy `remainder`).", a2=(dt.I32, dt.F32), a5=A2_ARITH,
              special="Floats: rem(x, 0) = NaN, rem(±inf, y) = NaN, rem(x, ±inf) follows "
                      "numpy.remainder (x when signs agree, else ±inf); integers: rem(x, 0) = x.", precision=True, tmp=True)
 _elementwise("TFMOD", "remainder (truncated)", _rem(False), BIN, dt.NUMERIC_SIGNED,
              "Truncated remainder a - trunc(a/b)*b: the result has the sign of the dividend "
-             "(C `fmod` / `%`).", a2=A2_ARITH, a5=A2_ARITH,
+             "(C `fmod` / `%`).", a2=(dt.F32,), a5=A2_ARITH,
              special="Floats: fmod(x, 0) = NaN, fmod(±inf, y) = NaN, fmod(x, ±inf) = x; "
                      "integers: fmod(x, 0) = x.", precision=True)
 _ADDC_SPECIAL = ("IEEE at each step: inf - inf = NaN, NaN propagates; an f16/bf16 intermediate "

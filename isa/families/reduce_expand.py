@@ -36,6 +36,10 @@ BinaryFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
 ROW, COL = "row", "col"
 
 F16_F32 = (dt.F16, dt.F32)
+# Row reductions: a2/a3 TRowReduceCheck and a5 TRowSum/TRowProd accept half, float, int32, int16;
+# a5 TRowMax/TRowMin add int8 and uint8 (their 64-bit paths have no openpto vector dtype).
+ROW_TYPES = (dt.F16, dt.F32, dt.I16, dt.I32)
+A5_ROW_MINMAX = ROW_TYPES + (dt.I8, dt.U8)
 A2_COL = (dt.F16, dt.F32, dt.I16, dt.I32)
 A5_COL_MINMAX = A2_COL + (dt.I8, dt.U8, dt.U16, dt.U32, dt.BF16)
 A5_COL_PROD = A2_COL + (dt.BF16, dt.U16, dt.U32)
@@ -266,11 +270,10 @@ _ROW_EXAMPLE_F16 = Example({"dst": "!pto.tile<16x1xf16, layout=DN>", "src": "!pt
 _COL_EXAMPLE = Example({"dst": "!pto.tile<1x16xf32, valid=1x10>",
                         "src": "!pto.tile<16x16xf32, valid=12x10>"})
 
-_reduction("SUM", ROW, tmp=True, a2=F16_F32, a5=F16_F32, example=_ROW_EXAMPLE)
-_reduction("MAX", ROW, tmp=True, a2=F16_F32, a5=F16_F32, example=_ROW_EXAMPLE_F16)
-_reduction("MIN", ROW, tmp=True, a2=F16_F32, a5=F16_F32, example=_ROW_EXAMPLE)
-_reduction("PROD", ROW, tmp=True, a2=F16_F32, a5=None, example=_ROW_EXAMPLE,
-           note=" Not offered on the a5 profile: the public status table lists TROWPROD as TODO there.")
+_reduction("SUM", ROW, tmp=True, a2=ROW_TYPES, a5=ROW_TYPES, example=_ROW_EXAMPLE)
+_reduction("MAX", ROW, tmp=True, a2=ROW_TYPES, a5=A5_ROW_MINMAX, example=_ROW_EXAMPLE_F16)
+_reduction("MIN", ROW, tmp=True, a2=ROW_TYPES, a5=A5_ROW_MINMAX, example=_ROW_EXAMPLE)
+_reduction("PROD", ROW, tmp=True, a2=ROW_TYPES, a5=ROW_TYPES, example=_ROW_EXAMPLE)
 _reduction("SUM", COL, tmp=True, a2=A2_COL, a5=A5_COL_MINMAX,
            attrs=(Attr("isBinary", bool, False,
                        "public ISA: tree (true) or sequential (false) accumulation; the sum contract "
@@ -326,7 +329,7 @@ def _broadcast(axis: str, *, npu: tuple[dt.DType, ...] | None, profiles: tuple[s
 _broadcast(ROW, npu=dt.NUMERIC, profiles=None,
            example=Example({"dst": "!pto.tile<16x16xf32, valid=12x10>",
                             "src": "!pto.tile<16x1xf32, layout=DN, valid=12x1>"}))
-_broadcast(COL, npu=None, profiles=("cpu",),
+_broadcast(COL, npu=dt.NUMERIC, profiles=None,
            example=Example({"dst": "!pto.tile<16x16xi32, valid=12x10>", "src": "!pto.tile<1x16xi32>"}))
 
 

@@ -108,18 +108,21 @@ _tile_scalar("TMINS", "minimum with a scalar", C.ieee_min, dt.NUMERIC,
              "dst[i, j] = minimum(src[i, j], scalar) (IEEE 754-2019 `minimum`).",
              _example(*F32_EXAMPLE, 0.0), numerics=MINMAX, a2=A2_ARITH, a5=A5_MINMAX,
              special="NaN in src or scalar gives NaN; min(-0, +0) = -0.")
+# a2/a3 TRemS.hpp: float, int32; TFmodS.hpp: float. a5 TRemS/TFModS.hpp: any 2- or 4-byte type
+# (64-bit TREMS has no openpto vector dtype), of the signed set the architecture declares.
+_B16_B32_SIGNED = (dt.F32, dt.F16, dt.BF16, dt.I16, dt.I32)
 _tile_scalar("TREMS", "remainder by a scalar (floored)", _rem(True), dt.NUMERIC_SIGNED,
              "dst[i, j] = src[i, j] - floor(src[i, j] / scalar) * scalar: the floored remainder, "
              "with the sign of the scalar (Python `%`, numpy `remainder`), as TREM. The public CPU "
              "simulator truncates instead; A2/A3 and A5 floor.", _example(*F32_EXAMPLE, 3.0),
-             a2=A2_ARITH, a5=A2_ARITH,
+             a2=(dt.I32, dt.F32), a5=_B16_B32_SIGNED,
              special="Floats: rem(x, 0) = NaN, rem(±inf, s) = NaN, rem(x, ±inf) follows "
                      "numpy.remainder (x when signs agree, else ±inf); a zero result takes the "
                      "scalar's sign; integers: rem(x, 0) = x.", precision=True, tmp=True)
 _tile_scalar("TFMODS", "remainder by a scalar (truncated)", _rem(False), dt.NUMERIC_SIGNED,
              "dst[i, j] = src[i, j] - trunc(src[i, j] / scalar) * scalar: the truncated remainder, "
              "with the sign of src (C `fmod` / `%`), as TFMOD.", _example(*F32_EXAMPLE, 3.0),
-             a2=A2_ARITH, a5=A2_ARITH,
+             a2=(dt.F32,), a5=_B16_B32_SIGNED,
              special="Floats: fmod(x, 0) = NaN, fmod(±inf, s) = NaN, fmod(x, ±inf) = x; a zero "
                      "result takes src's sign; integers: fmod(x, 0) = x.", precision=True)
 
