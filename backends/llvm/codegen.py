@@ -29,7 +29,7 @@ from llvmlite import ir
 
 from ...assembler import scalar_ops as S
 from ...assembler.ir import (Const, For, If, Kernel, Lit, MemRef, ScalarOp, Stmt, TileDecl, TileOp,
-                             Value, Yield)
+                             Value, View, ViewQuery, Yield)
 from ...isa import dtypes as dt
 from ...isa.diagnostics import Location
 from ...isa.spec import Kind
@@ -276,6 +276,7 @@ class KernelCodegen:
         self.var_types: dict[str, ScalarType] = {}
         self.tiles: dict[str, TileRef] = {}
         self._dyn_valid: dict[str, tuple[ir.Value, ir.Value]] = {}
+        self.views: dict[str, tuple[ir.Value, list[ir.Value], list[ir.Value]]] = {}   # views.py: stack slots
         self.stmt_index: dict[int, int] = {id(s): i for i, s in enumerate(kernel.walk())}
         self.current: Stmt | None = None
         self._state: dict[str, ir.Value] = {}
@@ -416,12 +417,20 @@ class KernelCodegen:
     def glob(self, op: TileOp, name: str) -> GlobalView:
         m: MemRef = op.args[name]   # type: ignore[assignment]
         t: GlobalType = m.base.type   # type: ignore[assignment]
-        s = self.abi.slots[m.base.name]
-        ptr = self.b.inttoptr(self._slot(s), PTR)
-        shape = [self._slot(s + 1 + d) for d in range(t.rank)]
-        strides = [self._slot(s + 1 + t.rank + d) for d in range(t.rank)]
+        addr, shape, strides = self.global_parts(m.base.name, t)
         offsets = [self.index(i) for i in m.indices]
-        return GlobalView(m.base.name, t, ptr, shape, strides, offsets)
+        return GlobalView(m.base.name, t, self.b.inttoptr(addr, PTR), shape, strides, offsets)
+
+    def global_parts(self, name: str, t: GlobalType) -> tuple[ir.Value, list[ir.Value], list[ir.Value]]:
+        """A global's address (i64), extents and element strides: a parameter's from its argument
+        slots, a tensor view's (``views.py``) from its stack slots."""
+        if name in self.views:
+            a, ns, ss = self.views[name]
+            return (self.b.load(a, typ=I64), [self.b.load(x, typ=I64) for x in ns],
+                    [self.b.load(x, typ=I64) for x in ss])
+        s = self.abi.slots[name]
+        return (self._slot(s), [self._slot(s + 1 + d) for d in range(t.rank)],
+                [self._slot(s + 1 + t.rank + d) for d in range(t.rank)])
 
     @staticmethod
     def attrs(op: TileOp) -> dict[str, Any]:
@@ -626,6 +635,14 @@ class KernelCodegen:
         vr, vc = self._dyn_valid[s.value.name]
         b.store(r, vr)
         b.store(c, vc)
+
+    def _view(self, s: View, targets: Sequence[Value]) -> None:
+        from .views import BUILDERS
+        BUILDERS[s.op](self, s)
+
+    def _viewquery(self, s: ViewQuery, targets: Sequence[Value]) -> None:
+        from .views import query
+        query(self, s)
 
     def _scalarop(self, s: ScalarOp, targets: Sequence[Value]) -> None:
         from .scalars import scalar_op
