@@ -95,6 +95,7 @@ class Plan:
     c: dt.DType
     stores: tuple[dt.DType, ...]      # global dtypes the acc tile may be stored as
     moves: tuple[dt.DType, ...]       # vec tile dtypes the acc tile may be moved to
+    feeds: tuple[tuple[str, tuple[bool, ...]], ...] = ()    # side -> legal ways (True: panel + TEXTRACT)
 
     def tiles(self) -> dict[str, TileType]:
         return {"a": TileType(self.m, self.kb, self.a, Location.LEFT, Layout.NZ),
@@ -161,7 +162,8 @@ def plans(profile: str, allow: Allow | None = None) -> list[Plan]:
                     tiles = plan.tiles()
                     openings = tuple(f for f in forms if not f.accumulates and f.rows == acc.rows
                                      and legal.form(f, tiles))
-                    if not openings or not legal.form(acc, tiles) or not _loads(legal, plan, tiles):
+                    feeds = _feeds(legal, plan, tiles)
+                    if not openings or not legal.form(acc, tiles) or not all(w for _, w in feeds):
                         continue
                     row = mat(1, n, c, Layout.ND)
                     if not (legal("TLOAD", {"dst": row, "src": _global(c)})
@@ -171,21 +173,22 @@ def plans(profile: str, allow: Allow | None = None) -> list[Plan]:
                     moves = tuple(d for d in dt.ALL if legal("TMOV", {"dst": TileType(m, n, d), "src": tiles["dst"]})
                                   and legal("TSTORE", {"dst": _global(d), "src": TileType(m, n, d)}))
                     if openings and (stores or moves):
-                        out.append(Plan(acc, openings, m, kb, n, a, b, c, stores, moves))
+                        out.append(Plan(acc, openings, m, kb, n, a, b, c, stores, moves, feeds))
     return out
 
 
-def _loads(legal: _Legal, p: Plan, tiles: Mapping[str, TileType]) -> bool:
-    """Both ways of feeding left and right (TLOAD a step + TMOV, TLOAD a panel + TEXTRACT)."""
+def _feeds(legal: _Legal, p: Plan, tiles: Mapping[str, TileType]) -> tuple[tuple[str, tuple[bool, ...]], ...]:
+    """The ways of feeding left ("a") and right ("b") that check: a step's slice loaded and
+    moved (TLOAD + TMOV: False), a panel loaded once and windowed (TLOAD + TEXTRACT: True)."""
     k_all = p.kb * (1 + max(ACC_STEPS))
+    out = []
     for side, step, panel in (("a", mat(p.m, p.kb, p.a), mat(p.m, k_all, p.a)),
                               ("b", mat(p.kb, p.n, p.b), mat(k_all, p.n, p.b))):
-        d = tiles[side].dtype
-        if not all(legal("TLOAD", {"dst": t, "src": _global(d)}) for t in (step, panel)):
-            return False
-        if not (legal.moves(step, tiles[side], False) and legal.moves(panel, tiles[side], True)):
-            return False
-    return True
+        ways = tuple(resident for resident, t in ((False, step), (True, panel))
+                     if legal("TLOAD", {"dst": t, "src": _global(tiles[side].dtype)})
+                     and legal.moves(t, tiles[side], resident))
+        out.append((side, ways))
+    return tuple(out)
 
 
 # --------------------------------------------------------------------------- the kernel
@@ -223,7 +226,7 @@ class _Builder:
         step): a panel loaded once + TEXTRACT at the offset, or a step's slice + TMOV."""
         p, tiles = self.p, self.p.tiles()
         dst = self.tile("left" if side == "a" else "right", tiles[side])
-        resident = self.draw(st.booleans())
+        resident = self.draw(st.sampled_from(dict(p.feeds)[side]))
         if side == "a":
             shape, at = ((p.m, k_all) if resident else (p.m, p.kb)), (lambda k: (self.c0, k))
         else:

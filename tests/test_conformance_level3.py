@@ -261,7 +261,7 @@ def _in_place_chain(text: str) -> bool:
                for a, b in zip(lines, lines[1:]))
 
 
-@pytest.mark.parametrize("profile", ["cpu", "a2", "a3", "a5"])
+@pytest.mark.parametrize("profile", ["cpu", "a2", "a3", "a5", "a6"])
 def test_pinned_families_have_their_feature_in_every_draw(profile: str) -> None:
     """programs(require=...) builds the feature into every program, one pipeline per
     accumulating form, legal on the profile (the generator verifies each module)."""
