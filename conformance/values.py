@@ -490,6 +490,8 @@ def situation_inputs(case: Case, situation: str, seed: int = 7) -> dict[str, Any
     def array(d: dt.DType, shape: tuple[int, ...]) -> np.ndarray:
         k, s = next(position), next(count)
         n = int(np.prod(shape, dtype=np.int64))
+        if d in dt.CODED:            # raw codes (every code, NaN and ±inf among them) in any situation
+            return build(d, shape, "ordinary", s, bound)
         if situation == "joint-specials" and d.is_float:
             flat = _joint_floats(d, n, k)
         elif situation == "int-extremes" and d.is_int:

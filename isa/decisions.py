@@ -600,4 +600,43 @@ DECISIONS: tuple[Decision, ...] = (
              "Assembly: `%dst[, %dstIdx] = tconcat %src0, %src1, %src0Idx, %src1Idx` (DPS outs(dst, dstIdx)).",
              "The unit every implementation computes, whatever the page's word; the clamp is what both NPU "
              "families do and keeps writes inside dst; faults replace reads of unspecified elements."),
+    Decision("hifloat8 storage (TLOAD, TSTORE, TMOV)",
+             "The A5 TLoad/TStore/TMov headers list hifloat8_t among the 1-byte types they move; the CPU "
+             "implementation copies elements; ReLU on a move of a non-acc tile and atomic stores of "
+             "hifloat8 are not described.",
+             "TLOAD, TSTORE and TMOV take (hifloat8, hifloat8) on cpu and a5 (not a2/a3, which have no "
+             "hifloat8): bit copies of the uint8 codes. A hifloat8 tile or tensor is stored as numpy uint8; "
+             "its dtype comes from the program's types, so a uint8 array is still u8 wherever no type says "
+             "otherwise (hifloat8 stays out of dt.ALL), and u8 <-> hifloat8 moves are dtype changes "
+             "(LEGAL_DTYPE). relu on a hifloat8 TMOV reads the codes as values: sign bit set -> 0x00, "
+             "except the NaN code 0x80, which stays (as relu keeps NaN for every float). TSTORE's atomic "
+             "ADD does not take hifloat8 (LEGAL_MODE). Conformance draws hifloat8 operands as raw codes in "
+             "every recipe and value situation.",
+             "Moves must not change values; relu follows the same rule as the other float types; an "
+             "atomic add would need a hifloat8 adder the public pages do not define."),
+    Decision("FIFO split modes",
+             "TPUSH/TPOP take a TileSplitAxis (TILE_NO_SPLIT, TILE_UP_DOWN, TILE_LEFT_RIGHT and the _ODD forms "
+             "of the headers' enum): a tile moves between one cube and two vector sub-blocks, AIV0 taking the "
+             "upper (left) half, AIV1 the rest; the _ODD forms give AIV0 the extra row (column); A5 adds "
+             "dtype and 32-byte rules per direction; how a single-program functional run behaves is not stated.",
+             "An attribute Split (#pto.split<...>, default TILE_NO_SPLIT). The cube side (acc tile pushed, "
+             "mat tile popped) moves the whole tile, the vector side (vec tile) one part. Functional backends "
+             "run vector sub-block 0 only (get_subblock_idx() = 0): a vector TPOP receives part 0 (upper "
+             "R/2 or R//2 + 1 rows, or left columns alike), a vector TPUSH contributes part 0 of a whole tile "
+             "whose split extent is 2p (2p - 1 for _ODD), and a cube TPOP of such a slot writes part 0 and "
+             "leaves sub-block 1's part as it was. A cube TPUSH whose valid split extent has the wrong parity "
+             "is RUNTIME_VALID_REGION; a TPOP with another Split than its push, or a tile that is not the part "
+             "(vector) or the whole (cube), is RUNTIME_FIFO_MISMATCH. The A5-only dtype/alignment rules are "
+             "not checked. GlobalData forms accept Split and move no data.",
+             "Sub-block 0 is what a one-program-per-block run executes; recording the split in the slot turns "
+             "every disagreement between producer and consumer into a fault instead of a silent reshuffle."),
+    Decision("SYNCALL usedCores and the launch",
+             "usedCores names how many cores take part in the barrier (0: all of the launch); more than the "
+             "launch has would wait for ever on hardware.",
+             "Checked only for usedCores >= 0 (RUNTIME_BAD_CONFIG): instruction semantics see one block's "
+             "operands and per-run state, not the launch's block count, so the reference cannot compare "
+             "usedCores with get_block_num(); the llvm backend could, but a check only one backend makes would "
+             "split them. Passing the launch geometry to semantics is a backend-interface change left open.",
+             "Both backends keep the same fault set; a usedCores above the block count has no effect on a "
+             "functional run (SYNCALL changes nothing there)."),
 )

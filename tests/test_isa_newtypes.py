@@ -183,3 +183,71 @@ def test_tcvt_hifloat8_legality(dst: str, src: str, legal: set) -> None:
     for profile in ("cpu", "a2", "a3", "a5"):
         got = _codes(types, profile)
         assert (got == []) == (profile in legal), (profile, got)
+
+
+# ----------------------------------------------------------------------------- hifloat8 storage
+
+def _legal(mnemonic: str, types: dict[str, str], profile: str, attrs: dict | None = None) -> list[str]:
+    instr, parsed = isa.get(mnemonic), {k: parse_type(v) for k, v in types.items()}
+    errs = checks.check_structure(instr, parsed, attrs or {})
+    return [e.code for e in errs] or [e.code for e in checks.check_legality(instr, parsed, attrs or {},
+                                                                            profiles.get(profile))]
+
+
+@pytest.mark.parametrize("mnemonic,types", [
+    ("TLOAD", {"dst": "!pto.tile<16x32xhifloat8>", "src": "!pto.memref<64x64xhifloat8>"}),
+    ("TSTORE", {"dst": "!pto.memref<64x64xhifloat8>", "src": "!pto.tile<16x32xhifloat8>"}),
+    ("TMOV", {"dst": "!pto.tile<16x32xhifloat8>", "src": "!pto.tile<16x32xhifloat8>"}),
+])
+def test_hifloat8_moves_legal_on_cpu_and_a5(mnemonic: str, types: dict[str, str]) -> None:
+    for profile in ("cpu", "a2", "a3", "a5"):
+        assert (_legal(mnemonic, types, profile) == []) == (profile in ("cpu", "a5")), profile
+
+
+def test_hifloat8_store_has_no_atomic_add_and_no_reinterpretation() -> None:
+    from openpto.isa.attrs import AtomicMode
+    types = {"dst": "!pto.memref<64x64xhifloat8>", "src": "!pto.tile<16x32xhifloat8>"}
+    assert "LEGAL_MODE" in _legal("TSTORE", types, "cpu", {"atomic": AtomicMode.ADD})
+    # a u8 tile is not a hifloat8 tile: storing one into the other is a dtype change
+    assert _legal("TSTORE", {"dst": "!pto.memref<64x64xu8>", "src": "!pto.tile<16x32xhifloat8>"}, "cpu")
+    assert _legal("TMOV", {"dst": "!pto.tile<16x32xu8>", "src": "!pto.tile<16x32xhifloat8>"}, "cpu")
+
+
+_EVERY_CODE = np.arange(256, dtype=np.uint8).reshape(8, 32)
+
+
+def _move_kernel(relu: bool) -> str:
+    t, g = "!pto.tile<8x32xhifloat8>", "!pto.memref<8x32xhifloat8>"
+    attr = " {relu = #pto.relu<RELU>}" if relu else ""
+    return (f"kernel @k(%out : {g}, %in : {g}) {{\n"
+            f"  %a = pto.alloc_tile : {t}\n  %b = pto.alloc_tile : {t}\n"
+            f"  tload %a, %in[0, 0] : {t}, {g}\n  tmov %b, %a{attr} : {t}, {t}\n  tstore %out[0, 0], %b : {g}, {t}\n}}\n")
+
+
+def relu_codes(codes: np.ndarray) -> np.ndarray:
+    """Hand rule for relu on HiF8 codes: sign clear keeps the code (0x00 is +0, 0x6F +inf), sign
+    set gives 0x00 except the NaN code 0x80, which stays."""
+    return np.where((codes < 0x80) | (codes == 0x80), codes, 0).astype(np.uint8)
+
+
+def test_hifloat8_relu_rule_by_hand() -> None:
+    assert relu_codes(np.array([0x08, 0x88, 0x80, 0xEF, 0x6F, 0x00, 0x81], np.uint8)).tolist() == \
+        [0x08, 0x00, 0x80, 0x00, 0x6F, 0x00, 0x00]
+
+
+@pytest.mark.parametrize("relu", [False, True])
+def test_hifloat8_load_move_store_on_reference(relu: bool) -> None:
+    out = np.full((8, 32), 0x55, np.uint8)
+    pto.compile(pto.parse(_move_kernel(relu)), "reference", "a5")(out=out, **{"in": _EVERY_CODE.copy()})
+    want = relu_codes(_EVERY_CODE) if relu else _EVERY_CODE
+    np.testing.assert_array_equal(out, want)       # every code, NaN and ±inf included, bit for bit
+
+
+@pytest.mark.parametrize("situation", ["joint-specials", "ties", "int-extremes", "overflow"])
+def test_conformance_draws_hifloat8_as_codes_in_every_situation(situation: str) -> None:
+    """Coded floats have no ml_dtypes finfo: every value situation draws them as raw codes."""
+    from openpto.conformance import cases, values
+    case = cases.base_cases(isa.get("TMOV"), "a5")[(dt.HIF8, dt.HIF8)]
+    arrays = [v for v in values.situation_inputs(case, situation).values() if isinstance(v, np.ndarray)]
+    assert arrays and all(a.dtype == np.uint8 for a in arrays)
+    assert len(np.unique(np.concatenate([a.ravel() for a in arrays]))) > 16     # codes across the range

@@ -98,3 +98,31 @@ def test_backend_encoder_rounds_ties_away() -> None:
     assert out[-15:].tolist() == [0x09, 0x0A, 0x89, 0x32, 0x7E, 0x01, 0x00, 0x6F, 0x6E, 0x00, 0x80, 0x6F, 0xEF,
                                   0x00, 0x6F]
     del engine
+
+
+# ----------------------------------------------------------------------------- hifloat8 storage
+
+def _move_kernel(relu: bool) -> str:
+    t, g = "!pto.tile<8x32xhifloat8>", "!pto.memref<8x32xhifloat8>"
+    attr = " {relu = #pto.relu<RELU>}" if relu else ""
+    return (f"kernel @k(%out : {g}, %in : {g}) {{\n"
+            f"  %a = pto.alloc_tile : {t}\n  %b = pto.alloc_tile : {t}\n"
+            f"  tload %a, %in[0, 0] : {t}, {g}\n  tmov %b, %a{attr} : {t}, {t}\n"
+            f"  tstore %out[0, 0], %b : {g}, {t}\n}}\n")
+
+
+@pytest.mark.parametrize("relu", [False, True])
+def test_hifloat8_load_move_store(relu: bool, tmp_path: pathlib.Path) -> None:
+    """Every code through TLOAD, TMOV (with and without relu) and TSTORE: bit copies; relu zeroes
+    the negative codes (sign set) but keeps the NaN code 0x80 (hand rule)."""
+    codes = np.arange(256, dtype=np.uint8).reshape(8, 32)
+    out = {}
+    for backend in ("llvm", "reference"):
+        out[backend] = np.full((8, 32), 0x55, np.uint8)
+        options = {"cache_dir": tmp_path} if backend == "llvm" else {}
+        pto.compile(pto.parse(_move_kernel(relu)), backend, "a5", **options)(out=out[backend], **{"in": codes.copy()})
+    want = np.where((codes < 0x80) | (codes == 0x80), codes, 0) if relu else codes
+    np.testing.assert_array_equal(out["llvm"], want)
+    np.testing.assert_array_equal(out["llvm"], out["reference"])
+    if relu:
+        assert out["llvm"][4, 0] == 0x80 and out["llvm"][4, 8] == 0 and out["llvm"][3, 15] == 0x6F

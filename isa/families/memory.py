@@ -27,6 +27,10 @@ from ._helpers import global_in, global_out, tile_in, tile_out
 
 _A2_MOVE = (dt.I8, dt.U8, dt.I16, dt.U16, dt.I32, dt.U32, dt.I64, dt.U64, dt.F16, dt.BF16, dt.F32, dt.I1)
 _A5_MOVE = _A2_MOVE + dt.FP8
+# TLOAD / TSTORE also move coded floats (hifloat8 codes) bit for bit: cpu and A5 (TStore.hpp lists
+# hifloat8_t among its types).
+_CODED_MOVE = dt.STORABLE + dt.CODED
+_A5_CODED_MOVE = _A5_MOVE + dt.CODED
 _ACC_TYPES = (dt.F32, dt.I32)
 # (global dtype, acc dtype) pairs a store out of an acc tile may convert between (RNE).
 _ACC_CONVERT = ((dt.F16, dt.F32), (dt.BF16, dt.F32))
@@ -237,17 +241,17 @@ declare(Instruction(
     operands=(tile_out("dst", "destination tile (vec or mat)", locations=(Location.VEC, Location.MAT)),
               global_in("src", "global tensor at the window origin", window="dst")),
     semantics=_tload,
-    dtypes=tuples(("dst", "src"), _pairs(dt.STORABLE)),
+    dtypes=tuples(("dst", "src"), _pairs(_CODED_MOVE)),
     profile_dtypes={"a2": tuples(("dst", "src"), _pairs(_A2_MOVE)),
                     "a3": tuples(("dst", "src"), _pairs(_A2_MOVE)),
-                    "a5": tuples(("dst", "src"), _pairs(_A5_MOVE))},
+                    "a5": tuples(("dst", "src"), _pairs(_A5_CODED_MOVE))},
     numerics=EXACT, domain=Domain.DST, pipe=Pipe.MTE2,
     doc="dst[i, j] = src.window[i, j] for (i, j) in dst's valid region: the leading indices of the "
         "global operand select a matrix and the last two give the window origin. The transfer size is "
         "dst's valid region; elements of dst outside it are unspecified (TLOAD does not pad - use "
         "TFILLPAD). The copy is bit-exact and logical; the (global layout, tile layout) pair must be one "
         "a DMA performs: vec ND<-ND, DN<-DN, NZ<-NZ; mat also NZ<-ND and ZN<-DN; 64-bit elements only "
-        "into ND/DN tiles.",
+        "into ND/DN tiles. hifloat8 tensors and tiles (cpu, A5) hold codes and load bit for bit.",
     example=Example({"dst": "!pto.tile<16x16xf32>", "src": "!pto.memref<64x64xf32>"}),
     constraints=(_fits("dst", "src"), K.custom("(global, tile) layout pair is a legal load", _load_layout,
                                                "LEGAL_LAYOUT")),
@@ -261,10 +265,10 @@ declare(Instruction(
                       locations=(Location.VEC, Location.MAT, Location.ACC))),
     attrs=(_ATOMIC_ATTR,),
     semantics=_tstore,
-    dtypes=tuples(("dst", "src"), _pairs(dt.STORABLE, _ACC_CONVERT)),
+    dtypes=tuples(("dst", "src"), _pairs(_CODED_MOVE, _ACC_CONVERT)),
     profile_dtypes={"a2": tuples(("dst", "src"), _pairs(_A2_MOVE, _ACC_CONVERT)),
                     "a3": tuples(("dst", "src"), _pairs(_A2_MOVE, _ACC_CONVERT)),
-                    "a5": tuples(("dst", "src"), _pairs(_A5_MOVE, _ACC_CONVERT))},
+                    "a5": tuples(("dst", "src"), _pairs(_A5_CODED_MOVE, _ACC_CONVERT))},
     numerics=ROUNDED, domain=Domain.SRC, pipe=_store_pipe,
     doc="dst.window[i, j] = src[i, j] for (i, j) in src's valid region (the transfer size); nothing else "
         "of dst changes. A store from an acc tile (pipe FIX; vec/mat stores use MTE3) may convert: f32 acc "
@@ -272,7 +276,8 @@ declare(Instruction(
         "are TSTORE_FP); other stores keep the dtype and copy bit-exactly. " + _ATOMIC_DOC +
         " Layouts: vec/mat tiles store to a tensor of the same layout (1-row or 1-column ND/DN tiles to "
         "ND or DN); acc tiles to ND or NZ tensors. A5 has no store from mat; A2/A3 atomic ADD covers "
-        "f32 f16 bf16 i32 i16 i8.",
+        "f32 f16 bf16 i32 i16 i8. hifloat8 tiles (cpu, A5) store their codes bit for bit, without "
+        "atomic ADD.",
     example=Example({"dst": "!pto.memref<64x64xf16>", "src": "!pto.tile<16x16xf32, loc=acc, layout=NZ>"}),
     constraints=(_fits("src", "dst"),
                  K.custom("(tile, global) layout pair is a legal store", _store_layout, "LEGAL_LAYOUT"),

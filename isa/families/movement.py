@@ -14,6 +14,7 @@ import numpy as np
 from .. import compute as C
 from .. import constraints as K
 from .. import dtypes as dt
+from .. import hifloat8
 from ..attrs import ReluMode
 from ..diagnostics import RuntimeFault
 from ..profiles import fractal_box
@@ -54,9 +55,10 @@ def _check_fits(dst: Tile, rows: int, cols: int) -> None:
                            actual=f"valid region {dst.valid[0]}x{dst.valid[1]}")
 
 
-def _relu(values: np.ndarray) -> np.ndarray:
-    """max(x, 0) picking from the original values: NaN (payload included) stays, -0 becomes +0."""
-    w = C.widen(values, dt.of_numpy(values.dtype))
+def _relu(values: np.ndarray, d: dt.DType) -> np.ndarray:
+    """max(x, 0) picking from the original values: NaN (payload included) stays, -0 becomes +0.
+    ``d`` names the element type (hifloat8 codes are read through their codec)."""
+    w = hifloat8.decode(values) if d is dt.HIF8 else C.widen(values, d)
     return np.where((w > 0) | (w != w), values, np.zeros_like(values))
 
 
@@ -67,8 +69,8 @@ def _transfer(values: np.ndarray, dst: Tile, fp: Tile | None = None,
     if fp is not None:
         with np.errstate(all="ignore"):
             values = values.astype(np.float32) * fp.read(1, values.shape[1], "scaling tile fp")
-    if relu is ReluMode.RELU:
-        values = _relu(values)
+    if relu is ReluMode.RELU:   # uint8 storage is hifloat8 codes only when dst is hifloat8 (no conversion)
+        values = _relu(values, dst.dtype if dst.dtype in dt.CODED else dt.of_numpy(values.dtype))
     if values.dtype == dst.dtype.np_dtype:
         return values
     with np.errstate(all="ignore"):
@@ -187,13 +189,16 @@ OFFSETS = (index_in("r0", "row offset", bounds=(0, None)), index_in("c0", "colum
 declare(Instruction(
     mnemonic="TMOV", family=Family.MOVEMENT, summary="move a tile between buffers",
     operands=_move_operands(TMOV_PATHS), attrs=(RELU_ATTR,), semantics=_tmov,
-    dtypes=_move_rules(dt.STORABLE), profile_dtypes=_move_profiles(NPU_STORABLE, dt.STORABLE),
+    dtypes=_move_rules(dt.STORABLE + dt.CODED),
+    profile_dtypes=_move_profiles(NPU_STORABLE, dt.STORABLE + dt.CODED),
     numerics=MOVE_NUMERICS, domain=Domain.SRC, pipe=_pipe_rule(TMOV_PATHS),
     doc="dst[i, j] = convert(relu(src[i, j])) over src's valid region, which must lie inside "
         "dst's valid region. Data paths: mat -> left/right/bias (MTE1), mat -> scaling, "
         "vec -> mat, acc -> mat/vec (FIX), vec -> vec (V); vec -> mat and acc -> vec exist on A5 "
         "only (the profile tables cannot narrow locations, so a2/a3 accept them too). Only an acc "
-        "source may change dtype (f32 -> f16/bf16). Layouts may differ: the copy is logical.",
+        "source may change dtype (f32 -> f16/bf16). Layouts may differ: the copy is logical. "
+        "hifloat8 tiles (cpu, A5) move as their codes; relu on them reads the codes as values: "
+        "a code with the sign bit set becomes 0x00 (+0), except the NaN code 0x80, which stays.",
     special_values=CONV_SPECIAL,
     example=Example({"dst": "!pto.tile<16x16xf16, loc=mat, layout=NZ>",
                      "src": "!pto.tile<16x16xf32, loc=acc, layout=NZ>"}, {"relu": ReluMode.RELU}),

@@ -64,10 +64,11 @@ def _check_window(cg: KernelCodegen, t: TileRef, r0: ir.Value, c0: ir.Value, row
 
 
 def _fp8_keep(b: ir.IRBuilder, d: dt.DType, raw: ir.Value) -> ir.Value:
-    """relu's keep test on fp8 bits: positive (sign clear, not zero) or NaN."""
+    """relu's keep test on fp8 bits: positive (sign clear, not zero) or NaN (hifloat8: 0x80 only)."""
     mag = b.and_(raw, ir.Constant(I8, 0x7F))
     positive = b.and_(b.icmp_unsigned("<", raw, ir.Constant(I8, 0x80)), b.icmp_unsigned("!=", raw, ir.Constant(I8, 0)))
     nan = (b.icmp_unsigned("==", mag, ir.Constant(I8, 0x7F)) if d is dt.F8E4M3
+           else b.icmp_unsigned("==", raw, ir.Constant(I8, 0x80)) if d is dt.HIF8
            else b.icmp_unsigned(">", mag, ir.Constant(I8, 0x7C)))
     return b.or_(positive, nan)
 
