@@ -40,6 +40,11 @@ _INDEX_TYPES = (dt.I32, dt.U32)
 _A5_INDEXED = dt.FLOATS + dt.INTS_32
 # TSTORE_FP: acc dtype -> global dtypes; integer targets round RNE and saturate.
 _FP_TARGETS = (dt.F32, dt.F16, dt.BF16, dt.I8)
+# (global, acc, scale) triples whose scaled store the NPU headers implement (GetVectorPreQuantMode:
+# a2/a3 f32 -> b8, i32 -> b8/f16; a5 adds f32 -> f16/bf16 and i32 -> bf16).
+_A2_FP = ((dt.I8, dt.F32, dt.F32), (dt.I8, dt.I32, dt.F32), (dt.F16, dt.I32, dt.F32))
+_NPU_FP_STORES = {"a2": _A2_FP, "a3": _A2_FP,
+                  "a5": _A2_FP + ((dt.F16, dt.F32, dt.F32), (dt.BF16, dt.F32, dt.F32), (dt.BF16, dt.I32, dt.F32))}
 
 
 def _pairs(types: tuple[dt.DType, ...], extra: tuple[tuple[dt.DType, dt.DType], ...] = ()) -> list:
@@ -297,12 +302,14 @@ declare(Instruction(
     attrs=(_ATOMIC_ATTR,),
     semantics=_tstore_fp,
     dtypes=tuples(("dst", "src", "fp"), [(o, a, dt.F32) for a in _ACC_TYPES for o in _FP_TARGETS]),
-    numerics=ROUNDED, domain=Domain.SRC, pipe=Pipe.FIX, profiles=("cpu",), aliases=("tstore.fp",),
+    profile_dtypes={p: tuples(("dst", "src", "fp"), _NPU_FP_STORES[p]) for p in ("a2", "a3", "a5")},
+    numerics=ROUNDED, domain=Domain.SRC, pipe=Pipe.FIX, aliases=("tstore.fp",),
     doc="dst.window[i, j] = convert(f32(src[i, j]) * fp[0, j]) over src's valid region. The scale is "
         "applied before the conversion: the acc value is taken to f32 (i32 rounds RNE), multiplied by "
         "the column's f32 scale in f32 (rounded RNE), then converted to dst's dtype: f16/bf16 round RNE; "
-        "i8 rounds to nearest even and saturates. " + _ATOMIC_DOC + " Public status: TODO on every "
-        "target, so only the cpu profile has it.",
+        "i8 rounds to nearest even and saturates. " + _ATOMIC_DOC + " NPU profiles take the pairs their "
+        "vector pre-quant modes scale: a2/a3 f32 -> i8 and i32 -> i8/f16; a5 also f32 -> f16/bf16 and "
+        "i32 -> bf16 (a same-type f32 store there applies no scale).",
     example=Example({"dst": "!pto.memref<64x64xf16>", "src": "!pto.tile<16x16xi32, loc=acc, layout=NZ>",
                      "fp": "!pto.tile<1x16xf32, loc=scaling>"}),
     constraints=(_fits("src", "dst"), K.fixed("fp", "rows", 1),

@@ -144,6 +144,11 @@ INSERT_PATHS = {(ACC, MAT): Pipe.FIX, (VEC, MAT): Pipe.MTE3, (VEC, VEC): Pipe.V}
 FP_PATHS = {(ACC, MAT): Pipe.FIX, (ACC, VEC): Pipe.FIX}
 FP_TYPES = tuples(("dst", "src", "fp"),
                   [(d, s, dt.F32) for s in (dt.F32, dt.I32) for d in (dt.F32, dt.F16, dt.BF16)])
+# the FP_TYPES pairs the headers' GetVectorPreQuantMode scales (a2/a3 i32 -> f16; a5 adds bf16 and f32 sources)
+_A2_FP_MOVE = tuples(("dst", "src", "fp"), [(dt.F16, dt.I32, dt.F32)])
+NPU_FP_TYPES = {"a2": _A2_FP_MOVE, "a3": _A2_FP_MOVE,
+                "a5": tuples(("dst", "src", "fp"), [(d, s, dt.F32) for s in (dt.F32, dt.I32)
+                                                    for d in (dt.F16, dt.BF16)])}
 RELU_ATTR = Attr("relu", ReluMode, ReluMode.NONE, "ReLU applied before the conversion")
 FP_DOC = (" Each value is first converted to f32 (i32 rounds nearest-even) and multiplied in f32 "
           "by fp[0, j] for block column j, then (TMOV_FP) ReLU'd, then rounded once more into "
@@ -210,10 +215,11 @@ declare(Instruction(
     summary="move an accumulator tile with per-column scaling",
     operands=_move_operands(FP_PATHS, fp=True), attrs=(RELU_ATTR,), semantics=_tmov,
     dtypes=FP_TYPES, numerics=EXACT, domain=Domain.SRC, pipe=_pipe_rule(FP_PATHS),
-    profiles=("cpu",),
+    profile_dtypes=NPU_FP_TYPES,
     doc="dst[i, j] = convert(relu(f32(src[i, j]) * fp[0, j])) over src's valid region (inside "
         "dst's valid region); acc -> mat/vec on the fixpipe." + FP_DOC +
-        " Status TODO on every public backend, so only the cpu profile has it.",
+        " NPU profiles take the pairs their vector pre-quant modes scale: a2/a3 i32 -> f16 (acc -> mat "
+        "only there; profiles cannot narrow locations), a5 also i32 -> bf16 and f32 -> f16/bf16.",
     special_values="Products follow IEEE f32 (0 * inf = NaN, overflow ±inf); " + CONV_SPECIAL,
     example=Example({"dst": "!pto.tile<16x16xf16, loc=mat, layout=NZ>",
                      "src": "!pto.tile<16x16xi32, loc=acc, layout=NZ>",
