@@ -197,7 +197,7 @@ def test_tmov_fp_scaling_tile_must_cover_the_columns() -> None:
     fp = tile("!pto.tile<1x16xf32, loc=scaling, valid=1x?>", valid=(1, 8))
     fault("TMOV_FP", "RUNTIME_INVALID_READ", dst=tile("!pto.tile<16x16xf16, loc=vec>"), src=src,
           fp=fp)
-    assert I.get("TMOV_FP").profiles == ("cpu",)
+    assert I.get("TMOV_FP").profiles is None      # a2/a3 and a5 TMov take the scaling tile
 
 
 # ------------------------------------------------------------------------------ TEXTRACT

@@ -165,3 +165,23 @@ def test_npu_dtype_sets_follow_the_current_headers(mnemonic: str, profile: str, 
 def test_trowprod_and_tcolexpand_are_legal_on_every_npu_profile() -> None:
     for p in ("a2", "a3", "a5"):
         assert isa.get("TROWPROD").supported_on(p) and isa.get("TCOLEXPAND").supported_on(p), p
+
+
+@pytest.mark.parametrize("mnemonic,profile,expected", [
+    # GetVectorPreQuantMode (a2a3/common.hpp, a5/common.hpp): the (dst, acc) pairs a scaling tile scales
+    ("TSTORE_FP", "a2", {("i8", "f32"), ("i8", "i32"), ("f16", "i32")}),
+    ("TSTORE_FP", "a3", {("i8", "f32"), ("i8", "i32"), ("f16", "i32")}),
+    ("TSTORE_FP", "a5", {("i8", "f32"), ("i8", "i32"), ("f16", "i32"), ("f16", "f32"), ("bf16", "f32"),
+                         ("bf16", "i32")}),
+    ("TMOV_FP", "a3", {("f16", "i32")}),
+    ("TMOV_FP", "a5", {("f16", "i32"), ("f16", "f32"), ("bf16", "f32"), ("bf16", "i32")}),
+])
+def test_scaled_acc_moves_on_npu_profiles(mnemonic: str, profile: str, expected: set[tuple[str, str]]) -> None:
+    instr = isa.get(mnemonic)
+    assert instr.supported_on(profile)
+    rule = instr.dtype_rule(profile)
+    assert {(t[0].name, t[1].name) for t in rule.tuples} == expected
+    assert {t[2].name for t in rule.tuples} == {"f32"}
+    # a same-type f32 acc store/move applies no scale on any NPU header: not offered there
+    assert not rule.allows(tuple(isa.dtypes.get(n) for n in ("f32", "f32", "f32")))
+    assert instr.dtype_rule("cpu").allows(tuple(isa.dtypes.get(n) for n in ("f32", "f32", "f32")))
