@@ -621,6 +621,9 @@ declare(Instruction(
     example=Example({"dst": "!pto.tile<1x16xi32>", "start": "i32"}, {"descending": False}, {"start": 5})))
 
 
+# a2/a3 TTri.hpp: (u)int32, (u)int16, half, float; a5 TTri.hpp adds (u)int8 and bfloat16 (and 64-bit
+# integers, which openpto's vector dtypes leave out)
+_TTRI_A2 = (dt.I32, dt.I16, dt.U32, dt.U16, dt.F16, dt.F32)
 _TRIANGLE = {False: np.less_equal, True: np.greater_equal}   # upper -> test of j against i + diagonal
 
 
@@ -636,7 +639,8 @@ declare(Instruction(
     operands=(tile_out(), index_in("diagonal", "diagonal offset d (signed)")),
     attrs=(Attr("upper", bool, False, "upper instead of lower triangle"),),
     semantics=_ttri,
-    dtypes=same(("dst",), (dt.I32, dt.I16, dt.U32, dt.U16, dt.F16, dt.F32)),
+    dtypes=same(("dst",), _TTRI_A2 + (dt.I8, dt.U8, dt.BF16)),
+    profile_dtypes={"a2": same(("dst",), _TTRI_A2), "a3": same(("dst",), _TTRI_A2)},
     numerics=EXACT, domain=Domain.DST, pipe=Pipe.V,
     doc="Over dst's valid region: lower (upper = false): dst[i, j] = 1 if j <= i + d else 0; upper: "
         "dst[i, j] = 0 if j < i + d else 1 (1 on and above the d-th diagonal). d = 0 is the main "
