@@ -185,3 +185,10 @@ def test_scaled_acc_moves_on_npu_profiles(mnemonic: str, profile: str, expected:
     # a same-type f32 acc store/move applies no scale on any NPU header: not offered there
     assert not rule.allows(tuple(isa.dtypes.get(n) for n in ("f32", "f32", "f32")))
     assert instr.dtype_rule("cpu").allows(tuple(isa.dtypes.get(n) for n in ("f32", "f32", "f32")))
+
+
+def test_ttri_types_per_profile() -> None:
+    # a2/a3 TTri.hpp: (u)int32, (u)int16, half, float; a5 TTri.hpp also (u)int8 and bfloat16
+    a2 = {"i32", "u32", "i16", "u16", "f16", "f32"}
+    assert _names_on("TTRI", "a3") == a2
+    assert _names_on("TTRI", "a5") == a2 | {"i8", "u8", "bf16"}
