@@ -639,4 +639,24 @@ DECISIONS: tuple[Decision, ...] = (
              "split them. Passing the launch geometry to semantics is a backend-interface change left open.",
              "Both backends keep the same fault set; a usedCores above the block count has no effect on a "
              "functional run (SYNCALL changes nothing there)."),
+    Decision("a2/a3/a5 legality from the current headers",
+             "The current a2a3/ and a5/ headers implement TROWPROD on a5 and TCOLEXPAND on a2/a3 (1/2/4-byte "
+             "types) and a5 (also 8-byte); row reductions take half, float, int32, int16 (a5 TROWMAX/TROWMIN "
+             "also int8/uint8; a5 adds 64-bit integers on a scalar path); TSTORE_FP and TMOV_FP take the "
+             "scaling tile, scaling the (dst, acc) pairs GetVectorPreQuantMode maps (a2/a3: f32 -> i8/u8, "
+             "i32 -> i8/u8/f16/i16; a5 also f32 -> f16/bf16/hifloat8/fp8, i32 -> bf16) and applying no scale "
+             "to same-type stores; TREM is f32/i32 and TFMOD f32 on a2/a3, 16/32-bit types on a5 (TREMS/TFMODS "
+             "any 2- or 4-byte type there); TTRI on a5 adds (u)int8, bfloat16 and 64-bit integers.",
+             "Applied, as profile dtype narrowing of the existing declarations: TROWPROD and TCOLEXPAND are "
+             "legal on a2/a3/a5; TROWSUM/TROWMAX/TROWMIN/TROWPROD take f16 f32 i16 i32 on the NPU profiles "
+             "(a5 TROWMAX/TROWMIN also i8 u8); TSTORE_FP on a2/a3 (i8 <- f32, i8 <- i32, f16 <- i32) and a5 "
+             "(also f16/bf16 <- f32, bf16 <- i32); TMOV_FP on a2/a3 (f16 <- i32) and a5 (f16/bf16 <- f32/i32); "
+             "TREM a2/a3 f32 i32, TFMOD a2/a3 f32, both f16 f32 i16 i32 on a5; TREMS/TFMODS a2/a3 as TREM/TFMOD, "
+             "a5 f32 f16 bf16 i16 i32; TTRI a5 also i8 u8 bf16. Stricter than the headers: no 64-bit integers "
+             "in these vector ops, no unsigned TREM/TFMOD(S), no u8/i16 TSTORE_FP targets and no fp8/hifloat8 "
+             "scaled targets (openpto's architecture-wide sets for them do not hold those types: widening them "
+             "is new semantics on every backend, not a legality edit); TMOV_FP's acc -> vec path stays legal "
+             "on a2/a3 (a2/a3 TMov scales into mat only; profiles cannot narrow locations).",
+             "A program verified on a profile must be one its headers compile; a pair that compiles but "
+             "applies no scale (same-type f32) would run with a different meaning, so it is refused there."),
 )
