@@ -117,6 +117,22 @@ class SyncCoreType(enum.Enum):
     MIX = 2
 
 
+class GatherAxis(enum.Enum):
+    """TGATHER mask form's ``gatherType`` (the public GatherAxis): GATHER_ROW keeps columns of
+    each row, GATHER_COL keeps whole rows."""
+
+    GATHER_ROW = 0
+    GATHER_COL = 1
+
+
+class ScatterAxis(enum.Enum):
+    """TSCATTER mask form's ``scatterType`` (the public ScatterAxis): SCATTER_ROW spreads columns
+    of each row, SCATTER_COL spreads whole rows."""
+
+    SCATTER_ROW = 0
+    SCATTER_COL = 1
+
+
 class HistByte(enum.Enum):
     """THISTOGRAM's ``byte``: which byte of each element is counted (BYTE_0 = bits 7-0, the
     public HistByte names); the value is the byte's number."""
@@ -144,6 +160,8 @@ ENUM_SPELLING: dict[type[enum.Enum], str] = {
     SyncAllMode: "syncall_mode",
     SyncCoreType: "sync_core",
     HistByte: "hist_byte",
+    GatherAxis: "gather_axis",
+    ScatterAxis: "scatter_axis",
 }
 
 

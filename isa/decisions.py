@@ -659,4 +659,29 @@ DECISIONS: tuple[Decision, ...] = (
              "on a2/a3 (a2/a3 TMov scales into mat only; profiles cannot narrow locations).",
              "A program verified on a profile must be one its headers compile; a pair that compiles but "
              "applies no scale (same-type f32) would run with a different meaning, so it is refused there."),
+    Decision("TGATHER compare and column forms, TSCATTER mask forms",
+             "The public TGATHER adds a compare form TGATHER<..., CmpMode>(dst, src0, k_value, cdst, tmp, offset) "
+             "(per-row threshold, matching indices and a count; no assembly spelling, no CPU implementation) and "
+             "a gatherType (GatherAxis GATHER_ROW/GATHER_COL) on the mask form; TSCATTER adds "
+             "TSCATTER<maskPattern, ScatterType>(dst, src) (zero-filled spread, SCATTER_ROW/SCATTER_COL). A2/A3 "
+             "compare in src's type after converting k (s32 -> f32, s16 -> f16) and report offset + the "
+             "element's row-major position; A5 converts an f32 src to s32 and compares as u32, and restarts "
+             "nothing per row; which element of k_value and cdst belongs to row i is only 'ptr + i'. The "
+             "mask scatter page says A5 only; the A2/A3 header implements it too.",
+             "One TGATHER declaration: idx carries k_value in the compare form, which is selected by giving "
+             "the optional output cdst; trailing optional tmp (all forms, never touched), cdst and offset "
+             "(index, default 0); cmpMode GT or EQ (default GT), gatherType GATHER_ROW (default). Row i "
+             "reads k at idx[i, 0] and counts into cdst[i, 0] (column vectors); k converts to src's dtype "
+             "(float: rounded to nearest even once; integer: wrapped), compared in src's type (NaN never "
+             "matches, -0 == +0); dst[i, 0..n-1] = offset + i * src.cols + j wrapped to 32 bits, the rest of "
+             "the row untouched. Dtypes: the A2/A3 and A5 tables on their profiles, their union on cpu (i32 "
+             "src takes GT too). Other attributes keep their defaults outside their form (STRUCT_ATTR_VALUE); "
+             "cdst without idx is STRUCT_MISSING_OPERAND, offset without cdst STRUCT_OPERAND_FORM. In the positional forms an "
+             "SSA offset must follow a written tmp (a literal offset needs none), since the matcher fills "
+             "tmp with the first tile-shaped item. TSCATTER: scatterType (lowerCamel like every attribute); "
+             "the mask form on every profile with the index form's data dtypes; dst's valid region must be "
+             "src's spread exactly (STRUCT_VALID_REGION / RUNTIME_VALID_REGION), unselected elements +0.",
+             "The A2/A3 reading is the documented one (compare in the data's type), and flat positions make "
+             "the compare form's output a valid index-form idx; reusing the third operand keeps the C++ "
+             "argument order and every existing bytecode unchanged."),
 )

@@ -12,7 +12,7 @@ from hypothesis import given, strategies as st
 
 import openpto.isa as isa
 from openpto.isa import checks, profiles
-from openpto.isa.attrs import MaskPattern, QuantType
+from openpto.isa.attrs import CmpMode, GatherAxis, MaskPattern, QuantType, ScatterAxis
 from openpto.isa.types import Layout, parse_type
 
 MINE = ["TSORT32", "TMRGSORT", "TGATHER", "TGATHERB", "TSCATTER", "TCI", "TTRI", "TPARTADD", "TPARTMUL",
@@ -348,6 +348,141 @@ def test_tscatter_faults_and_constraints() -> None:
     ok = {"dst": "!pto.tile<16x16xf32>", "src": "!pto.tile<16x16xf32>", "idx": "!pto.tile<16x16xi32>"}
     assert codes("TSCATTER", {**ok, "dst": "!pto.tile<16x16xf32, valid=16x8>"}) == ["STRUCT_VALID_REGION"]
     assert codes("TSCATTER", {**ok, "idx": "!pto.tile<16x16xi16>"}) == ["LEGAL_DTYPE"]
+
+
+# ----------------------------------------------------------------------------- TGATHER / TSCATTER forms (issue 14)
+
+@pytest.mark.parametrize("pattern,rows", [(MaskPattern.P0101, [0, 2]), (MaskPattern.P1010, [1, 3]),
+                                          (MaskPattern.P0001, [0, 4]), (MaskPattern.P0010, [1, 5]),
+                                          (MaskPattern.P0100, [2, 6]), (MaskPattern.P1000, [3, 7]),
+                                          (MaskPattern.P1111, [0, 1])])
+def test_tgather_column_direction_keeps_whole_rows(pattern: MaskPattern, rows: list[int]) -> None:
+    src = np.arange(8 * 4, dtype=np.int32).reshape(8, 4)        # row r holds 4r .. 4r + 3
+    dst = filled((2, 4), np.int32, -1)
+    run("TGATHER", dst=dst, src=tile(src, np.int32), maskPattern=pattern, gatherType=GatherAxis.GATHER_COL)
+    assert dst.data.tolist() == [[4 * r + c for c in range(4)] for r in rows]
+
+
+def test_tgather_column_direction_reads_only_valid_rows() -> None:
+    src = tile(np.ones((8, 4)), np.float32, valid=(6, 4))
+    fault("RUNTIME_INVALID_READ", "TGATHER", dst=filled((2, 4), np.float32, 0), src=src,
+          maskPattern=MaskPattern.P1000, gatherType=GatherAxis.GATHER_COL)   # needs row 7
+    ok = {"dst": "!pto.tile<8x16xf32>", "src": "!pto.tile<16x16xf32>"}
+    col = {"maskPattern": MaskPattern.P0101, "gatherType": GatherAxis.GATHER_COL}
+    assert codes("TGATHER", ok, col) == []
+    assert codes("TGATHER", {**ok, "src": "!pto.tile<16x16xf32, valid=14x16>"}, col) == ["STRUCT_VALID_REGION"]
+    assert codes("TGATHER", {**ok, "dst": "!pto.tile<8x16xf32, valid=8x8>",
+                             "src": "!pto.tile<16x16xf32, valid=16x4>"}, col) == ["STRUCT_VALID_REGION"]
+
+
+def test_tgather_compare_gt_f32_hand_case() -> None:
+    # row 0: > 2 at columns 1 and 3; row 1: > -1 at 0, 2 (NaN and -inf never match)
+    src = tile([[1.0, 2.5, 2.0, 7.0], [0.0, np.nan, 5.0, -np.inf]], np.float32)
+    k = tile([[2], [-1]], np.int32)
+    dst, cnt = filled((2, 4), np.uint32, 99), filled((2, 1), np.uint32, 99)
+    run("TGATHER", dst=dst, src=src, idx=k, cdst=cnt, offset=10)
+    assert dst.data.tolist() == [[11, 13, 99, 99], [14, 16, 99, 99]]   # 10 + 4 * row + column
+    assert cnt.data[:, 0].tolist() == [2, 2]
+
+
+def test_tgather_compare_eq_rounds_threshold_and_matches_signed_zero() -> None:
+    # 2049 is not an f16: it rounds to 2048 (nearest even), which matches columns 0 and 2
+    src = tile([[2048.0, 2050.0, 2048.0], [-0.0, 0.0, 1.0]], np.float16)
+    k = tile([[2049], [0]], np.uint32)
+    dst, cnt = filled((2, 3), np.int32, -7), filled((2, 1), np.int32, -7)
+    run("TGATHER", dst=dst, src=src, idx=k, cdst=cnt, cmpMode=CmpMode.EQ)
+    assert dst.data.tolist() == [[0, 2, -7], [3, 4, -7]]
+    assert cnt.data[:, 0].tolist() == [2, 2]
+
+
+def test_tgather_compare_integer_source_and_wrapping_offset() -> None:
+    # u16 source: threshold 65537 wraps to 1; positions wrap to 32 bits from offset 2**32 - 2
+    src = tile([[0, 1, 2, 65535]], np.uint16)
+    dst, cnt = filled((1, 4), np.uint32, 5), filled((1, 1), np.uint32, 5)
+    run("TGATHER", dst=dst, src=src, idx=tile([[65537]], np.uint32), cdst=cnt, offset=2**32 - 2)
+    assert dst.data.tolist() == [[0, 1, 5, 5]]          # columns 2, 3 -> (2**32 - 2 + 2, + 3) mod 2**32
+    assert cnt.data.tolist() == [[2]]
+
+
+def test_tgather_compare_partial_rows_and_regions() -> None:
+    src = tile(np.arange(12).reshape(3, 4), np.int32, valid=(2, 3))
+    dst, cnt = filled((3, 4), np.int32, -1), filled((3, 1), np.int32, -1)
+    run("TGATHER", dst=dst, src=src, idx=tile([[0], [4]], np.int32), cdst=cnt, cmpMode=CmpMode.EQ)
+    assert dst.data.tolist() == [[0, -1, -1, -1], [4, -1, -1, -1], [-1, -1, -1, -1]]
+    assert cnt.data[:, 0].tolist() == [1, 1, -1]
+    fault("RUNTIME_INVALID_WRITE", "TGATHER", dst=filled((3, 4), np.int32, 0, valid=(2, 2)), src=src,
+          idx=tile([[0], [4]], np.int32), cdst=filled((3, 1), np.int32, 0))
+    fault("RUNTIME_INVALID_READ", "TGATHER", dst=filled((3, 4), np.int32, 0), src=src,
+          idx=tile([[0], [4]], np.int32, valid=(1, 1)), cdst=filled((3, 1), np.int32, 0))
+
+
+def test_tgather_compare_constraints_and_legality() -> None:
+    ok = {"dst": "!pto.tile<16x16xu32>", "src": "!pto.tile<16x16xf32>", "idx": "!pto.tile<16x1xu32, layout=DN>",
+          "cdst": "!pto.tile<16x1xu32, layout=DN>", "offset": "index"}
+    for p in ("cpu", "a2", "a3", "a5"):
+        assert codes("TGATHER", ok, profile=p) == []
+    assert codes("TGATHER", ok, {"cmpMode": CmpMode.LT}) == ["STRUCT_ATTR_VALUE"]
+    assert codes("TGATHER", ok, {"maskPattern": MaskPattern.P0101}) == ["STRUCT_ATTR_VALUE"]
+    assert codes("TGATHER", {k: v for k, v in ok.items() if k != "idx"}) == ["STRUCT_MISSING_OPERAND"]
+    assert "STRUCT_OPERAND_FORM" in codes("TGATHER", {k: v for k, v in ok.items() if k != "cdst"})   # offset
+    assert codes("TGATHER", {**ok, "dst": "!pto.tile<16x16xf32>"}) == ["LEGAL_DTYPE"]
+    assert codes("TGATHER", {**ok, "cdst": "!pto.tile<16x1xf32, layout=DN>"}) == ["LEGAL_DTYPE"]
+    assert codes("TGATHER", {**ok, "dst": "!pto.tile<16x8xu32>"}) == ["STRUCT_VALID_REGION"]
+    # A2/A3 take i32 thresholds, A5 u16/u32; A5 compares 16-bit integer sources, A2/A3 do not
+    assert codes("TGATHER", {**ok, "idx": "!pto.tile<16x1xi32, layout=DN>"}, profile="a5") == ["LEGAL_DTYPE"]
+    assert codes("TGATHER", {**ok, "idx": "!pto.tile<16x1xi32, layout=DN>"}, profile="a3") == []
+    i16 = {**ok, "src": "!pto.tile<16x16xi16>", "idx": "!pto.tile<16x1xu16, layout=DN>"}
+    assert codes("TGATHER", i16, profile="a5") == [] and codes("TGATHER", i16, profile="a3") == ["LEGAL_DTYPE"]
+    # the index form keeps its own rule: dst takes src's dtype
+    assert codes("TGATHER", {"dst": "!pto.tile<16x16xu32>", "src": "!pto.tile<16x16xf32>",
+                             "idx": "!pto.tile<16x16xu32>"}) == ["LEGAL_DTYPE"]
+
+
+def test_tgather_tmp_is_never_touched() -> None:
+    tmp = filled((4, 4), np.int32, 1234)
+    dst = filled((2, 2), np.float32, 0)
+    run("TGATHER", dst=dst, src=tile([[1, 2], [3, 4]], np.float32), idx=tile([[3, 2], [1, 0]], np.int32), tmp=tmp)
+    assert dst.data.tolist() == [[4, 3], [2, 1]] and (tmp.data == 1234).all()
+
+
+@pytest.mark.parametrize("pattern,cols", [(MaskPattern.P0101, [0, 2]), (MaskPattern.P1010, [1, 3]),
+                                          (MaskPattern.P0001, [0, 4]), (MaskPattern.P0010, [1, 5]),
+                                          (MaskPattern.P0100, [2, 6]), (MaskPattern.P1000, [3, 7])])
+def test_tscatter_mask_row_spreads_columns_with_zeros(pattern: MaskPattern, cols: list[int]) -> None:
+    src = tile([[1, 2], [3, 4]], np.int16)
+    width = 4 if pattern in (MaskPattern.P0101, MaskPattern.P1010) else 8
+    dst = filled((2, width), np.int16, 9)
+    run("TSCATTER", dst=dst, src=src, maskPattern=pattern)
+    want = np.zeros((2, width), np.int16)
+    want[:, cols] = [[1, 2], [3, 4]]
+    assert dst.data.tolist() == want.tolist()
+
+
+def test_tscatter_mask_col_spreads_rows_with_zeros() -> None:
+    src = tile([[1.5, -2.0], [np.inf, -0.0]], np.float32)
+    dst = filled((8, 2), np.float32, 9)
+    run("TSCATTER", dst=dst, src=src, maskPattern=MaskPattern.P0100, scatterType=ScatterAxis.SCATTER_COL)
+    want = [[0, 0], [0, 0], [1.5, -2.0], [0, 0], [0, 0], [0, 0], [np.inf, -0.0], [0, 0]]
+    assert dst.data.tolist() == want and np.signbit(dst.data[6, 1]) and not np.signbit(dst.data[0, 0])
+
+
+def test_tscatter_mask_p1111_is_a_copy_and_regions() -> None:
+    dst = filled((2, 3), np.uint8, 7)
+    run("TSCATTER", dst=dst, src=tile([[1, 2, 3], [4, 5, 6]], np.uint8))
+    assert dst.data.tolist() == [[1, 2, 3], [4, 5, 6]]
+    fault("RUNTIME_VALID_REGION", "TSCATTER", dst=filled((2, 4), np.uint8, 0, valid=(2, 3)),
+          src=tile([[1, 2]], np.uint8, valid=(1, 2)), maskPattern=MaskPattern.P0101)
+    ok = {"dst": "!pto.tile<16x32xf32>", "src": "!pto.tile<16x16xf32>"}
+    assert codes("TSCATTER", ok, {"maskPattern": MaskPattern.P1010}) == []
+    assert codes("TSCATTER", ok, {"maskPattern": MaskPattern.P0001}) == ["STRUCT_VALID_REGION"]
+    assert codes("TSCATTER", ok, {"maskPattern": MaskPattern.P0101, "scatterType": ScatterAxis.SCATTER_COL}) \
+        == ["STRUCT_VALID_REGION"]
+    assert codes("TSCATTER", {**ok, "dst": "!pto.tile<16x32xi32>"}, {"maskPattern": MaskPattern.P1010}) \
+        == ["LEGAL_DTYPE"]
+    idx = {"dst": "!pto.tile<16x16xf32>", "src": "!pto.tile<16x16xf32>", "idx": "!pto.tile<16x16xi32>"}
+    assert codes("TSCATTER", idx, {"maskPattern": MaskPattern.P1010}) == ["STRUCT_ATTR_VALUE"]
+    for p in ("cpu", "a2", "a3", "a5"):
+        assert codes("TSCATTER", ok, {"maskPattern": MaskPattern.P1010}, profile=p) == []
 
 
 # ----------------------------------------------------------------------------- TCI

@@ -180,6 +180,106 @@ def test_tscatter_collisions_and_range() -> None:
         assert same(SCATTER, idx=wrong, **args) == "RUNTIME_OOB"
 
 
+# --------------------------------------------------------------------------- TGATHER / TSCATTER forms (issue 14)
+
+@pytest.mark.parametrize("pattern", ["P0101", "P1010", "P0001", "P0010", "P0100", "P1000", "P1111"])
+def test_tgather_column_direction(pattern: str) -> None:
+    text = f"""
+kernel @k(%dst : !pto.tile<3x5xi16, valid=3x4>, %src : !pto.tile<12x5xi16, valid=12x4>) {{
+  %dst = tgather %src {{maskPattern = #pto.mask_pattern<{pattern}>, gatherType = #pto.gather_axis<GATHER_COL>}} : (!pto.tile<12x5xi16, valid=12x4>) -> !pto.tile<3x5xi16, valid=3x4>
+}}
+"""
+    src = _fill((12, 5), np.int16, 9)
+    assert same(text, dst=_fill((3, 5), np.int16), src=src) is None
+    _, out = _run(text, "llvm", dict(dst=_fill((3, 5), np.int16), src=src))
+    step, first = {"P0101": (2, 0), "P1010": (2, 1), "P0001": (4, 0), "P0010": (4, 1), "P0100": (4, 2),
+                   "P1000": (4, 3), "P1111": (1, 0)}[pattern]
+    assert out["dst"][:3, :4].tolist() == src[[first, first + step, first + 2 * step], :4].tolist()
+
+
+COMPARE = """
+kernel @k(%dst : !pto.tile<4x40xu32>, %cnt : !pto.tile<4x1xu32, layout=DN>, %src : !pto.tile<4x40x{d}, valid=3x37>,
+          %k : !pto.tile<4x1x{kd}, layout=DN>, %tmp : !pto.tile<4x8xu32>, %off : index) {{
+  %dst, %cnt = tgather %src, %k, %tmp, %off {{cmpMode = #pto.cmp<{mode}>}} : (!pto.tile<4x40x{d}, valid=3x37>, !pto.tile<4x1x{kd}, layout=DN>, !pto.tile<4x8xu32>, index) -> (!pto.tile<4x40xu32>, !pto.tile<4x1xu32, layout=DN>)
+}}
+"""
+
+
+@pytest.mark.parametrize("d,npd,kd,npk", [("f32", np.float32, "i32", np.int32), ("f16", np.float16, "u32", np.uint32),
+                                           ("i32", np.int32, "i32", np.int32), ("u16", np.uint16, "u16", np.uint16),
+                                           ("i16", np.int16, "u32", np.uint32)])
+@pytest.mark.parametrize("mode", ["GT", "EQ"])
+def test_tgather_compare_form_against_reference_and_numpy(d: str, npd: Any, kd: str, npk: Any, mode: str) -> None:
+    rng = np.random.default_rng(11)
+    if d.startswith("f"):
+        src = rng.choice(np.array([1.0, 2.0, 3.0, -0.0, 0.0, np.nan, np.inf, 2049.0], npd), size=(4, 40))
+        k = np.array([[2], [0], [2049], [7]], npk)
+    else:
+        src = rng.integers(0, 4, size=(4, 40)).astype(npd)
+        src[1, 5] = np.iinfo(npd).max
+        k = np.array([[1], [np.iinfo(npk).max], [2], [9]], npk)
+    text = COMPARE.format(d=d, kd=kd, mode=mode)
+    tmp = _fill((4, 8), np.uint32)
+    args = dict(dst=_fill((4, 40), np.uint32), cnt=_fill((4, 1), np.uint32), src=src, k=k, tmp=tmp.copy(),
+                off=2**32 - 5)
+    assert same(text, ("dst", "cnt"), **args) is None
+    _, out = _run(text, "llvm", args)
+    for i in range(3):                       # numpy golden, written independently of the semantics
+        row = src[i, :37]
+        if d.startswith("f"):
+            thr = np.array(float(k[i, 0])).astype(npd)
+        else:
+            thr = np.array(int(k[i, 0]) % 2 ** (8 * np.dtype(npd).itemsize)).astype(np.uint64).astype(npd)
+        hits = np.nonzero(row > thr if mode == "GT" else row == thr)[0]
+        want = [(2**32 - 5 + 40 * i + j) % 2**32 for j in hits]
+        assert out["cnt"][i, 0] == len(hits)
+        assert out["dst"][i, :len(hits)].tolist() == want
+    assert out["cnt"][3, 0] == args["cnt"][3, 0]   # beyond src's valid rows: untouched
+    assert out["tmp"].tolist() == tmp.tolist()     # the scratch operand is never written
+
+
+def test_tgather_compare_literal_offset_and_faults() -> None:
+    text = """
+kernel @k(%dst : !pto.tile<4x8xi32, valid=4x{dv}>, %cnt : !pto.tile<4x1xi32, layout=DN>, %src : !pto.tile<4x8xi32>,
+          %k : !pto.tile<4x1xi32, layout=DN>) {{
+  %dst, %cnt = tgather %src, %k, 7 {{cmpMode = #pto.cmp<EQ>}} : (!pto.tile<4x8xi32>, !pto.tile<4x1xi32, layout=DN>, index) -> (!pto.tile<4x8xi32, valid=4x{dv}>, !pto.tile<4x1xi32, layout=DN>)
+}}
+"""
+    src = np.array([[1, 0, 1, 0, 1, 0, 1, 0]] * 4, np.int32)
+    args = dict(dst=np.full((4, 8), -1, np.int32), cnt=np.full((4, 1), -1, np.int32), src=src,
+                k=np.array([[1], [0], [5], [1]], np.int32))
+    assert same(text.format(dv=8), ("dst", "cnt"), **args) is None
+    _, out = _run(text.format(dv=8), "llvm", args)
+    assert out["cnt"][:, 0].tolist() == [4, 4, 0, 4]
+    assert out["dst"][:2].tolist() == [[7, 9, 11, 13, -1, -1, -1, -1], [16, 18, 20, 22, -1, -1, -1, -1]]
+    assert out["dst"][3, :4].tolist() == [31, 33, 35, 37]
+
+
+@pytest.mark.parametrize("pattern,factor", [("P0101", 2), ("P1010", 2), ("P0001", 4), ("P0010", 4),
+                                            ("P0100", 4), ("P1000", 4), ("P1111", 1)])
+@pytest.mark.parametrize("axis", ["SCATTER_ROW", "SCATTER_COL"])
+def test_tscatter_mask_forms(pattern: str, factor: int, axis: str) -> None:
+    sr, sc = 3, 5
+    dr, dc = (sr, sc * factor) if axis == "SCATTER_ROW" else (sr * factor, sc)
+    text = f"""
+kernel @k(%dst : !pto.tile<{dr + 1}x{dc + 3}xbf16, valid={dr}x{dc}>, %src : !pto.tile<4x8xbf16, valid={sr}x{sc}>) {{
+  %dst = tscatter %src {{maskPattern = #pto.mask_pattern<{pattern}>, scatterType = #pto.scatter_axis<{axis}>}} : (!pto.tile<4x8xbf16, valid={sr}x{sc}>) -> !pto.tile<{dr + 1}x{dc + 3}xbf16, valid={dr}x{dc}>
+}}
+"""
+    src = _fill((4, 8), np.uint16, 3).view(ml_dtypes.bfloat16)
+    dst = _fill((dr + 1, dc + 3), np.uint16, 4).view(ml_dtypes.bfloat16)
+    assert same(text, dst=dst, src=src) is None
+    _, out = _run(text, "llvm", dict(dst=dst, src=src))
+    first = {"P0101": 0, "P1010": 1, "P0001": 0, "P0010": 1, "P0100": 2, "P1000": 3, "P1111": 0}[pattern]
+    want = np.zeros((dr, dc), np.uint16)
+    bits = src.view(np.uint16)[:sr, :sc]
+    if axis == "SCATTER_ROW":
+        want[:, first::factor] = bits
+    else:
+        want[first::factor, :] = bits
+    assert out["dst"].view(np.uint16)[:dr, :dc].tolist() == want.tolist()
+
+
 # --------------------------------------------------------------------------- TCI / TTRI
 
 @pytest.mark.parametrize("d,start", [("u16", 65534), ("i16", -32767), ("i32", 2147483646), ("u32", 3)])

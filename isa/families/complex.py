@@ -356,10 +356,20 @@ def _gather_form_fault(present: set[str] | Types, attrs: Attrs) -> str | None:
     return None
 
 
-def _gather_form(types: Types, attrs: Attrs) -> str | None:
+def _gather_operands(types: Types, attrs: Attrs) -> str | None:
     if "offset" in types and "cdst" not in types:
         return "offset belongs to the compare form, which takes a cdst operand"
-    return _gather_form_fault(types, attrs)
+    return None
+
+
+def _gather_thresholds(types: Types, attrs: Attrs) -> str | None:
+    if "cdst" in types and "idx" not in types:
+        return "the compare form (cdst given) needs idx, the per-row thresholds"
+    return None
+
+
+def _gather_attrs(types: Types, attrs: Attrs) -> str | None:
+    return None if "cdst" in types and "idx" not in types else _gather_form_fault(types, attrs)
 
 
 def _gather_mask_dtypes(types: Types, attrs: Attrs) -> str | None:
@@ -485,7 +495,9 @@ declare(Instruction(
                             "tmp": "!pto.tile<16x16xu32>", "offset": "index"},
                            scalars={"offset": 3})),
     constraints=(K.custom("idx covers dst (index form)", _gather_index_covers, "STRUCT_VALID_REGION"),
-                 K.custom("the operands and attributes of one form", _gather_form, "STRUCT_OPERAND_FORM"),
+                 K.custom("offset only in the compare form", _gather_operands, "STRUCT_OPERAND_FORM"),
+                 K.custom("the compare form takes idx (k_value)", _gather_thresholds, "STRUCT_MISSING_OPERAND"),
+                 K.custom("the attributes of the form the operands select", _gather_attrs, "STRUCT_ATTR_VALUE"),
                  K.custom("mask form: src's valid region holds the selected columns or rows",
                           _gather_mask_region, "STRUCT_VALID_REGION"),
                  K.custom("compare form: dst covers src, idx and cdst cover one entry per src row",
@@ -553,7 +565,33 @@ def _last_writers(keys: np.ndarray) -> np.ndarray:
     return keys.size - 1 - first_from_end
 
 
-def _tscatter(dst: Tile, src: Tile, idx: Tile) -> None:
+def _scatter_mask(dst: Tile, src: Tile, pattern: MaskPattern, axis: ScatterAxis) -> None:
+    """Mask form: src's columns (SCATTER_ROW) or rows (SCATTER_COL) spread to every step-th one of
+    dst from the pattern's first; every other element of dst's valid region becomes zero."""
+    step, first = _PATTERN[pattern]
+    rows, cols = src.valid
+    along_rows = axis is ScatterAxis.SCATTER_ROW
+    want = (rows, cols * step) if along_rows else (rows * step, cols)
+    if tuple(dst.valid) != want:
+        raise RuntimeFault("RUNTIME_VALID_REGION", "TSCATTER mask form: dst's valid region is not src's spread",
+                           expected=f"dst valid region {want[0]}x{want[1]}",
+                           actual=f"{dst.valid[0]}x{dst.valid[1]}")
+    out = np.zeros(want, dst.dtype.np_dtype)
+    values = src.read(rows, cols, "src")
+    if along_rows:
+        out[:, first::step] = values
+    else:
+        out[first::step, :] = values
+    dst.write(out)
+
+
+def _tscatter(dst: Tile, src: Tile, idx: Tile | None = None, maskPattern: MaskPattern = MaskPattern.P1111,  # noqa: N803
+              scatterType: ScatterAxis = ScatterAxis.SCATTER_ROW) -> None:  # noqa: N803
+    if idx is None:
+        _scatter_mask(dst, src, maskPattern, scatterType)
+        return
+    if maskPattern is not MaskPattern.P1111 or scatterType is not ScatterAxis.SCATTER_ROW:
+        raise _spec_fault("TSCATTER", "maskPattern and scatterType select the mask form, which takes no idx")
     rows, cols = src.valid
     if rows and cols > dst.valid[1]:
         raise RuntimeFault("RUNTIME_OOB", "TSCATTER writes columns outside dst's valid region",
@@ -566,30 +604,91 @@ def _tscatter(dst: Tile, src: Tile, idx: Tile) -> None:
     dst.data[target[keep], column[keep]] = src.read(rows, cols, "src").reshape(-1)[keep]
 
 
+def _scatter_form(types: Types, attrs: Attrs) -> str | None:
+    if "idx" in types and (attrs.get("maskPattern", MaskPattern.P1111) is not MaskPattern.P1111
+                           or attrs.get("scatterType", ScatterAxis.SCATTER_ROW) is not ScatterAxis.SCATTER_ROW):
+        return "maskPattern and scatterType select the mask form, which takes no idx operand"
+    return None
+
+
+def _scatter_mask_rules(types: Types, attrs: Attrs) -> str | None:
+    d, s = _tile(types, "dst"), _tile(types, "src")
+    if "idx" in types or d is None or s is None:
+        return None
+    step, _ = _PATTERN[attrs.get("maskPattern", MaskPattern.P1111)]
+    along_rows = attrs.get("scatterType", ScatterAxis.SCATTER_ROW) is ScatterAxis.SCATTER_ROW
+    fr, fc = (1, step) if along_rows else (step, 1)
+    for axis, f, dv, sv in (("rows", fr, d.valid_rows, s.valid_rows), ("cols", fc, d.valid_cols, s.valid_cols)):
+        if _known(dv, sv) and dv != sv * f:
+            return f"mask form: dst valid {axis} {dv} must be {f} x src's {sv}"
+    return None
+
+
+def _scatter_mask_dtypes(types: Types, attrs: Attrs) -> str | None:
+    d, s = _tile(types, "dst"), _tile(types, "src")
+    if "idx" in types or d is None or s is None:
+        return None
+    if d.dtype != s.dtype or d.dtype not in _SCATTER_DATA:
+        return f"the mask form takes one dtype of {', '.join(map(str, _SCATTER_DATA))}, got {d.dtype} and {s.dtype}"
+    return None
+
+
+_SCATTER_DATA = (dt.F32, dt.I32, dt.U32, dt.F16, dt.BF16, dt.I16, dt.U16, dt.I8, dt.U8)
 _SCATTER_TYPES = ([(d, d, i) for d in (dt.F32, dt.I32, dt.U32) for i in (dt.I32, dt.U32)]
                   + [(d, d, i) for d in (dt.F16, dt.BF16, dt.I16, dt.U16, dt.I8, dt.U8)
                      for i in (dt.I16, dt.U16)])
+_SCATTER_IDX_COVERS = K.covers(("idx",), "src")
+_SCATTER_IDX_SHAPE = K.same_shape("src", "idx")
+_SCATTER_DST_COLS = K.at_least("dst", "valid_cols", "src", "valid_cols", "STRUCT_VALID_REGION")
+
+
+def _index_form(rule: Any) -> Callable[[Types, Attrs], str | None]:
+    """``rule`` checked only in the index form (idx given)."""
+    return lambda types, attrs: rule.check(types, attrs) if "idx" in types else None
+
+
 declare(Instruction(
-    mnemonic="TSCATTER", family=Family.COMPLEX, summary="scatter elements to destination rows",
+    mnemonic="TSCATTER", family=Family.COMPLEX, summary="scatter elements to destination rows or by a mask pattern",
     operands=(tile_out(), tile_in("src", "scattered values"),
-              tile_in("idx", "destination row of each src element")),
+              tile_in("idx", "destination row of each src element; absent: mask form", optional=True)),
+    attrs=(Attr("maskPattern", MaskPattern, MaskPattern.P1111,
+                "mask form (no idx): the dst columns (rows) that receive src"),
+           Attr("scatterType", ScatterAxis, ScatterAxis.SCATTER_ROW,
+                "mask form: SCATTER_ROW spreads columns of each row, SCATTER_COL whole rows")),
     semantics=_tscatter,
     dtypes=tuples(("dst", "src", "idx"), _SCATTER_TYPES),
     numerics=EXACT, domain=Domain.SRC, pipe=Pipe.V,
-    doc="For every (i, j) in src's valid region, in row-major order: dst[idx[i, j], j] = src[i, j] (the "
-        "index selects the destination row; the column is kept). When several elements target the same "
-        "dst element the last one in row-major order wins. dst elements that no element targets are "
-        "unspecified (some implementations zero the whole dst buffer first; the reference leaves them "
-        "untouched). idx must cover src's valid region; index width follows the data: 4-byte data take "
-        "i32/u32, 2- and 1-byte data take i16/u16 indices (A2/A3 and A5 tables are identical). The A2/A3 "
-        "test goldens use flat element offsets instead; openpto follows the documented row form. Values "
-        "are copied bit for bit.",
+    doc="Index form: for every (i, j) in src's valid region, in row-major order: dst[idx[i, j], j] = "
+        "src[i, j] (the index selects the destination row; the column is kept). When several elements "
+        "target the same dst element the last one in row-major order wins. dst elements that no element "
+        "targets are unspecified (some implementations zero the whole dst buffer first; the reference "
+        "leaves them untouched). idx must cover src's valid region; index width follows the data: 4-byte "
+        "data take i32/u32, 2- and 1-byte data take i16/u16 indices (A2/A3 and A5 tables are identical). "
+        "The A2/A3 test goldens use flat element offsets instead; openpto follows the documented row form. "
+        "Mask form (idx absent; the public TSCATTER<maskPattern, ScatterType>(dst, src)): with scatterType "
+        "SCATTER_ROW (the default) dst[i, first + step * j] = src[i, j] and dst.valid_cols = step * "
+        "src.valid_cols; with SCATTER_COL dst[first + step * i, j] = src[i, j] and dst.valid_rows = step * "
+        "src.valid_rows; the other extent is equal, and every other element of dst's valid region is zero "
+        "(step and first as TGATHER's patterns: P0101 (2, 0), P1010 (2, 1), P0001 (4, 0), P0010 (4, 1), "
+        "P0100 (4, 2), P1000 (4, 3), P1111 (1, 0; a copy)). Valid regions that break this are "
+        "STRUCT_VALID_REGION (RUNTIME_VALID_REGION when dynamic). Values are copied bit for bit.",
     special_values="A target row outside [0, dst.valid_rows) (negative signed indices included) or a "
-                   "column outside dst's valid columns raises RUNTIME_OOB; the hardware does not check.",
+                   "column outside dst's valid columns raises RUNTIME_OOB; the hardware does not check. "
+                   "The mask form's zeros are +0 of the dtype.",
     example=Example({"dst": "!pto.tile<16x16xf32>", "src": "!pto.tile<16x16xf32>",
                      "idx": "!pto.tile<16x16xi32>"}),
-    constraints=(K.same_shape("src", "idx"), K.covers(("idx",), "src"),
-                 K.at_least("dst", "valid_cols", "src", "valid_cols", "STRUCT_VALID_REGION"))))
+    more_examples=(Example({"dst": "!pto.tile<16x32xf32>", "src": "!pto.tile<16x16xf32>"},
+                           attrs={"maskPattern": MaskPattern.P1010}),
+                   Example({"dst": "!pto.tile<32x16xf32>", "src": "!pto.tile<8x16xf32>"},
+                           attrs={"maskPattern": MaskPattern.P0100, "scatterType": ScatterAxis.SCATTER_COL})),
+    constraints=(K.custom("index form: src and idx share one shape", _index_form(_SCATTER_IDX_SHAPE), "STRUCT_SHAPE"),
+                 K.custom("index form: idx covers src", _index_form(_SCATTER_IDX_COVERS), "STRUCT_VALID_REGION"),
+                 K.custom("index form: dst has src's valid columns", _index_form(_SCATTER_DST_COLS),
+                          "STRUCT_VALID_REGION"),
+                 K.custom("maskPattern and scatterType only without idx", _scatter_form, "STRUCT_ATTR_VALUE"),
+                 K.custom("mask form: dst's valid region is src's spread by the pattern", _scatter_mask_rules,
+                          "STRUCT_VALID_REGION"),
+                 K.custom("mask form: dst and src share one dtype", _scatter_mask_dtypes, "LEGAL_DTYPE"))))
 
 
 # ----------------------------------------------------------------------------- TCI / TTRI

@@ -20,7 +20,7 @@ from llvmlite import ir
 
 from ....assembler.ir import TileOp
 from ....isa import dtypes as dt
-from ....isa.attrs import MaskPattern, QuantType
+from ....isa.attrs import CmpMode, GatherAxis, MaskPattern, QuantType, ScatterAxis
 from ....isa.types import Layout
 from .. import numerics as N
 from ..codegen import Access, KernelCodegen, MapRule, TileRef
@@ -241,19 +241,15 @@ _PATTERN = {MaskPattern.P0101: (2, 0), MaskPattern.P1010: (2, 1), MaskPattern.P0
 
 
 def _tgather(cg: KernelCodegen, op: TileOp) -> None:
+    if "cdst" in op.args:
+        _gather_compare(cg, op)
+        return
+    if "idx" not in op.args:
+        _gather_mask(cg, op)
+        return
     b = cg.b
     dst = cg.tile(op, "dst")
     rows, cols = dst.vrows, dst.vcols
-    if "idx" not in op.args:
-        src = cg.tile(op, "src")     # in place is safe: column first + step * t >= t
-        step, first = _PATTERN[cg.attrs(op).get("maskPattern") or MaskPattern.P1111]
-        width = b.select(b.icmp_signed(">", cols, _c(0)),
-                         b.add(_c(first + 1), b.mul(_c(step), b.sub(cols, _c(1)))), _c(0))
-        cg.check_read(src, rows, width, "src")
-        with cg.loop(0, rows, name="g.r") as i:
-            with cg.loop(0, cols, name="g.c") as j:
-                dst.store_raw(b, i, j, src.load_raw(b, i, b.add(_c(first), b.mul(j, _c(step)))))
-        return
     idx = _input(cg, op, "idx")
     src = _input(cg, op, "src")
     cg.check_read(idx, rows, cols, "idx")
@@ -264,6 +260,74 @@ def _tgather(cg: KernelCodegen, op: TileOp) -> None:
         with cg.loop(0, cols, name="g.c") as j:
             k = _index(b, idx, i, j)
             dst.store_raw(b, i, j, b.load(src.flat_addr(b, k), typ=src.elem))
+
+
+def _gather_mask(cg: KernelCodegen, op: TileOp) -> None:
+    """Every step-th column of each row (GATHER_ROW) or every step-th row (GATHER_COL). In place
+    is safe: the element read, first + step * t, is never before the one written, t."""
+    b = cg.b
+    dst, src = cg.tile(op, "dst"), cg.tile(op, "src")
+    rows, cols = dst.vrows, dst.vcols
+    attrs = cg.attrs(op)
+    step, first = _PATTERN[attrs.get("maskPattern") or MaskPattern.P1111]
+    along_rows = (attrs.get("gatherType") or GatherAxis.GATHER_ROW) is GatherAxis.GATHER_ROW
+    kept = cols if along_rows else rows
+    span = b.select(b.icmp_signed(">", kept, _c(0)),
+                    b.add(_c(first + 1), b.mul(_c(step), b.sub(kept, _c(1)))), _c(0))
+    cg.check_read(src, rows, span, "src") if along_rows else cg.check_read(src, span, cols, "src")
+    with cg.loop(0, rows, name="g.r") as i:
+        with cg.loop(0, cols, name="g.c") as j:
+            if along_rows:
+                v = src.load_raw(b, i, b.add(_c(first), b.mul(j, _c(step))))
+            else:
+                v = src.load_raw(b, b.add(_c(first), b.mul(i, _c(step))), j)
+            dst.store_raw(b, i, j, v)
+
+
+def _threshold(cg: KernelCodegen, k: TileRef, i: ir.Value, d: dt.DType) -> ir.Value:
+    """Row i's threshold in src's compute type: rounded once to a float dtype (an i64 holds every
+    threshold exactly; f32 is exact below 2**24 and f16 overflows above 65520, so rounding to f16
+    through f32 is a single rounding), wrapped to an integer one."""
+    b = cg.b
+    v = _index(b, k, i, _c(0))
+    if d.is_float:
+        return N.round_to(b, d, b.sitofp(v, F32))
+    ty = N.compute(d)
+    return b.trunc(v, ty) if ty.width < 64 else v
+
+
+def _gather_compare(cg: KernelCodegen, op: TileOp) -> None:
+    """The compare form: per row, the positions that pass, compacted from column 0, and their count."""
+    b = cg.b
+    dst, cnt = cg.tile(op, "dst"), cg.tile(op, "cdst")
+    src, k = _input(cg, op, "src"), _input(cg, op, "idx")
+    rows, cols = src.vrows, src.vcols
+    one = b.select(b.icmp_signed(">", rows, _c(0)), _c(1), _c(0))
+    cg.check_write(dst, rows, cols, "dst")
+    cg.check_write(cnt, rows, one, "cdst")
+    cg.check_read(k, rows, one, "idx (per-row thresholds)")
+    mode = cg.attrs(op).get("cmpMode") or CmpMode.GT
+    offset = cg.scalar(op, "offset")
+    offset = _c(0) if offset is None else offset
+    d = src.dtype
+    found = _var(cg, I64, _c(0), "found")
+    with cg.loop(0, rows, name="gc.r") as i:
+        kv = _threshold(cg, k, i, d)
+        b.store(_c(0), found)
+        base = b.add(offset, b.mul(i, _c(src.cols)))
+        with cg.loop(0, cols, name="gc.c") as j:
+            v = src.load(b, i, j)
+            if d.is_float:
+                hit = b.fcmp_ordered(">" if mode is CmpMode.GT else "==", v, kv)
+            elif mode is CmpMode.GT:
+                hit = b.icmp_signed(">", v, kv) if N.signed(d) else b.icmp_unsigned(">", v, kv)
+            else:
+                hit = b.icmp_unsigned("==", v, kv)
+            with cg.if_then(hit):
+                n = b.load(found, typ=I64)
+                dst.store_raw(b, i, n, b.trunc(b.add(base, j), dst.elem))
+                b.store(b.add(n, _c(1)), found)
+        cnt.store_raw(b, i, _c(0), b.trunc(b.load(found, typ=I64), cnt.elem))
 
 
 def _tgatherb(cg: KernelCodegen, op: TileOp) -> None:
@@ -299,6 +363,9 @@ def _tgatherb(cg: KernelCodegen, op: TileOp) -> None:
 
 
 def _tscatter(cg: KernelCodegen, op: TileOp) -> None:
+    if "idx" not in op.args:
+        _scatter_mask(cg, op)
+        return
     b = cg.b
     dst = cg.tile(op, "dst")
     src, idx = _input(cg, op, "src"), _input(cg, op, "idx")
@@ -311,6 +378,29 @@ def _tscatter(cg: KernelCodegen, op: TileOp) -> None:
     with cg.loop(0, rows, name="sc.r") as i:       # row-major: the last writer wins
         with cg.loop(0, cols, name="sc.c") as j:
             dst.store_raw(b, _index(b, idx, i, j), j, src.load_raw(b, i, j))
+
+
+def _scatter_mask(cg: KernelCodegen, op: TileOp) -> None:
+    """src's columns (rows) spread to every step-th one of dst from the pattern's first, zeros
+    between; dst's valid region must be exactly src's spread."""
+    b = cg.b
+    dst, src = cg.tile(op, "dst"), _input(cg, op, "src")
+    attrs = cg.attrs(op)
+    step, first = _PATTERN[attrs.get("maskPattern") or MaskPattern.P1111]
+    along_rows = (attrs.get("scatterType") or ScatterAxis.SCATTER_ROW) is ScatterAxis.SCATTER_ROW
+    rows, cols = src.vrows, src.vcols
+    want_r, want_c = (rows, b.mul(cols, _c(step))) if along_rows else (b.mul(rows, _c(step)), cols)
+    bad = b.or_(b.icmp_signed("!=", dst.vrows, want_r), b.icmp_signed("!=", dst.vcols, want_c))
+    cg.fault(bad, "RUNTIME_VALID_REGION", "TSCATTER mask form: dst's valid region is not src's spread",
+             expected="dst valid region {0}x{1}", actual="{2}x{3}", details=[want_r, want_c, dst.vrows, dst.vcols])
+    zero = ir.Constant(dst.elem, 0.0 if isinstance(dst.elem, ir.HalfType | ir.FloatType) else 0)
+    with cg.loop(0, want_r, name="sm.r") as i:
+        with cg.loop(0, want_c, name="sm.c") as j:
+            spread = j if along_rows else i
+            keep = b.icmp_unsigned("==", b.urem(spread, _c(step)), _c(first))
+            at = b.udiv(spread, _c(step))
+            v = src.load_raw(b, i, at) if along_rows else src.load_raw(b, at, j)
+            dst.store_raw(b, i, j, b.select(keep, v, zero))
 
 
 # ----------------------------------------------------------------------------- TCI / TTRI
