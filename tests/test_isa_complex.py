@@ -661,3 +661,24 @@ def test_tprint_integers_masks_callable_and_stdout(capsys: pytest.CaptureFixture
     assert capsys.readouterr().out == "tprint 1x3xi1 valid=1x3\n  1 0 1\n"
     run("TPRINT", src=filled((2, 2), np.float32, 1, valid=(0, 2)), sink=got)
     assert got[-1] == "tprint 2x2xf32 valid=0x2\n"
+
+
+def test_new_gather_scatter_forms_spell_and_round_trip() -> None:
+    import openpto as pto
+    from openpto.assembler import bytecode
+    text = """
+kernel @k(%dst : !pto.tile<4x40xu32>, %cnt : !pto.tile<4x1xu32, layout=DN>, %src : !pto.tile<4x40xf32>,
+          %k : !pto.tile<4x1xi32, layout=DN>, %d2 : !pto.tile<2x40xf32>, %s2 : !pto.tile<2x40xf32>) {
+  %dst, %cnt = tgather %src, %k, 7 {cmpMode = #pto.cmp<EQ>} : (!pto.tile<4x40xf32>, !pto.tile<4x1xi32, layout=DN>, index) -> (!pto.tile<4x40xu32>, !pto.tile<4x1xu32, layout=DN>)
+  pto.tgather ins(%src, %k, 7 : !pto.tile_buf<4x40xf32>, !pto.tile_buf<4x1xi32, layout=DN>, index) outs(%dst, %cnt : !pto.tile_buf<4x40xu32>, !pto.tile_buf<4x1xu32, layout=DN>)
+  %d2 = tgather %src {maskPattern = #pto.mask_pattern<P0101>, gatherType = #pto.gather_axis<GATHER_COL>} : (!pto.tile<4x40xf32>) -> !pto.tile<2x40xf32>
+  %src = tscatter %s2 {maskPattern = #pto.mask_pattern<P1010>, scatterType = #pto.scatter_axis<SCATTER_COL>} : (!pto.tile<2x40xf32>) -> !pto.tile<4x40xf32>
+}
+"""
+    m = pto.parse(text)
+    ops = m.kernels[0].body
+    assert [sorted(o.args) for o in ops[:2]] == [["cdst", "dst", "idx", "offset", "src"]] * 2
+    assert ops[3].attrs["scatterType"] is ScatterAxis.SCATTER_COL
+    assert bytecode.load_bytes(bytecode.dump(m)).to_text() == m.to_text()
+    from openpto.assembler.verifier import verify
+    verify(m, "cpu")
