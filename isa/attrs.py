@@ -143,6 +143,18 @@ class HistByte(enum.Enum):
     BYTE_3 = 3
 
 
+class TileSplitAxis(enum.Enum):
+    """TPUSH/TPOP ``Split``: how a tile moving between one cube and two vector sub-blocks is
+    divided (the public TileSplitAxis): whole, row halves or column halves; the _ODD forms give
+    sub-block 0 the extra row (column) of an odd extent."""
+
+    TILE_NO_SPLIT = 0
+    TILE_UP_DOWN = 1
+    TILE_LEFT_RIGHT = 2
+    TILE_UP_DOWN_ODD = 3
+    TILE_LEFT_RIGHT_ODD = 4
+
+
 # PTO-AS spelling of each enum: ``#pto.<key><VALUE>``.
 ENUM_SPELLING: dict[type[enum.Enum], str] = {
     CmpMode: "cmp",
@@ -160,6 +172,7 @@ ENUM_SPELLING: dict[type[enum.Enum], str] = {
     SyncAllMode: "syncall_mode",
     SyncCoreType: "sync_core",
     HistByte: "hist_byte",
+    TileSplitAxis: "split",
     GatherAxis: "gather_axis",
     ScatterAxis: "scatter_axis",
 }

@@ -344,7 +344,7 @@ DECISIONS: tuple[Decision, ...] = (
              "held slot), RUNTIME_FIFO_MISMATCH (a tile popped from a slot of another dtype or valid shape, "
              "or committed without a tile). A slot holds a copy of the pushed valid region; TPOP of a tile "
              "frees it, TFREE without operands does nothing; the GlobalData forms take a whole-tensor slot "
-             "view that is never read or written. Split modes are not modelled (TILE_NO_SPLIT).",
+             "view that is never read or written. Split modes as decision 'FIFO split modes'.",
              "A sequential run cannot wait for another core, so every wait that would block is a program "
              "error; queue semantics keep both backends bit-identical."),
     Decision("SYNCALL on functional backends",
@@ -684,4 +684,29 @@ DECISIONS: tuple[Decision, ...] = (
              "The A2/A3 reading is the documented one (compare in the data's type), and flat positions make "
              "the compare form's output a valid index-form idx; reusing the third operand keeps the C++ "
              "argument order and every existing bytecode unchanged."),
+    Decision("FIFO split modes",
+             "TPUSH/TPOP take a TileSplitAxis (TILE_NO_SPLIT, TILE_UP_DOWN, TILE_LEFT_RIGHT and the _ODD forms "
+             "of the headers' enum): a tile moves between one cube and two vector sub-blocks, AIV0 taking the "
+             "upper (left) half, AIV1 the rest; the _ODD forms give AIV0 the extra row (column); A5 adds "
+             "dtype and 32-byte rules per direction; how a single-program functional run behaves is not stated.",
+             "An attribute Split (#pto.split<...>, default TILE_NO_SPLIT). The cube side (acc tile pushed, "
+             "mat tile popped) moves the whole tile, the vector side (vec tile) one part. Functional backends "
+             "run vector sub-block 0 only (get_subblock_idx() = 0): a vector TPOP receives part 0 (upper "
+             "R/2 or R//2 + 1 rows, or left columns alike), a vector TPUSH contributes part 0 of a whole tile "
+             "whose split extent is 2p (2p - 1 for _ODD), and a cube TPOP of such a slot writes part 0 and "
+             "leaves sub-block 1's part as it was. A cube TPUSH whose valid split extent has the wrong parity "
+             "is RUNTIME_VALID_REGION; a TPOP with another Split than its push, or a tile that is not the part "
+             "(vector) or the whole (cube), is RUNTIME_FIFO_MISMATCH. The A5-only dtype/alignment rules are "
+             "not checked. GlobalData forms accept Split and move no data.",
+             "Sub-block 0 is what a one-program-per-block run executes; recording the split in the slot turns "
+             "every disagreement between producer and consumer into a fault instead of a silent reshuffle."),
+    Decision("SYNCALL usedCores and the launch",
+             "usedCores names how many cores take part in the barrier (0: all of the launch); more than the "
+             "launch has would wait for ever on hardware.",
+             "Checked only for usedCores >= 0 (RUNTIME_BAD_CONFIG): instruction semantics see one block's "
+             "operands and per-run state, not the launch's block count, so the reference cannot compare "
+             "usedCores with get_block_num(); the llvm backend could, but a check only one backend makes would "
+             "split them. Passing the launch geometry to semantics is a backend-interface change left open.",
+             "Both backends keep the same fault set; a usedCores above the block count has no effect on a "
+             "functional run (SYNCALL changes nothing there)."),
 )

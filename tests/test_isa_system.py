@@ -296,3 +296,73 @@ def test_trandom_reads_two_key_and_four_counter_words() -> None:
     assert [e.code for e in checks.check_legality(ins, types, {"Rounds": 8}, I.profiles.get("cpu"))] == \
         ["LEGAL_ATTR"]
     assert not ins.supported_on("a2") and ins.supported_on("a5")
+
+
+# ------------------------------------------------------------------------------ FIFO split modes
+
+from openpto.isa.attrs import TileSplitAxis as S  # noqa: E402
+
+
+def test_c2v_split_gives_sub_block_0_its_part() -> None:
+    """The cube pushes a whole 5x4 acc tile; the vector side (sub-block 0, the only one a functional
+    backend runs) pops the upper rows / left columns (the extra one for the _ODD forms)."""
+    whole = np.arange(20).reshape(5, 4)
+    cases = [(S.TILE_UP_DOWN_ODD, "!pto.tile<5x4xf32, loc=acc, layout=NZ>", whole, (3, 4), whole[:3]),
+             (S.TILE_LEFT_RIGHT, "!pto.tile<5x4xf32, loc=acc, layout=NZ>", whole, (5, 2), whole[:, :2]),
+             (S.TILE_UP_DOWN, "!pto.tile<4x4xf32, loc=acc, layout=NZ>", whole[:4], (2, 4), whole[:2]),
+             (S.TILE_LEFT_RIGHT_ODD, "!pto.tile<4x3xf32, loc=acc, layout=NZ>", whole[:4, :3], (4, 2),
+              whole[:4, :2])]
+    for split, spec, values, part, want in cases:
+        state: dict = {}
+        run("TPUSH", tile=tile(spec, values), FlagID=3, Split=split, state=state)
+        out = tile(f"!pto.tile<{part[0]}x{part[1]}xf32>")
+        run("TPOP", tile=out, FlagID=3, Split=split, state=state)
+        np.testing.assert_array_equal(out.data, want)
+
+
+def test_v2c_split_fills_sub_block_0s_part_of_the_cube_tile() -> None:
+    """Sub-block 0 pushes its 2x8 vec part (upper rows of a 4x8 tile, or left columns of 2x15 with
+    _ODD); the cube pops the whole tile: part 0 written, sub-block 1's part left as it was."""
+    part = np.arange(16).reshape(2, 8)
+    state: dict = {}
+    run("TPUSH", tile=tile("!pto.tile<2x8xf32>", part), FlagID=1, Split=S.TILE_UP_DOWN, state=state)
+    out = tile("!pto.tile<4x8xf32, loc=mat, layout=NZ>", np.full((4, 8), 7))
+    run("TPOP", tile=out, FlagID=1, Split=S.TILE_UP_DOWN, state=state)
+    np.testing.assert_array_equal(out.data, np.vstack([part, np.full((2, 8), 7)]))
+    run("TPUSH", tile=tile("!pto.tile<2x8xf32>", part), FlagID=1, Split=S.TILE_LEFT_RIGHT_ODD, state=state)
+    out = tile("!pto.tile<2x16xf32, loc=mat, layout=NZ>", np.full((2, 16), 7), valid=(2, 15))
+    run("TPOP", tile=out, FlagID=1, Split=S.TILE_LEFT_RIGHT_ODD, state=state)
+    np.testing.assert_array_equal(out.data[:, :8], part)
+    assert (out.data[:, 8:] == 7).all()
+
+
+def test_split_faults() -> None:
+    acc = "!pto.tile<5x4xf32, loc=acc, layout=NZ>"
+    # the cube's valid rows must be even for TILE_UP_DOWN, odd for TILE_UP_DOWN_ODD
+    fault("TPUSH", "RUNTIME_VALID_REGION", tile=tile(acc, np.zeros((5, 4))), Split=S.TILE_UP_DOWN, state={})
+    fault("TPUSH", "RUNTIME_VALID_REGION", tile=tile(acc, np.zeros((5, 4)), valid=(4, 4)),
+          Split=S.TILE_UP_DOWN_ODD, state={})
+    # an _ODD vector part needs a row
+    fault("TPUSH", "RUNTIME_VALID_REGION", tile=tile("!pto.tile<2x8xf32>", valid=(0, 8)),
+          Split=S.TILE_UP_DOWN_ODD, state={})
+    # the pop names the push's split; the vector side's tile is the part, the cube side's the whole
+    for split, spec, code in [(S.TILE_NO_SPLIT, "!pto.tile<3x4xf32>", "RUNTIME_FIFO_MISMATCH"),
+                              (S.TILE_UP_DOWN_ODD, "!pto.tile<5x4xf32>", "RUNTIME_FIFO_MISMATCH"),
+                              (S.TILE_UP_DOWN_ODD, "!pto.tile<3x4xf32, loc=mat, layout=NZ>",
+                               "RUNTIME_FIFO_MISMATCH")]:
+        state: dict = {}
+        run("TPUSH", tile=tile(acc, np.zeros((5, 4))), Split=S.TILE_UP_DOWN_ODD, state=state)
+        fault("TPOP", code, tile=tile(spec), Split=split, state=state)
+
+
+def test_split_spelling() -> None:
+    import openpto as pto
+    text = """kernel @k(%a : !pto.tile<16x16xf32, loc=acc, layout=NZ>) {
+  tpush %a {FlagID = 0, Split = #pto.split<TILE_UP_DOWN>}
+  %v = tpop {FlagID = 0, Split = #pto.split<TILE_UP_DOWN>} : () -> !pto.tile<8x16xf32>
+}
+"""
+    m = pto.parse(text)
+    assert m.kernels[0].body[0].attrs["Split"] is S.TILE_UP_DOWN
+    assert pto.parse(m.to_text()) == m
+    pto.check(m, profile="a3")

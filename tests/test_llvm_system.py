@@ -200,3 +200,72 @@ def test_trandom_known_answer() -> None:
     got, out = both(text, kc=np.zeros((2, 8), np.uint32), y=np.zeros((4, 32), np.uint32), vr=4, vc=32)
     assert got is None
     assert out["y"][0, :4].tolist() == [0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8]
+
+# --------------------------------------------------------------------------- FIFO split modes
+
+
+def both_in(text: str, regions: dict[str, tuple[int, int]], **args: object) -> tuple[str | None, dict]:
+    """Run on both backends: the same fault code, or the same bits inside each output's valid
+    region (outside it the backends may differ)."""
+    (c1, o1), (c2, o2) = (run_program(text, b, args) for b in BACKENDS)
+    assert c1 == c2, (c1, c2)
+    for k, (r, c) in regions.items():
+        if o1:
+            np.testing.assert_array_equal(o1[k][:r, :c].view(np.uint8), o2[k][:r, :c].view(np.uint8), err_msg=k)
+    return c2, o2
+
+C2V = """
+kernel @k(%a : !pto.tile<{R}x{C}xf32, loc=acc, layout=NZ, valid={vr}x{C}>, %v : !pto.tile<{R}x{C}xf32, valid={pr}x{pc}>) {{
+  tpush %a {{FlagID = 2, Split = #pto.split<{split}>}}
+  %v = tpop {{FlagID = 2, Split = #pto.split<{pop}>}} : () -> !pto.tile<{R}x{C}xf32, valid={pr}x{pc}>
+}}
+"""
+
+
+@pytest.mark.parametrize("split, vr, part, code", [
+    ("TILE_NO_SPLIT", 5, (5, 8), None),
+    ("TILE_UP_DOWN_ODD", 5, (3, 8), None),
+    ("TILE_LEFT_RIGHT", 5, (5, 4), None),
+    ("TILE_UP_DOWN", 4, (2, 8), None),
+    ("TILE_LEFT_RIGHT_ODD", 5, (5, 4), "RUNTIME_VALID_REGION"),     # 8 columns are not odd
+    ("TILE_UP_DOWN", 5, (2, 8), "RUNTIME_VALID_REGION"),            # 5 rows are not even
+    ("TILE_UP_DOWN_ODD", 5, (5, 8), "RUNTIME_FIFO_MISMATCH"),       # the vector part is 3 rows
+])
+def test_c2v_split_against_reference_and_hand(split: str, vr: int, part: tuple[int, int], code: str | None) -> None:
+    a = np.arange(64, dtype=np.float32).reshape(8, 8)
+    text = C2V.format(R=8, C=8, vr=vr, pr=part[0], pc=part[1], split=split, pop=split)
+    got_code, out = both_in(text, {"v": part}, a=a, v=np.zeros((8, 8), np.float32))
+    assert got_code == code
+    if code is None:
+        np.testing.assert_array_equal(out["v"][:part[0], :part[1]], a[:part[0], :part[1]])
+
+
+def test_pop_with_another_split_is_a_mismatch() -> None:
+    text = C2V.format(R=8, C=8, vr=4, pr=2, pc=8, split="TILE_UP_DOWN", pop="TILE_LEFT_RIGHT")
+    assert both_in(text, {}, a=np.ones((8, 8), np.float32), v=np.zeros((8, 8), np.float32))[0] == \
+        "RUNTIME_FIFO_MISMATCH"
+
+
+V2C = """
+kernel @k(%p : !pto.tile<4x16xf32, valid=2x{pc}>, %m : !pto.tile<4x16xf32, loc=mat, layout=NZ, valid={wr}x{wc}>) {{
+  tpush %p {{FlagID = 4, SlotNum = 1, Split = #pto.split<{split}>}}
+  %m = tpop {{FlagID = 4, SlotNum = 1, Split = #pto.split<{split}>}} : () -> !pto.tile<4x16xf32, loc=mat, layout=NZ, valid={wr}x{wc}>
+}}
+"""
+
+
+@pytest.mark.parametrize("split, pc, whole", [("TILE_UP_DOWN", 16, (4, 16)), ("TILE_UP_DOWN_ODD", 16, (3, 16)),
+                                              ("TILE_LEFT_RIGHT", 8, (2, 16)), ("TILE_LEFT_RIGHT_ODD", 8, (2, 15))])
+def test_v2c_split_writes_sub_block_0s_part(split: str, pc: int, whole: tuple[int, int]) -> None:
+    p = np.arange(64, dtype=np.float32).reshape(4, 16)
+    m = np.full((4, 16), -1, np.float32)
+    text = V2C.format(pc=pc, wr=whole[0], wc=whole[1], split=split)
+    code, out = both_in(text, {"m": whole}, p=p, m=m)
+    assert code is None
+    np.testing.assert_array_equal(out["m"][:2, :pc], p[:2, :pc])              # part 0
+    rest = np.ones((4, 16), bool)
+    rest[:2, :pc] = False
+    rest[whole[0]:, :] = False
+    rest[:, whole[1]:] = False
+    assert (out["m"][rest] == -1).all()                                       # sub-block 1's part untouched
+    assert rest.any()

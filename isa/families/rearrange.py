@@ -123,10 +123,17 @@ def _concat_cols(types: Types, attrs: Attrs) -> str | None:
     return None
 
 
+def _concat_gap(types: Types, attrs: Attrs) -> str | None:
+    """src1Idx without src0Idx cannot be written positionally (the verifier's missing operand)."""
+    if "src1Idx" in types and "src0Idx" not in types:
+        return "src1Idx is given without src0Idx"
+    return None
+
+
 def _concat_form(types: Types, attrs: Attrs) -> str | None:
     """src0Idx and src1Idx come together; dstIdx only with them."""
     given = [n for n in _IDX if n in types]
-    if given and ("src0Idx" not in given or "src1Idx" not in given):
+    if given and "src0Idx" in given and "src1Idx" not in given or given == ["dstIdx"]:
         return f"an indexed TCONCAT names src0Idx and src1Idx (dstIdx optional), got {', '.join(given)}"
     return None
 
@@ -196,14 +203,16 @@ declare(Instruction(
          "`%dst = tconcat %src0, %src1, %src0Idx, %src1Idx`, `%dst, %dstIdx = tconcat %src0, %src1, "
          "%src0Idx, %src1Idx` (C++ order: dst, src0, src1, [dstIdx,] src0Idx, src1Idx)."),
     special_values="A copy: NaN payloads, ±inf, -0 and denormals are preserved.",
-    example=Example({"dst": "!pto.tile<16x32xf32>", "src0": "!pto.tile<16x16xf32>",
-                     "src1": "!pto.tile<16x16xf32>"}),
-    more_examples=(Example({"dst": "!pto.tile<16x64xf32>", "src0": "!pto.tile<16x32xf32>",
-                            "src1": "!pto.tile<16x32xf32>", "dstIdx": "!pto.tile<16x8xi32, valid=16x1>",
-                            "src0Idx": "!pto.tile<16x8xi32>", "src1Idx": "!pto.tile<16x8xi32>"}),),
+    # the indexed form first: conformance derives the basic form from it by dropping the indices
+    example=Example({"dst": "!pto.tile<16x64xf32>", "src0": "!pto.tile<16x32xf32>",
+                     "src1": "!pto.tile<16x32xf32>", "dstIdx": "!pto.tile<16x8xi32, valid=16x1>",
+                     "src0Idx": "!pto.tile<16x8xi32>", "src1Idx": "!pto.tile<16x8xi32>"}),
+    more_examples=(Example({"dst": "!pto.tile<16x32xf32>", "src0": "!pto.tile<16x16xf32>",
+                            "src1": "!pto.tile<16x16xf32>"}),),
     constraints=(_row_major("dst", "src0", "src1", *_IDX)
                  + (K.custom("dst.valid_cols == src0.valid_cols + src1.valid_cols (basic form)", _concat_cols,
                              "STRUCT_VALID_REGION"),
+                    K.custom("src0Idx before src1Idx", _concat_gap, "STRUCT_MISSING_OPERAND"),
                     K.custom("src0Idx and src1Idx together; dstIdx only with them", _concat_form,
                              "STRUCT_OPERAND_FORM"),
                     K.custom("index tiles share one dtype among i8, u8, i16, u16, i32, u32", _concat_index_dtypes,

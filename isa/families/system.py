@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import constraints as K
 from .. import dtypes as dt
-from ..attrs import SyncAllMode, SyncCoreType
+from ..attrs import SyncAllMode, SyncCoreType, TileSplitAxis
 from ..diagnostics import RuntimeFault
 from ..registry import declare
 from ..spec import (WHOLE, Attr, Constraint, Domain, EXACT, Example, Family, Instruction, Kind, Operand,
@@ -43,8 +43,9 @@ FIFO_KEY = "fifo"      # state[FIFO_KEY]: FlagID -> Fifo
 
 @dataclass
 class Fifo:
-    """One TPipe's slots: ``ready`` holds committed entries in order (a pushed tile's valid
-    region, or None for a slot committed through the GlobalData flow); ``allocated`` counts
+    """One TPipe's slots: ``ready`` holds committed entries in order (an ``Entry`` for a pushed
+    tile, a (dtype, values) pair standing for an unsplit one, or None for a slot committed
+    through the GlobalData flow); ``allocated`` counts
     slots the producer took with TALLOC and has not committed; ``held`` counts slots the
     consumer popped with the GlobalData TPOP and has not freed. Every one of them occupies a
     slot until it is released."""
@@ -88,14 +89,87 @@ def _need_ready(f: Fifo, flag_id: int) -> Any:
     return f.ready.popleft()
 
 
+# ------------------------------------------------------------------------------ split modes
+#
+# A split tile moves between the cube and two vector sub-blocks: the cube side holds the whole
+# tile, each vector sub-block one part. Part 0 (sub-block 0) is always the top-left one: the
+# upper rows (TILE_UP_DOWN*) or the left columns (TILE_LEFT_RIGHT*). Functional backends run
+# one vector sub-block per block (get_subblock_idx() = 0), so a vector-side TPUSH/TPOP moves
+# part 0; the part of sub-block 1 is never pushed and a cube-side TPOP leaves it as it was.
+
+ROWS_SPLITS = (TileSplitAxis.TILE_UP_DOWN, TileSplitAxis.TILE_UP_DOWN_ODD)
+ODD_SPLITS = (TileSplitAxis.TILE_UP_DOWN_ODD, TileSplitAxis.TILE_LEFT_RIGHT_ODD)
+VECTOR_SIDE = (VEC,)   # TPUSH from / TPOP into a vec tile is the vector side; acc / mat the cube side
+
+
+def split_part0(split: TileSplitAxis, rows: int, cols: int) -> tuple[int, int]:
+    """Part 0's shape for a whole tile of rows x cols (the whole shape when not split)."""
+    if split is TileSplitAxis.TILE_NO_SPLIT:
+        return rows, cols
+    n = rows if split in ROWS_SPLITS else cols
+    half = n // 2 + (1 if split in ODD_SPLITS else 0)
+    return (half, cols) if split in ROWS_SPLITS else (rows, half)
+
+
+def split_whole(split: TileSplitAxis, rows: int, cols: int) -> tuple[int, int]:
+    """The whole tile's shape given part 0's (rows x cols): the split extent doubled, less one
+    for the _ODD forms."""
+    if split is TileSplitAxis.TILE_NO_SPLIT:
+        return rows, cols
+    n = rows if split in ROWS_SPLITS else cols
+    whole = 2 * n - (1 if split in ODD_SPLITS else 0)
+    return (whole, cols) if split in ROWS_SPLITS else (rows, whole)
+
+
+def _split_extent_ok(split: TileSplitAxis, rows: int, cols: int) -> bool:
+    """The whole tile's split extent is even (odd for the _ODD forms, and at least 1)."""
+    if split is TileSplitAxis.TILE_NO_SPLIT:
+        return True
+    n = rows if split in ROWS_SPLITS else cols
+    return n % 2 == 1 if split in ODD_SPLITS else n % 2 == 0
+
+
+@dataclass
+class Entry:
+    """A committed slot pushed from a tile: the whole tile's dtype, values (whole shape; part 1's
+    elements meaningless unless ``both``), its split, and whether both parts were pushed."""
+
+    dtype: dt.DType
+    values: np.ndarray
+    split: TileSplitAxis = TileSplitAxis.TILE_NO_SPLIT
+    both: bool = True
+
+
+def _as_entry(e: Any) -> Entry | None:
+    """A ready-queue item as an Entry (a (dtype, values) pair is a whole, unsplit tile)."""
+    return Entry(*e) if isinstance(e, tuple) else e
+
+
 def _tpush(tile: Tile | None = None, gmTensor: GlobalRef | None = None, FlagID: int = 0,
-           SlotNum: int = 2, state: dict | None = None) -> None:
+           SlotNum: int = 2, Split: TileSplitAxis = TileSplitAxis.TILE_NO_SPLIT,
+           state: dict | None = None) -> None:
     if gmTensor is not None:
         _whole(gmTensor, "TPUSH gmTensor")
     f = _fifo(state, FlagID, SlotNum, "TPUSH")
     if tile is not None:
         _need_space(f, FlagID, "TPUSH")
-        f.ready.append((tile.dtype, tile.region().copy()))
+        r, c = tile.valid
+        if tile.type.loc in VECTOR_SIDE and Split is not TileSplitAxis.TILE_NO_SPLIT:
+            wr, wc = split_whole(Split, r, c)           # sub-block 0's part of a whole tile
+            if min(wr, wc) < 0 or split_part0(Split, wr, wc) != (r, c):
+                raise RuntimeFault("RUNTIME_VALID_REGION", f"TPUSH of sub-block 0's part with {Split.name} "
+                                   "from an empty tile", expected="at least one row and column",
+                                   actual=f"{r}x{c}")
+            values = np.zeros((wr, wc), tile.data.dtype)
+            values[:r, :c] = tile.region()
+            f.ready.append(Entry(tile.dtype, values, Split, both=False))
+            return
+        if not _split_extent_ok(Split, r, c):
+            axis = "rows" if Split in ROWS_SPLITS else "columns"
+            raise RuntimeFault("RUNTIME_VALID_REGION", f"{Split.name} splits the tile's valid {axis}",
+                               expected=f"an {'odd' if Split in ODD_SPLITS else 'even'} number of {axis}",
+                               actual=f"valid region {r}x{c}")
+        f.ready.append(Entry(tile.dtype, tile.region().copy(), Split))
         return
     if f.allocated == 0:
         raise RuntimeFault("RUNTIME_FIFO_STATE", f"TPUSH commits a slot of FIFO {FlagID} that TALLOC did not "
@@ -106,11 +180,12 @@ def _tpush(tile: Tile | None = None, gmTensor: GlobalRef | None = None, FlagID: 
 
 
 def _tpop(tile: Tile | None = None, gmTensor: GlobalRef | None = None, FlagID: int = 0,
-          SlotNum: int = 2, state: dict | None = None) -> None:
+          SlotNum: int = 2, Split: TileSplitAxis = TileSplitAxis.TILE_NO_SPLIT,
+          state: dict | None = None) -> None:
     if gmTensor is not None:
         _whole(gmTensor, "TPOP gmTensor")
     f = _fifo(state, FlagID, SlotNum, "TPOP")
-    entry = _need_ready(f, FlagID)
+    entry = _as_entry(_need_ready(f, FlagID))
     if tile is None:
         f.held += 1
         return
@@ -118,12 +193,22 @@ def _tpop(tile: Tile | None = None, gmTensor: GlobalRef | None = None, FlagID: i
         raise RuntimeFault("RUNTIME_FIFO_MISMATCH", f"TPOP into a tile from FIFO {FlagID}, whose slot was "
                            "committed without a tile (TALLOC + TPUSH of a global)",
                            expected="a slot pushed from a tile", actual="a GlobalData slot")
-    dtype, values = entry
-    if dtype != tile.dtype or values.shape != tile.valid:
+    if entry.split is not Split:
+        raise RuntimeFault("RUNTIME_FIFO_MISMATCH", f"TPOP from FIFO {FlagID} with another split than the push",
+                           expected=f"Split = {entry.split.name} (as pushed)", actual=f"Split = {Split.name}")
+    wr, wc = entry.values.shape
+    part = tile.type.loc in VECTOR_SIDE
+    r, c = split_part0(Split, wr, wc) if part else (wr, wc)
+    if entry.dtype != tile.dtype or (r, c) != tile.valid:
+        what = "sub-block 0's part" if part and Split is not TileSplitAxis.TILE_NO_SPLIT else "as pushed"
         raise RuntimeFault("RUNTIME_FIFO_MISMATCH", f"TPOP from FIFO {FlagID} into a tile of another type",
-                           expected=f"{values.shape[0]}x{values.shape[1]} {dtype} (as pushed)",
+                           expected=f"{r}x{c} {entry.dtype} ({what})",
                            actual=f"{tile.valid[0]}x{tile.valid[1]} {tile.dtype} (the valid region)")
-    tile.write(values)
+    if part or entry.both:
+        tile.write(entry.values[:r, :c])
+        return
+    pr, pc = split_part0(Split, wr, wc)                 # only sub-block 0's part was pushed
+    tile.write(entry.values[:pr, :pc])
 
 
 def _talloc(gmTensor: GlobalRef, FlagID: int = 0, SlotNum: int = 2, state: dict | None = None) -> None:
@@ -174,8 +259,19 @@ _FIFO_DOC = (" The FIFO is named by FlagID and has SlotNum slots (a TPipe<FlagID
              "block starts, and run the producer and consumer sides in program order: where hardware would "
              "wait (for a free slot, for data) nothing else could make progress, so that is a fault. A "
              "slot is occupied from its allocation (TPUSH of a tile, TALLOC) until it is released (TPOP of "
-             "a tile, TFREE of a global). Split modes (TileSplitAxis) are not modelled: every transfer is "
-             "the whole tile (TILE_NO_SPLIT). Entries left at the end of a run are dropped.")
+             "a tile, TFREE of a global). Entries left at the end of a run are dropped.")
+_SPLIT_DOC = (" Split (TileSplitAxis, #pto.split<...>, default TILE_NO_SPLIT): the cube side (an acc tile "
+              "pushed, a mat tile popped) holds the whole tile, each vector sub-block one part: sub-block 0 "
+              "the upper rows (TILE_UP_DOWN: R / 2 of an even R; TILE_UP_DOWN_ODD: R // 2 + 1 of an odd R) or "
+              "the left columns (TILE_LEFT_RIGHT, TILE_LEFT_RIGHT_ODD alike), sub-block 1 the rest. Functional "
+              "backends run vector sub-block 0 only (get_subblock_idx() = 0): a vec tile pushed or popped with "
+              "a split is sub-block 0's part; a cube-side TPUSH whose valid extent has the wrong parity is "
+              "RUNTIME_VALID_REGION; a TPOP must name the Split its slot was pushed with, and its valid region "
+              "must be the part (vector side) or the whole (cube side), else RUNTIME_FIFO_MISMATCH; a cube-side "
+              "TPOP of a slot only sub-block 0 pushed writes that part and leaves sub-block 1's rows (columns) "
+              "as they were. The GlobalData forms move no data: Split is accepted and has no effect.")
+_SPLIT_ATTR = Attr("Split", TileSplitAxis, TileSplitAxis.TILE_NO_SPLIT,
+                   "TileSplitAxis: the whole tile or one vector sub-block's row/column part")
 _FIFO_FAULTS = ("Full FIFO on TPUSH/TALLOC: RUNTIME_FIFO_FULL; ")
 _SLOT = "!pto.memref<16x16xf32>"
 
@@ -192,13 +288,13 @@ declare(Instruction(
     operands=(tile_in("tile", "producer tile (acc for cube->vector, vec for vector->cube)", optional=True,
                       locations=(ACC, VEC)),
               Operand("gmTensor", Role.IN, Kind.GLOBAL, _GM, optional=True, window=WHOLE)),
-    attrs=_FIFO_ATTRS, semantics=_tpush, dtypes=same(("tile",), dt.STORABLE), numerics=EXACT,
+    attrs=_FIFO_ATTRS + (_SPLIT_ATTR,), semantics=_tpush, dtypes=same(("tile",), dt.STORABLE), numerics=EXACT,
     domain=Domain.NONE, pipe=lambda types: Pipe.FIX if getattr(types.get("tile"), "loc", None) is ACC
     else Pipe.MTE3,
     doc="TileData form `tpush %tile {FlagID, SlotNum}`: takes a free slot and stores a copy of the tile's "
         "valid region (its dtype and valid shape) in it, committed to the consumer. GlobalData form "
         "`tpush %slot[0, 0]`: commits the slot the producer's earlier TALLOC allocated (the data was "
-        "written to global memory by the program; the operand is not read)." + _FIFO_DOC,
+        "written to global memory by the program; the operand is not read)." + _FIFO_DOC + _SPLIT_DOC,
     special_values=_FIFO_FAULTS + "a GlobalData TPUSH with no TALLOC'd slot: RUNTIME_FIFO_STATE; a bad "
                    "FlagID/SlotNum or both/neither operand: rejected by the verifier.",
     example=Example({"tile": "!pto.tile<16x16xf32, loc=acc, layout=NZ>"}, {"FlagID": 0, "SlotNum": 2}),
@@ -210,13 +306,14 @@ declare(Instruction(
     operands=(tile_out("tile", "consumer tile (vec for cube->vector, mat for vector->cube)", optional=True,
                        locations=(VEC, MAT)),
               Operand("gmTensor", Role.IN, Kind.GLOBAL, _GM, optional=True, window=WHOLE)),
-    attrs=_FIFO_ATTRS, semantics=_tpop, dtypes=same(("tile",), dt.STORABLE), numerics=EXACT,
+    attrs=_FIFO_ATTRS + (_SPLIT_ATTR,), semantics=_tpop, dtypes=same(("tile",), dt.STORABLE), numerics=EXACT,
     domain=Domain.DST, pipe=Pipe.MTE2,
     doc="TileData form `%tile = tpop {FlagID, SlotNum}`: takes the oldest committed slot, writes it into "
         "the tile and frees the slot (tile[i, j] = pushed[i, j]; the slot must have been pushed from a "
         "tile of the same dtype whose valid region has the shape of this tile's valid region). "
         "GlobalData form `tpop %slot[0, 0]`: takes the oldest committed slot without loading anything "
-        "(the program reads global memory itself) and holds it until TFREE of a global." + _FIFO_DOC,
+        "(the program reads global memory itself) and holds it until TFREE of a global." + _FIFO_DOC
+        + _SPLIT_DOC,
     special_values="Empty FIFO: RUNTIME_FIFO_EMPTY; a tile popped from a slot of another dtype or valid "
                    "shape, or from one committed without a tile: RUNTIME_FIFO_MISMATCH.",
     example=Example({"tile": "!pto.tile<16x16xf32>"}, {"FlagID": 0, "SlotNum": 2}, state=_ONE_TILE),
@@ -280,7 +377,8 @@ declare(Instruction(
         "its end without interleaving blocks at barriers, so SYNCALL validates its operands and has no "
         "effect, like the public auto build: a program that passes data between blocks across a SYNCALL "
         "through global memory is not portable to them (its result depends on block order). Soft mode "
-        "needs gmWorkspace; Hard ignores gmWorkspace and usedCores.",
+        "needs gmWorkspace; Hard ignores gmWorkspace and usedCores. usedCores is not compared with the "
+        "launch's block count: semantics do not see the launch (decision 'SYNCALL usedCores and the launch').",
     special_values="Soft mode without gmWorkspace, or usedCores < 0: RUNTIME_BAD_CONFIG.",
     example=Example({}, {}),
     more_examples=(Example({"gmWorkspace": "!pto.memref<8xi32>", "usedCores": "index"},

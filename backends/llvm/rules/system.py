@@ -16,8 +16,8 @@ from llvmlite import ir
 
 from ....assembler.ir import TileOp
 from ....isa import dtypes as dt
-from ....isa.attrs import SyncAllMode
-from ....isa.families.system import PHILOX_M, PHILOX_W
+from ....isa.attrs import SyncAllMode, TileSplitAxis
+from ....isa.families.system import ODD_SPLITS, PHILOX_M, PHILOX_W, ROWS_SPLITS, VECTOR_SIDE
 from .. import numerics as N
 from ..codegen import KernelCodegen
 from .movement import _check_window
@@ -58,14 +58,18 @@ class _Fifo:
         uses = [s for s in cg.kernel.walk() if isinstance(s, TileOp) and s.instr.mnemonic in FIFO_OPS
                 and cg.attrs(s)["FlagID"] == flag_id]
         self.cap = max(cg.attrs(s)["SlotNum"] for s in uses)
-        tiles = [s.args["tile"].type for s in uses if "tile" in s.args]
-        self.slot_bytes = max([t.rows * t.cols * t.dtype.itemsize for t in tiles] + [1])
+        # a vector-side part of a split tile is stored inside its whole tile: up to twice its size
+        sizes = [s.args["tile"].type.rows * s.args["tile"].type.cols * s.args["tile"].type.dtype.itemsize
+                 * (1 if cg.attrs(s).get("Split", TileSplitAxis.TILE_NO_SPLIT) is TileSplitAxis.TILE_NO_SPLIT
+                    else 2) for s in uses if "tile" in s.args]
+        self.slot_bytes = max(sizes + [1])
         self.buf = cg.scratch(self.cap * self.slot_bytes)
         key = f"fifo{flag_id}."
         self.slots, self.head, self.ready, self.allocated, self.held = (
             cg.state(key + n, I64, _c(0)) for n in ("slots", "head", "ready", "allocated", "held"))
-        self.dtype, self.rows, self.cols = (cg.alloca(I64, key + n, size=self.cap)
-                                            for n in ("dtype", "rows", "cols"))
+        # per slot: dtype code, the whole tile's valid rows and cols, split code, both parts pushed
+        self.dtype, self.rows, self.cols, self.split, self.both = (
+            cg.alloca(I64, key + n, size=self.cap) for n in ("dtype", "rows", "cols", "split", "both"))
 
 
 _FIFOS: "weakref.WeakKeyDictionary[KernelCodegen, dict[int, _Fifo]]" = weakref.WeakKeyDictionary()
@@ -124,21 +128,57 @@ def _element(cg: KernelCodegen, f: _Fifo, pos: ir.Value, k: ir.Value, elem: ir.T
     return b.gep(base, [k], inbounds=True, source_etype=elem)
 
 
+def _part0(b: ir.IRBuilder, split: TileSplitAxis, rows: ir.Value, cols: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """Sub-block 0's part of a whole rows x cols tile (isa: split_part0)."""
+    if split is TileSplitAxis.TILE_NO_SPLIT:
+        return rows, cols
+    n = rows if split in ROWS_SPLITS else cols
+    half = b.add(b.sdiv(n, _c(2)), _c(1 if split in ODD_SPLITS else 0))
+    return (half, cols) if split in ROWS_SPLITS else (rows, half)
+
+
+def _whole_of(b: ir.IRBuilder, split: TileSplitAxis, rows: ir.Value, cols: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """The whole tile's shape given part 0's (isa: split_whole)."""
+    n = rows if split in ROWS_SPLITS else cols
+    whole = b.sub(b.mul(n, _c(2)), _c(1 if split in ODD_SPLITS else 0))
+    return (whole, cols) if split in ROWS_SPLITS else (rows, whole)
+
+
 def _tpush(cg: KernelCodegen, op: TileOp) -> None:
     _whole(cg, op, "gmTensor", "TPUSH gmTensor")
     f, n = _fifo(cg, op)
     b = cg.b
+    split = cg.attrs(op).get("Split", TileSplitAxis.TILE_NO_SPLIT)
     if "tile" in op.args:
         _need_space(cg, f, n, "TPUSH")
         t = cg.tile(op, "tile")
+        r, c = t.vrows, t.vcols
+        part = t.type.loc in VECTOR_SIDE and split is not TileSplitAxis.TILE_NO_SPLIT
+        if part:                                       # sub-block 0's part, stored inside its whole tile
+            wr, wc = _whole_of(b, split, r, c)
+            cg.fault(b.icmp_signed("<", b.select(b.icmp_signed("<", wr, wc), wr, wc), _c(0)),
+                     "RUNTIME_VALID_REGION", f"TPUSH of sub-block 0's part with {split.name} from an empty tile",
+                     expected="at least one row and column", actual="{0}x{1}", details=[r, c])
+        else:
+            wr, wc = r, c
+            if split is not TileSplitAxis.TILE_NO_SPLIT:
+                ext = r if split in ROWS_SPLITS else c
+                odd = b.trunc(ext, I1)
+                bad = b.not_(odd) if split in ODD_SPLITS else odd
+                axis = "rows" if split in ROWS_SPLITS else "columns"
+                cg.fault(bad, "RUNTIME_VALID_REGION", f"{split.name} splits the tile's valid {axis}",
+                         expected=f"an {'odd' if split in ODD_SPLITS else 'even'} number of {axis}",
+                         actual="valid region {0}x{1}", details=[r, c])
         pos = b.urem(b.add(_load(cg, f.head), _load(cg, f.ready)), n)
-        with cg.loop(0, t.vrows, name="r") as i:
-            with cg.loop(0, t.vcols, name="c") as j:
-                k = b.add(b.mul(i, t.vcols), j)
+        with cg.loop(0, r, name="r") as i:
+            with cg.loop(0, c, name="c") as j:
+                k = b.add(b.mul(i, wc), j)
                 b.store(t.load_raw(b, i, j), _element(cg, f, pos, k, t.elem))
         b.store(_c(_DTYPE_CODE[t.dtype]), _record(cg, f, f.dtype, pos))
-        b.store(t.vrows, _record(cg, f, f.rows, pos))
-        b.store(t.vcols, _record(cg, f, f.cols, pos))
+        b.store(wr, _record(cg, f, f.rows, pos))
+        b.store(wc, _record(cg, f, f.cols, pos))
+        b.store(_c(split.value), _record(cg, f, f.split, pos))
+        b.store(_c(0 if part else 1), _record(cg, f, f.both, pos))
     else:
         alloc = _load(cg, f.allocated)
         cg.fault(b.icmp_signed("==", alloc, _c(0)), "RUNTIME_FIFO_STATE",
@@ -158,22 +198,36 @@ def _tpop(cg: KernelCodegen, op: TileOp) -> None:
     if "tile" not in op.args:
         _add(cg, f.held, 1)
         return
+    split = cg.attrs(op).get("Split", TileSplitAxis.TILE_NO_SPLIT)
     t = cg.tile(op, "tile")
-    rows = b.load(_record(cg, f, f.rows, pos), typ=I64)
-    cg.fault(b.icmp_signed("<", rows, _c(0)), "RUNTIME_FIFO_MISMATCH",
+    wr = b.load(_record(cg, f, f.rows, pos), typ=I64)
+    cg.fault(b.icmp_signed("<", wr, _c(0)), "RUNTIME_FIFO_MISMATCH",
              "TPOP into a tile from a slot committed without a tile", expected="a slot pushed from a tile",
              actual="a GlobalData slot")
-    cols = b.load(_record(cg, f, f.cols, pos), typ=I64)
+    pushed = b.load(_record(cg, f, f.split, pos), typ=I64)
+    names = " ".join(f"{m.value}={m.name}" for m in TileSplitAxis)
+    cg.fault(b.icmp_signed("!=", pushed, _c(split.value)), "RUNTIME_FIFO_MISMATCH",
+             "TPOP with another split than the push", expected="Split code {0} (as pushed; " + names + ")",
+             actual=f"Split = {split.name}", details=[pushed])
+    wc = b.load(_record(cg, f, f.cols, pos), typ=I64)
     code = b.load(_record(cg, f, f.dtype, pos), typ=I64)
-    names = " ".join(f"{k}={d.name}" for d, k in _DTYPE_CODE.items())
+    p0r, p0c = _part0(b, split, wr, wc)
+    if t.type.loc in VECTOR_SIDE:
+        rows, cols = p0r, p0c
+        copy_r, copy_c = p0r, p0c
+    else:
+        rows, cols = wr, wc
+        both = b.icmp_signed("!=", b.load(_record(cg, f, f.both, pos), typ=I64), _c(0))
+        copy_r, copy_c = b.select(both, wr, p0r), b.select(both, wc, p0c)
+    dnames = " ".join(f"{k}={d.name}" for d, k in _DTYPE_CODE.items())
     bad = b.or_(b.icmp_signed("!=", code, _c(_DTYPE_CODE[t.dtype])),
                 b.or_(b.icmp_signed("!=", rows, t.vrows), b.icmp_signed("!=", cols, t.vcols)))
     cg.fault(bad, "RUNTIME_FIFO_MISMATCH", "TPOP into a tile of another type than the one pushed",
-             expected="{0}x{1} dtype code {2} (as pushed; " + names + ")",
+             expected="{0}x{1} dtype code {2} (" + dnames + ")",
              actual=f"{{3}}x{{4}} {t.dtype.name} (the valid region)", details=[rows, cols, code, t.vrows, t.vcols])
-    with cg.loop(0, t.vrows, name="r") as i:
-        with cg.loop(0, t.vcols, name="c") as j:
-            k = b.add(b.mul(i, t.vcols), j)
+    with cg.loop(0, copy_r, name="r") as i:
+        with cg.loop(0, copy_c, name="c") as j:
+            k = b.add(b.mul(i, wc), j)
             t.store_raw(b, i, j, b.load(_element(cg, f, pos, k, t.elem), typ=t.elem))
 
 
