@@ -63,7 +63,7 @@ def _elementwise(mnemonic: str, summary: str, fn: Callable[..., np.ndarray], inp
         attrs=(PRECISION,) if precision else (), example=same_types(names + (("tmp",) if tmp else ()), spelling),
         more_examples=(same_types(names, spelling, attrs={PRECISION.name: Precision.HIGH_PRECISION}),)
         if precision else (),
-        constraints=(K.same_shape(*names), K.covers(inputs)),
+        constraints=(K.covers(inputs),),
         profile_dtypes=narrowed, special_values=special, profiles=profiles))
 
 

@@ -221,9 +221,14 @@ _TMP_DOC = ("scratch tile of the public ISA (some targets use it for partial res
 
 
 def _reduce_shape_rules(axis: str) -> tuple[Constraint, ...]:
-    """dst is the per-axis vector whose valid region is exactly the result's."""
+    """dst is the per-axis vector whose valid region is exactly the result's. A column
+    reduction's dst may be statically taller than one row (the public kernels check only its
+    valid columns and write row 0): only its valid region must be the 1 x C result."""
     f = _AXES[axis]
-    return f.vector_rules("dst") + (K.equal("dst", f.shared, "src", f.shared, "STRUCT_VALID_REGION"),)
+    vector = f.vector_rules("dst")
+    if axis == COL:
+        vector = tuple(c for c in vector if c.doc != "dst.rows == 1")
+    return vector + (K.equal("dst", f.shared, "src", f.shared, "STRUCT_VALID_REGION"),)
 
 
 _REDUCE_MATH = {
@@ -251,6 +256,8 @@ def _reduction(op: str, axis: str, *, tmp: bool, a2: tuple[dt.DType, ...],
            "RUNTIME_VALID_REGION. dst has src's dtype. Floats accumulate in at least f32 (the "
            "reference: f64) and the result is rounded once (RNE); integers compute in their own "
            "width and wrap."
+           + (" dst may be statically taller than one row; its valid region is still 1 x C and only "
+              "row 0 is written." if axis == COL else "")
            + (" The optional tmp operand is accepted for compatibility with the public ISA and never "
               "read or written: it carries no semantics." if tmp else "") + note)
     return declare(Instruction(
@@ -489,7 +496,7 @@ def _expand_op(op: str, axis: str) -> Instruction:
                          "src1": "!pto.tile<16x16xf16>", "tmp": "!pto.tile<16x32xf16>"}))
         forms = _ROW_FORMS
     else:
-        shape_rules = (K.same_shape("dst", "src0"), K.covers(("src0",))) + f.vector_rules("src1") + (
+        shape_rules = (K.covers(("src0",)),) + f.vector_rules("src1") + (
             K.at_least("src1", f.shared, "dst", f.shared, "STRUCT_VALID_REGION"),)
         operands = (tile_out(), tile_in("src0", "full tile operand"),
                     tile_in("src1", f"per-{axis} vector operand"))
@@ -505,7 +512,9 @@ def _expand_op(op: str, axis: str) -> Instruction:
         profile_dtypes={p: same(names, F16_F32) for p in ("a2", "a3", "a5")},
         numerics=spec.numerics, domain=Domain.DST, pipe=Pipe.V,
         doc=(f"dst[i, j] = {spec.math} with {take}, for every (i, j) in dst's valid region. {vector}; "
-             "src0 has dst's static shape and covers its valid region; all three share one dtype. "
+             + ("src0 has dst's static shape and covers its valid region" if axis == ROW else
+                "src0's valid region covers dst's (its static shape may differ)")
+             + "; all three share one dtype. "
              "Floats compute in f32 (f16/bf16 widened, the result rounded once, RNE); integers wrap. "
              "dst may be src0 (in place)." + forms + (PRECISION_DOC if precise else "")),
         example=Example({"dst": "!pto.tile<16x16xf32>", "src0": "!pto.tile<16x16xf32>",

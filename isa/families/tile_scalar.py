@@ -78,7 +78,7 @@ def _tile_scalar(mnemonic: str, summary: str, fn: Callable[..., np.ndarray],
         example=Example({**example.types, "tmp": example.types["src"]}, example.attrs, example.scalars)
         if tmp else example, attrs=(PRECISION,) if precision else (),
         more_examples=(_with_precision(example),) if precision else (),
-        constraints=(K.same_shape("dst", "src"), K.covers(("src",))),
+        constraints=(K.covers(("src",)),),
         profile_dtypes=_narrowed(_SRC_SCALAR, a2, a5), special_values=special))
 
 
