@@ -709,4 +709,22 @@ DECISIONS: tuple[Decision, ...] = (
              "split them. Passing the launch geometry to semantics is a backend-interface change left open.",
              "Both backends keep the same fault set; a usedCores above the block count has no effect on a "
              "functional run (SYNCALL changes nothing there)."),
+    Decision("4-bit floats (float4_e2m1x2, float4_e1m2x2)",
+             "The type table lists float4_e2m1x2_t and float4_e1m2x2_t (A5, 'packed 2x2', one byte per two "
+             "values); the A5 TCVT counts their columns in 4-bit elements and converts bf16 to and from them "
+             "(#rnd #sat); the CPU model stores element 2k in the low and 2k + 1 in the high nibble of byte k, "
+             "bias 1 for both, and has no infinity or NaN for them. What NaN, infinities and overflow become "
+             "is not stated.",
+             "Both are coded float types (isa/fp4.py): a tile's columns count 4-bit elements, and the numpy "
+             "storage holds one element per uint8 (code in the low nibble; the high nibble is ignored when "
+             "read and written as 0); fp4.pack / unpack give the public two-per-byte memory image. E2M1 "
+             "magnitudes 0, 0.5, 1, 1.5, 2, 3, 4, 6; E1M2 multiples of 0.25 up to 1.75; code 8 is -0. TCVT "
+             "rounds into them with roundMode like any float target (the exact method, precision 2 / 3, "
+             "subnormals), overflow and ±inf give ±max under every roundMode and satMode, NaN gives +0, a "
+             "negative value rounding to zero gives -0. Pairs: a5 bf16 -> either and either -> bf16; cpu "
+             "either to and from f32, f16 and bf16. TLOAD/TSTORE/TMOV do not take them yet, and the byte "
+             "counts of the alignment and capacity rules still count one byte per element.",
+             "Element columns are what the A5 conversion and the CPU accessors index; one code per uint8 keeps "
+             "every elementwise rule and the conformance drawing unchanged; with no NaN code, saturating is "
+             "the only finite answer and +0 the neutral one."),
 )

@@ -98,7 +98,13 @@ class CodedFloat(DType):
 
 #: HiFloat8: the A5 tapered 8-bit float, uint8 codes (isa/hifloat8.py defines them)
 HIF8 = CodedFloat("hifloat8", np.dtype(np.uint8), "float", 8, largest=32768.0)
-CODED: tuple[DType, ...] = (HIF8,)
+#: the A5 4-bit floats (isa/fp4.py): one 4-bit element per uint8 here, two per byte in memory
+FP4_E2M1 = CodedFloat("float4_e2m1x2", np.dtype(np.uint8), "float", 4, largest=6.0)
+FP4_E1M2 = CodedFloat("float4_e1m2x2", np.dtype(np.uint8), "float", 4, largest=1.75)
+FP4 = (FP4_E2M1, FP4_E1M2)
+CODED: tuple[DType, ...] = (HIF8,) + FP4
+#: coded types the bit-moving instructions (TLOAD, TSTORE, TMOV) take
+MOVABLE_CODED: tuple[DType, ...] = (HIF8,)
 BY_NAME: dict[str, DType] = {d.name: d for d in ALL + CODED}
 
 # Groups used by declarations (architecture-wide legality; profiles narrow them).

@@ -216,7 +216,7 @@ Type = TileType | GlobalType | ScalarType | EventType
 
 # --------------------------------------------------------------------------- parsing
 
-_SHAPE_RE = re.compile(r"^((?:(?:\d+|\?)x)+)([a-z][a-z0-9]*)$")
+_SHAPE_RE = re.compile(r"^((?:(?:\d+|\?)x)+)([a-z][a-z0-9_]*)$")
 _PUBLIC_LAYOUTS = {
     ("row_major", "none_box"): Layout.ND, ("col_major", "none_box"): Layout.DN,
     ("col_major", "row_major"): Layout.NZ, ("row_major", "col_major"): Layout.ZN,
@@ -338,6 +338,7 @@ _FRACTALS = ("none", "nz", "zn", "fr", "rn")
 DTYPE_ALIASES = {
     "half": "f16", "float16": "f16", "float": "f32", "float32": "f32", "bfloat16": "bf16",
     "bfloat16_t": "bf16", "float8_e4m3_t": "f8e4m3", "float8_e5m2_t": "f8e5m2", "hifloat8_t": "hifloat8",
+    "float4_e2m1x2_t": "float4_e2m1x2", "float4_e1m2x2_t": "float4_e1m2x2",
     "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8", "uint16": "u16",
     "uint32": "u32", "uint64": "u64", "int8_t": "i8", "int16_t": "i16", "int32_t": "i32",
     "int64_t": "i64", "uint8_t": "u8", "uint16_t": "u16", "uint32_t": "u32", "uint64_t": "u64",

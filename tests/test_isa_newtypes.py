@@ -12,7 +12,7 @@ import pytest
 import openpto as pto
 import openpto.isa as isa
 from openpto.assembler import load_bytes
-from openpto.isa import checks, hifloat8, profiles
+from openpto.isa import checks, fp4, hifloat8, profiles
 from openpto.isa import dtypes as dt
 from openpto.isa.attrs import RoundMode, SatMode
 from openpto.isa.families.convert import convert
@@ -251,3 +251,109 @@ def test_conformance_draws_hifloat8_as_codes_in_every_situation(situation: str) 
     arrays = [v for v in values.situation_inputs(case, situation).values() if isinstance(v, np.ndarray)]
     assert arrays and all(a.dtype == np.uint8 for a in arrays)
     assert len(np.unique(np.concatenate([a.ravel() for a in arrays]))) > 16     # codes across the range
+
+
+# ----------------------------------------------------------------------------- fp4 (E2M1, E1M2)
+
+# magnitudes of codes 0..7, listed by hand from (exponent, mantissa, bias 1, subnormal at exponent 0)
+E2M1_HAND = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0]
+E1M2_HAND = [0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75]
+
+
+@pytest.mark.parametrize("fmt,hand", [(fp4.E2M1, E2M1_HAND), (fp4.E1M2, E1M2_HAND)])
+def test_fp4_decode_every_code(fmt: fp4.Fp4, hand: list[float]) -> None:
+    got = fmt.decode(np.arange(16, dtype=np.uint8))
+    assert got.tolist() == hand + [-v for v in hand]
+    assert np.signbit(got[8]) and not np.signbit(got[0])
+    assert fmt.decode(np.array([0xF3], np.uint8)).tolist() == [hand[3]]     # the high nibble is not read
+
+
+@pytest.mark.parametrize("x,code", [
+    (0.25, 0x0), (0.75, 0x2), (1.25, 0x2), (1.75, 0x4), (2.5, 0x4), (3.5, 0x6), (5.0, 0x6),   # ties to even
+    (0.3, 0x1), (5.1, 0x7), (7.0, 0x7), (1e30, 0x7), (math.inf, 0x7), (-math.inf, 0xF),      # saturation
+    (-0.0, 0x8), (-0.2, 0x8), (math.nan, 0x0), (-2.9, 0xD),
+])
+def test_e2m1_encode_by_hand(x: float, code: int) -> None:
+    assert int(fp4.E2M1.encode(np.array([x]))[0]) == code
+
+
+@pytest.mark.parametrize("x,code", [
+    (0.125, 0x0), (0.375, 0x2), (0.625, 0x2), (0.875, 0x4), (1.125, 0x4), (1.625, 0x6),      # ties to even
+    (1.8, 0x7), (2.0, 0x7), (-1.1, 0xC), (0.1, 0x0), (0.13, 0x1), (math.nan, 0x0), (-0.0, 0x8),
+])
+def test_e1m2_encode_by_hand(x: float, code: int) -> None:
+    assert int(fp4.E1M2.encode(np.array([x]))[0]) == code
+
+
+def test_e2m1_encode_matches_ml_dtypes_on_every_finite_bf16() -> None:
+    """ml_dtypes' float4_e2m1fn (an independent E2M1) agrees on every finite bf16 value (it
+    saturates as well; its NaN handling differs and is left out)."""
+    import ml_dtypes
+    x = np.arange(65536, dtype=np.uint16).view(ml_dtypes.bfloat16).astype(np.float32)
+    x = x[np.isfinite(x)]
+    want = x.astype(ml_dtypes.float4_e2m1fn).view(np.uint8)
+    np.testing.assert_array_equal(fp4.E2M1.encode(x.astype(np.float64)), want)
+
+
+def test_fp4_pack_order() -> None:
+    codes = np.array([[0x1, 0x2, 0x3, 0x4], [0xF, 0x0, 0x8, 0x7]], np.uint8)
+    packed = fp4.pack(codes)
+    assert packed.tolist() == [[0x21, 0x43], [0x0F, 0x78]]      # element 2k low nibble, 2k + 1 high
+    np.testing.assert_array_equal(fp4.unpack(packed), codes)
+    with pytest.raises(ValueError):
+        fp4.pack(np.zeros((1, 3), np.uint8))
+
+
+@pytest.mark.parametrize("dst,mode,want", [
+    # bf16 [0.25, 1.25, 5.0, -2.5, 100, -0.1, 1.0]
+    (dt.FP4_E2M1, RoundMode.RINT, [0x0, 0x2, 0x6, 0xC, 0x7, 0x8, 0x2]),
+    (dt.FP4_E2M1, RoundMode.ROUND, [0x1, 0x3, 0x7, 0xD, 0x7, 0x8, 0x2]),     # ties away
+    (dt.FP4_E2M1, RoundMode.TRUNC, [0x0, 0x2, 0x6, 0xC, 0x7, 0x8, 0x2]),
+    (dt.FP4_E2M1, RoundMode.FLOOR, [0x0, 0x2, 0x6, 0xD, 0x7, 0x9, 0x2]),     # -2.5 -> -3, -0.1 -> -0.5
+    (dt.FP4_E2M1, RoundMode.CEIL, [0x1, 0x3, 0x7, 0xC, 0x7, 0x8, 0x2]),
+    (dt.FP4_E1M2, RoundMode.RINT, [0x1, 0x5, 0x7, 0xF, 0x7, 0x8, 0x4]),      # exact 0.25 / 1.25; past 1.75
+])
+def test_tcvt_bf16_to_fp4_modes(dst: dt.DType, mode: RoundMode, want: list[int]) -> None:
+    import ml_dtypes
+    x = np.array([0.25, 1.25, 5.0, -2.5, 100.0, -0.1, 1.0], ml_dtypes.bfloat16)
+    for sat in SatMode:                                     # no NaN to fall back on: both saturate
+        assert convert(x, dt.BF16, dst, mode, sat).tolist() == want
+
+
+def test_tcvt_fp4_specials() -> None:
+    import ml_dtypes
+    x = np.array([math.nan, math.inf, -math.inf, -0.0], ml_dtypes.bfloat16)
+    assert convert(x, dt.BF16, dt.FP4_E2M1, RoundMode.RINT, SatMode.OFF).tolist() == [0x0, 0x7, 0xF, 0x8]
+    assert convert(x, dt.BF16, dt.FP4_E1M2, RoundMode.TRUNC, SatMode.ON).tolist() == [0x0, 0x7, 0xF, 0x8]
+
+
+def test_tcvt_fp4_to_bf16_on_tiles() -> None:
+    import ml_dtypes
+    codes = np.array([[0x7, 0xF, 0x3, 0x8]], np.uint8)
+    for d, want in ((dt.FP4_E2M1, [6.0, -6.0, 1.5, -0.0]), (dt.FP4_E1M2, [1.75, -1.75, 0.75, -0.0])):
+        src = isa.Tile(parse_type(f"!pto.tile<1x4x{d.name}>"), codes.copy())
+        dst = isa.Tile(parse_type("!pto.tile<1x4xbf16>"), np.zeros((1, 4), ml_dtypes.bfloat16))
+        isa.get("TCVT").execute(dst=dst, src=src, roundMode=RoundMode.RINT, satMode=SatMode.ON)
+        got = dst.data.astype(np.float64)
+        assert got.tolist() == [want] and np.signbit(got[0, 3])
+
+
+def test_fp4_spellings_and_bytecode() -> None:
+    assert parse_type("!pto.tile<16x64xfloat4_e2m1x2>").dtype is dt.FP4_E2M1
+    assert parse_type("!pto.tile<vec, float4_e1m2x2_t, 16, 64>").dtype is dt.FP4_E1M2
+    s, d = "!pto.tile<8x64xbf16>", "!pto.tile<8x64xfloat4_e2m1x2>"
+    m = pto.parse(f"kernel @k(%d : {d}, %s : {s}) {{\n  %d = tcvt %s : ({s}) -> {d}\n}}\n")
+    assert load_bytes(m.to_bytes()) == m
+
+
+@pytest.mark.parametrize("dst,src,legal", [
+    ("float4_e2m1x2", "bf16", {"cpu", "a5"}), ("float4_e1m2x2", "bf16", {"cpu", "a5"}),
+    ("bf16", "float4_e2m1x2", {"cpu", "a5"}), ("bf16", "float4_e1m2x2", {"cpu", "a5"}),
+    ("float4_e2m1x2", "f32", {"cpu"}), ("f16", "float4_e1m2x2", {"cpu"}),
+    ("float4_e2m1x2", "i8", set()), ("float4_e2m1x2", "float4_e1m2x2", set()),
+])
+def test_tcvt_fp4_legality(dst: str, src: str, legal: set) -> None:
+    types = {"dst": f"!pto.tile<16x64x{dst}>", "src": f"!pto.tile<16x64x{src}>"}
+    for profile in ("cpu", "a2", "a3", "a5"):
+        got = _codes(types, profile)
+        assert (got == []) == (profile in legal), (profile, got)

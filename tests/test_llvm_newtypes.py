@@ -126,3 +126,46 @@ def test_hifloat8_load_move_store(relu: bool, tmp_path: pathlib.Path) -> None:
     np.testing.assert_array_equal(out["llvm"], out["reference"])
     if relu:
         assert out["llvm"][4, 0] == 0x80 and out["llvm"][4, 8] == 0 and out["llvm"][3, 15] == 0x6F
+
+
+# ----------------------------------------------------------------------------- fp4
+
+def _tcvt_a5(src: np.ndarray, sd: str, dd: str, mode: str, backend: str, out: np.ndarray,
+             tmp: pathlib.Path) -> np.ndarray:
+    r, c = src.shape
+    s, d = f"!pto.tile<{r}x{c}x{sd}>", f"!pto.tile<{r}x{c}x{dd}>"
+    text = (f"kernel @k(%dst : {d}, %src : {s}) {{\n"
+            f"  %dst = tcvt %src {{roundMode = #pto.round_mode<{mode}>}} : ({s}) -> {d}\n}}\n")
+    options = {"cache_dir": tmp} if backend == "llvm" else {}
+    pto.compile(pto.parse(text), backend, "a5", **options)(dst=out, src=src.copy())
+    return out
+
+
+@pytest.mark.parametrize("fmt", ["float4_e2m1x2", "float4_e1m2x2"])
+@pytest.mark.parametrize("mode", ["RINT", "ROUND", "FLOOR", "CEIL", "TRUNC", "ODD"])
+def test_every_bf16_to_fp4(fmt: str, mode: str, tmp_path: pathlib.Path) -> None:
+    import ml_dtypes
+    x = np.arange(65536, dtype=np.uint16).view(ml_dtypes.bfloat16).reshape(256, 256)
+    got = _tcvt_a5(x, "bf16", fmt, mode, "llvm", np.zeros((256, 256), np.uint8), tmp_path)
+    want = _tcvt_a5(x, "bf16", fmt, mode, "reference", np.zeros((256, 256), np.uint8), tmp_path)
+    np.testing.assert_array_equal(got, want)
+    if fmt == "float4_e2m1x2" and mode == "RINT":           # an independent E2M1: ml_dtypes
+        finite = np.isfinite(x.astype(np.float32))
+        np.testing.assert_array_equal(got[finite], x[finite].astype(ml_dtypes.float4_e2m1fn).view(np.uint8))
+    flat = x.astype(np.float32).ravel()
+    hand = {1.25: 0x2 if fmt == "float4_e2m1x2" else 0x5, float("inf"): 0x7, float("-inf"): 0xF}
+    if mode == "RINT":
+        for v, code in hand.items():
+            assert got.ravel()[np.flatnonzero(flat == v)[0]] == code
+        assert got.ravel()[np.flatnonzero(np.isnan(flat))].tolist() == [0] * int(np.isnan(flat).sum())
+
+
+@pytest.mark.parametrize("fmt,mags", [("float4_e2m1x2", [0, 0.5, 1, 1.5, 2, 3, 4, 6]),
+                                      ("float4_e1m2x2", [0, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 1.75])])
+def test_every_fp4_code_to_bf16(fmt: str, mags: list[float], tmp_path: pathlib.Path) -> None:
+    import ml_dtypes
+    codes = np.tile(np.arange(16, dtype=np.uint8), 4).reshape(2, 32) | np.uint8(0x50)   # junk high nibbles
+    got = _tcvt_a5(codes, fmt, "bf16", "RINT", "llvm", np.zeros((2, 32), ml_dtypes.bfloat16), tmp_path)
+    want = np.array(mags + [-m for m in mags], np.float64)
+    np.testing.assert_array_equal(got.astype(np.float64).ravel(), np.tile(want, 4))
+    assert np.signbit(got.astype(np.float32)[0, 8])

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from llvmlite import ir
 
 from ...isa import dtypes as dt
-from . import hif8
+from . import fp4, hif8
 
 _I8, _I16, _I32 = ir.IntType(8), ir.IntType(16), ir.IntType(32)
 _F16, _F32 = ir.HalfType(), ir.FloatType()
@@ -47,6 +47,8 @@ def decode(b: ir.IRBuilder, d: dt.DType, raw: ir.Value) -> ir.Value:
     HiFloat8 codes go to ``hif8``."""
     if d.name == "hifloat8":
         return hif8.decode(b, raw)
+    if d.name in fp4.FORMATS:
+        return fp4.decode(b, d.name, raw)
     bits = b.zext(raw, _I16)
     if d.name == "f8e5m2":
         return b.fpext(b.bitcast(b.shl(bits, _c(_I16, 8)), _F16), _F32)
@@ -65,6 +67,8 @@ def encode(b: ir.IRBuilder, d: dt.DType, value: ir.Value) -> ir.Value:
     ``hif8.encode``, ties away from zero)."""
     if d.name == "hifloat8":
         return hif8.encode(b, value)
+    if d.name in fp4.FORMATS:
+        return fp4.encode(b, d.name, value)
     f = _FMTS[d.name]
     shift = 23 - f.mant
     bits = b.bitcast(value, _I32)

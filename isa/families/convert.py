@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import constraints as K
 from .. import dtypes as dt
-from .. import hifloat8
+from .. import fp4, hifloat8
 from ..attrs import RoundMode, SatMode
 from ..registry import declare
 from ..spec import Attr, Domain, Example, Family, Instruction, Numerics, tuples
@@ -80,6 +80,12 @@ class _Format:
 FORMATS = {d: _Format.of(d) for d in dt.ALL if d.is_float}
 # HiF8's precision tapers with the exponent (``quantum``); min_exp and precision are its 1.0 binade's
 FORMATS[dt.HIF8] = _Format(4, hifloat8.MIN_EXP, hifloat8.MAX, True)
+# the 4-bit floats: no infinity, no NaN (isa/fp4.py)
+_FP4 = {dt.FP4_E2M1: fp4.E2M1, dt.FP4_E1M2: fp4.E1M2}
+FORMATS.update({d: _Format(f.precision, f.min_exp, f.max, False) for d, f in _FP4.items()})
+#: coded float types: codes -> float64 values, exact values -> codes
+DECODE = {dt.HIF8: hifloat8.decode, **{d: f.decode for d, f in _FP4.items()}}
+ENCODE_EXACT = {dt.HIF8: hifloat8.encode_exact, **{d: f.encode_exact for d, f in _FP4.items()}}
 _POW2_U64 = np.array([1 << b for b in range(64)], dtype=np.uint64)
 
 
@@ -94,8 +100,8 @@ class _Parts:
 
 
 def _parts(a: np.ndarray, d: dt.DType) -> _Parts:
-    if d is dt.HIF8:
-        a = hifloat8.decode(a)
+    if d in DECODE:
+        a = DECODE[d](a)
     if d.is_float:
         with np.errstate(invalid="ignore"):   # a signalling NaN raises the flag when widened
             x = a.astype(np.float64)
@@ -176,9 +182,9 @@ def _to_float(p: _Parts, src: dt.DType, d: dt.DType, mode: RoundMode, sat: SatMo
     val = np.where(val > f.max, overflowed, val)
     val = np.where(p.inf, np.inf, val)
     if not f.has_inf:   # f8e4m3: saturation ON gives the largest finite value, OFF gives NaN
-        val = np.where(np.isinf(val), f.max if sat is SatMode.ON else np.nan, val)
+        val = np.where(np.isinf(val), f.max if sat is SatMode.ON or d in dt.FP4 else np.nan, val)
     val = np.where(p.nan, np.nan, np.where(p.neg, -val, val))
-    return hifloat8.encode_exact(val) if d is dt.HIF8 else val.astype(d.np_dtype)
+    return ENCODE_EXACT[d](val) if d in ENCODE_EXACT else val.astype(d.np_dtype)
 
 
 def convert(a: np.ndarray, src: dt.DType, d: dt.DType, mode: RoundMode = RoundMode.RINT,
@@ -226,9 +232,12 @@ _A5 = {
 }
 _A5[dt.F32] += (dt.HIF8,)        # the public table's H8 targets (A5 only)
 _A5[dt.F16] += (dt.HIF8,)
-# cpu: every storable pair, and HiF8 to and from each arithmetic float
+_A5[dt.BF16] += dt.FP4           # the public table's FP4_E1M2X2 / FP4_E2M1X2 rows (A5 only)
+_A5.update({d: (dt.BF16,) for d in dt.FP4})
+# cpu: every storable pair, and HiF8 and the fp4 formats to and from each arithmetic float
 _CPU = ([(d, s) for d in dt.STORABLE for s in dt.STORABLE]
-        + [(dt.HIF8, s) for s in dt.FLOATS] + [(d, dt.HIF8) for d in dt.FLOATS])
+        + [(c, s) for c in (dt.HIF8,) + dt.FP4 for s in dt.FLOATS]
+        + [(d, c) for c in (dt.HIF8,) + dt.FP4 for d in dt.FLOATS])
 _OPS = ("dst", "src")
 
 _DOC = (
@@ -249,7 +258,10 @@ _DOC = (
     "target like the others with a tapered grid: a magnitude of binary exponent e rounds to 3 "
     "mantissa bits for |e| <= 3, 2 for |e| <= 7, 1 for |e| <= 15, to the power of two 2**e for "
     "-22 <= e <= -16 and to a multiple of 2**-22 below; the public A5 conversion always rounds to "
-    "nearest with ties away from zero, which roundMode = ROUND reproduces. To i1: 1 where the source is non-zero (NaN "
+    "nearest with ties away from zero, which roundMode = ROUND reproduces. float4_e2m1x2 and "
+    "float4_e1m2x2 (one 4-bit element per column, see isa/fp4.py) are float targets with 1 and 2 "
+    "mantissa bits, exponent bias 1 and subnormals (E2M1: 0, 0.5, 1, 1.5, 2, 3, 4, 6; E1M2: "
+    "multiples of 0.25 up to 1.75); A5 converts bf16 to and from them. To i1: 1 where the source is non-zero (NaN "
     "included), roundMode and satMode ignored; from i1: 0 or 1. Operands are logical 2-D "
     "arrays; layout does not matter.")
 
@@ -262,7 +274,9 @@ _SPECIAL = (
     "±max finite, FLOOR gives -inf below and +max above, CEIL +inf above and -max below; ODD "
     "gives ±max finite; f8e4m3 replaces an infinity by ±448 (ON) or NaN (OFF); hifloat8 has "
     "infinities (codes 0x6F / 0xEF) and overflows past ±32768 like an IEEE type, writes NaN as "
-    "0x80 and every zero as 0x00 (it has no -0), satMode not mattering. Ties at the "
+    "0x80 and every zero as 0x00 (it has no -0), satMode not mattering. The fp4 formats have "
+    "neither infinity nor NaN: overflow and ±inf give ±max (6 or 1.75) under every roundMode "
+    "and satMode, NaN gives +0 (code 0), and -0 is kept (code 8). Ties at the "
     "overflow threshold follow the mode as if the next binade existed (f16 65520 -> inf under "
     "RINT; f8e4m3 464 -> 448 under RINT because 448 has an even significand). Underflow is "
     "gradual: denormal results are produced exactly and never flushed; a negative value that "

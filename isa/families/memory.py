@@ -29,8 +29,8 @@ _A2_MOVE = (dt.I8, dt.U8, dt.I16, dt.U16, dt.I32, dt.U32, dt.I64, dt.U64, dt.F16
 _A5_MOVE = _A2_MOVE + dt.FP8
 # TLOAD / TSTORE also move coded floats (hifloat8 codes) bit for bit: cpu and A5 (TStore.hpp lists
 # hifloat8_t among its types).
-_CODED_MOVE = dt.STORABLE + dt.CODED
-_A5_CODED_MOVE = _A5_MOVE + dt.CODED
+_CODED_MOVE = dt.STORABLE + dt.MOVABLE_CODED
+_A5_CODED_MOVE = _A5_MOVE + dt.MOVABLE_CODED
 _ACC_TYPES = (dt.F32, dt.I32)
 # (global dtype, acc dtype) pairs a store out of an acc tile may convert between (RNE).
 _ACC_CONVERT = ((dt.F16, dt.F32), (dt.BF16, dt.F32))

@@ -70,7 +70,7 @@ def _transfer(values: np.ndarray, dst: Tile, fp: Tile | None = None,
         with np.errstate(all="ignore"):
             values = values.astype(np.float32) * fp.read(1, values.shape[1], "scaling tile fp")
     if relu is ReluMode.RELU:   # uint8 storage is hifloat8 codes only when dst is hifloat8 (no conversion)
-        values = _relu(values, dst.dtype if dst.dtype in dt.CODED else dt.of_numpy(values.dtype))
+        values = _relu(values, dst.dtype if dst.dtype in dt.MOVABLE_CODED else dt.of_numpy(values.dtype))
     if values.dtype == dst.dtype.np_dtype:
         return values
     with np.errstate(all="ignore"):
@@ -194,8 +194,8 @@ OFFSETS = (index_in("r0", "row offset", bounds=(0, None)), index_in("c0", "colum
 declare(Instruction(
     mnemonic="TMOV", family=Family.MOVEMENT, summary="move a tile between buffers",
     operands=_move_operands(TMOV_PATHS), attrs=(RELU_ATTR,), semantics=_tmov,
-    dtypes=_move_rules(dt.STORABLE + dt.CODED),
-    profile_dtypes=_move_profiles(NPU_STORABLE, dt.STORABLE + dt.CODED),
+    dtypes=_move_rules(dt.STORABLE + dt.MOVABLE_CODED),
+    profile_dtypes=_move_profiles(NPU_STORABLE, dt.STORABLE + dt.MOVABLE_CODED),
     numerics=MOVE_NUMERICS, domain=Domain.SRC, pipe=_pipe_rule(TMOV_PATHS),
     doc="dst[i, j] = convert(relu(src[i, j])) over src's valid region, which must lie inside "
         "dst's valid region. Data paths: mat -> left/right/bias (MTE1), mat -> scaling, "

@@ -177,7 +177,8 @@ def _to_float(cg: KernelCodegen, p: _Parts, src: dt.DType, d: dt.DType, mode: Ro
     val = b.select(b.fcmp_ordered(">", val, _d(f.max)), overflowed, val)
     val = b.select(p.inf, inf, val)
     if not f.has_inf:
-        val = b.select(b.fcmp_ordered("==", val, inf), _d(f.max if sat is SatMode.ON else float("nan")), val)
+        keep_max = sat is SatMode.ON or d in dt.FP4           # fp4 has no NaN: always saturates
+        val = b.select(b.fcmp_ordered("==", val, inf), _d(f.max if keep_max else float("nan")), val)
     val = b.select(p.neg, b.fneg(val), val)
     val = b.select(p.nan, _d(float("nan")), val)
     return b.fptrunc(val, F32)
