@@ -727,4 +727,17 @@ DECISIONS: tuple[Decision, ...] = (
              "Element columns are what the A5 conversion and the CPU accessors index; one code per uint8 keeps "
              "every elementwise rule and the conformance drawing unchanged; with no NaN code, saturating is "
              "the only finite answer and +0 the neutral one."),
+    Decision("int4 (i4)",
+             "The TCVT table lists S4 (int4b_t) for A2/A3 only: f16 -> S4 under each rounding mode and "
+             "S4 -> f16; the header packs two per byte and the CPU type keeps one 4-bit two's-complement "
+             "value per byte; the scalar types name it s4. No SSA tile name and no saturation rule are "
+             "given.",
+             "i4 (aliases int4b_t and s4) is a signed integer type in [-8, 7] counted one element per "
+             "column and held one per uint8: two's complement in the low nibble, the high nibble ignored "
+             "when read and written as 0. TCVT treats it like the other integer targets: roundMode picks "
+             "the integer, satMode ON (the default) clamps to [-8, 7] (±inf too), OFF wraps modulo 16, NaN "
+             "gives 0. Pairs: a2/a3 f16 -> i4 and i4 -> f16; cpu i4 to and from f32, f16 and bf16; not a5. "
+             "No other instruction takes i4 yet.",
+             "i4 follows openpto's integer names; one rule for every integer target keeps TCVT a single "
+             "exact function; the low nibble is the element as the CPU type stores it."),
 )

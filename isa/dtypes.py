@@ -98,11 +98,28 @@ class CodedFloat(DType):
 
 #: HiFloat8: the A5 tapered 8-bit float, uint8 codes (isa/hifloat8.py defines them)
 HIF8 = CodedFloat("hifloat8", np.dtype(np.uint8), "float", 8, largest=32768.0)
+@dataclass(frozen=True)
+class CodedInt(DType):
+    """A signed integer narrower than a byte, stored one per uint8: two's complement in the low
+    ``bits`` bits, the high bits ignored when read and written as zero. Kept out of ``ALL`` and
+    the integer groups like the coded floats; the instructions that take one name it."""
+
+    @property
+    def min(self) -> int:
+        return -(1 << (self.bits - 1))
+
+    @property
+    def max(self) -> int:
+        return (1 << (self.bits - 1)) - 1
+
+
+#: int4 (the public int4b_t, scalar name s4): A2/A3 TCVT to and from f16
+I4 = CodedInt("i4", np.dtype(np.uint8), "int", 4)
 #: the A5 4-bit floats (isa/fp4.py): one 4-bit element per uint8 here, two per byte in memory
 FP4_E2M1 = CodedFloat("float4_e2m1x2", np.dtype(np.uint8), "float", 4, largest=6.0)
 FP4_E1M2 = CodedFloat("float4_e1m2x2", np.dtype(np.uint8), "float", 4, largest=1.75)
 FP4 = (FP4_E2M1, FP4_E1M2)
-CODED: tuple[DType, ...] = (HIF8,) + FP4
+CODED: tuple[DType, ...] = (HIF8,) + FP4 + (I4,)
 #: coded types the bit-moving instructions (TLOAD, TSTORE, TMOV) take
 MOVABLE_CODED: tuple[DType, ...] = (HIF8,)
 BY_NAME: dict[str, DType] = {d.name: d for d in ALL + CODED}

@@ -338,7 +338,7 @@ _FRACTALS = ("none", "nz", "zn", "fr", "rn")
 DTYPE_ALIASES = {
     "half": "f16", "float16": "f16", "float": "f32", "float32": "f32", "bfloat16": "bf16",
     "bfloat16_t": "bf16", "float8_e4m3_t": "f8e4m3", "float8_e5m2_t": "f8e5m2", "hifloat8_t": "hifloat8",
-    "float4_e2m1x2_t": "float4_e2m1x2", "float4_e1m2x2_t": "float4_e1m2x2",
+    "float4_e2m1x2_t": "float4_e2m1x2", "float4_e1m2x2_t": "float4_e1m2x2", "int4b_t": "i4", "s4": "i4",
     "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8", "uint16": "u16",
     "uint32": "u32", "uint64": "u64", "int8_t": "i8", "int16_t": "i16", "int32_t": "i32",
     "int64_t": "i64", "uint8_t": "u8", "uint16_t": "u16", "uint32_t": "u32", "uint64_t": "u64",

@@ -383,7 +383,7 @@ def test_random_values_match_the_model(case: tuple) -> None:
 def test_declaration() -> None:
     assert TCVT.family is isa.Family.ELEMENTWISE and TCVT.domain is Domain.DST
     assert TCVT.pipe_for({}) is Pipe.V and TCVT.numerics.kind == "rounded"
-    assert len(TCVT.dtypes.tuples) == len(TYPES) ** 2 + 18         # and HiF8, E2M1, E1M2 to / from f32, f16, bf16
+    assert len(TCVT.dtypes.tuples) == len(TYPES) ** 2 + 24         # and HiF8, E2M1, E1M2, i4 to / from f32, f16, bf16
     assert TCVT.dtypes.operands == ("dst", "src")
     a2, a5 = TCVT.dtype_rule("a2"), TCVT.dtype_rule("a5")
     assert a2.tuples == TCVT.dtype_rule("a3").tuples

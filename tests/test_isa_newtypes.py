@@ -357,3 +357,48 @@ def test_tcvt_fp4_legality(dst: str, src: str, legal: set) -> None:
     for profile in ("cpu", "a2", "a3", "a5"):
         got = _codes(types, profile)
         assert (got == []) == (profile in legal), (profile, got)
+
+
+# ----------------------------------------------------------------------------- i4 (S4, int4b_t)
+
+def test_i4_type_and_spellings() -> None:
+    assert (dt.I4.min, dt.I4.max, dt.I4.bits) == (-8, 7, 4)
+    for spelling in ("!pto.tile<16x64xi4>", "!pto.tile<vec, int4b_t, 16, 64>", "!pto.tile<vec, s4, 16, 64>"):
+        assert parse_type(spelling).dtype is dt.I4
+
+
+@pytest.mark.parametrize("mode,want", [
+    # f16 [0.5, 1.5, 2.5, -0.5, -1.5, 7.4, 7.6, -8.5, -9, 100, NaN, inf, -inf, -0.0, 3.2], satMode ON
+    (RoundMode.RINT, [0, 2, 2, 0, 14, 7, 7, 8, 8, 7, 0, 7, 8, 0, 3]),      # ties to even; -2 is 0xE
+    (RoundMode.ROUND, [1, 2, 3, 15, 14, 7, 7, 8, 8, 7, 0, 7, 8, 0, 3]),    # ties away: -0.5 -> -1 (0xF)
+    (RoundMode.FLOOR, [0, 1, 2, 15, 14, 7, 7, 8, 8, 7, 0, 7, 8, 0, 3]),
+    (RoundMode.CEIL, [1, 2, 3, 0, 15, 7, 7, 8, 8, 7, 0, 7, 8, 0, 4]),
+    (RoundMode.TRUNC, [0, 1, 2, 0, 15, 7, 7, 8, 8, 7, 0, 7, 8, 0, 3]),
+])
+def test_tcvt_f16_to_i4_by_hand(mode: RoundMode, want: list[int]) -> None:
+    x = np.array([0.5, 1.5, 2.5, -0.5, -1.5, 7.4, 7.6, -8.5, -9, 100, math.nan, math.inf, -math.inf, -0.0, 3.2],
+                 np.float16)
+    assert convert(x, dt.F16, dt.I4, mode, SatMode.ON).tolist() == want
+
+
+def test_tcvt_f16_to_i4_wraps_with_sat_off() -> None:
+    x = np.array([7.6, -9.0, 100.0, -100.0, math.nan, math.inf], np.float16)
+    # 8 -> -8 (0x8); -9 -> 7; 100 = 6 * 16 + 4; -100 = -7 * 16 + 12; NaN 0; inf still the max
+    assert convert(x, dt.F16, dt.I4, RoundMode.RINT, SatMode.OFF).tolist() == [0x8, 0x7, 0x4, 0xC, 0x0, 0x7]
+
+
+def test_tcvt_i4_to_f16_reads_the_low_nibble() -> None:
+    codes = np.arange(16, dtype=np.uint8) | np.uint8(0x30)                  # junk in the high nibble
+    got = convert(codes, dt.I4, dt.F16, RoundMode.RINT, SatMode.ON)
+    assert got.tolist() == [0, 1, 2, 3, 4, 5, 6, 7, -8, -7, -6, -5, -4, -3, -2, -1]
+
+
+@pytest.mark.parametrize("dst,src,legal", [
+    ("i4", "f16", {"cpu", "a2", "a3"}), ("f16", "i4", {"cpu", "a2", "a3"}),
+    ("i4", "f32", {"cpu"}), ("bf16", "i4", {"cpu"}), ("i4", "i8", set()), ("i8", "i4", set()),
+])
+def test_tcvt_i4_legality(dst: str, src: str, legal: set) -> None:
+    types = {"dst": f"!pto.tile<16x64x{dst}>", "src": f"!pto.tile<16x64x{src}>"}
+    for profile in ("cpu", "a2", "a3", "a5"):
+        got = _codes(types, profile)
+        assert (got == []) == (profile in legal), (profile, got)

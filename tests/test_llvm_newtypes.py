@@ -169,3 +169,39 @@ def test_every_fp4_code_to_bf16(fmt: str, mags: list[float], tmp_path: pathlib.P
     want = np.array(mags + [-m for m in mags], np.float64)
     np.testing.assert_array_equal(got.astype(np.float64).ravel(), np.tile(want, 4))
     assert np.signbit(got.astype(np.float32)[0, 8])
+
+
+# ----------------------------------------------------------------------------- i4
+
+def _tcvt_a3(src: np.ndarray, sd: str, dd: str, mode: str, sat: str, backend: str, out: np.ndarray,
+             tmp: pathlib.Path) -> np.ndarray:
+    r, c = src.shape
+    s, d = f"!pto.tile<{r}x{c}x{sd}>", f"!pto.tile<{r}x{c}x{dd}>"
+    text = (f"kernel @k(%dst : {d}, %src : {s}) {{\n  %dst = tcvt %src {{roundMode = #pto.round_mode<{mode}>, "
+            f"satMode = #pto.sat<{sat}>}} : ({s}) -> {d}\n}}\n")
+    options = {"cache_dir": tmp} if backend == "llvm" else {}
+    pto.compile(pto.parse(text), backend, "a3", **options)(dst=out, src=src.copy())
+    return out
+
+
+@pytest.mark.parametrize("sat", ["ON", "OFF"])
+@pytest.mark.parametrize("mode", ["RINT", "ROUND", "FLOOR", "CEIL", "TRUNC", "ODD"])
+def test_every_f16_to_i4(mode: str, sat: str, tmp_path: pathlib.Path) -> None:
+    x = np.arange(65536, dtype=np.uint16).view(np.float16).reshape(256, 256)
+    got = _tcvt_a3(x, "f16", "i4", mode, sat, "llvm", np.zeros((256, 256), np.uint8), tmp_path)
+    want = _tcvt_a3(x, "f16", "i4", mode, sat, "reference", np.zeros((256, 256), np.uint8), tmp_path)
+    np.testing.assert_array_equal(got, want)
+    assert got.max() <= 0xF                                   # the high nibble is written as zero
+    flat = x.ravel()
+    # by hand: 100 clamps to 7 (ON) or wraps to 100 - 96 = 4 (OFF); -9 clamps to -8 (0x8) or wraps to 7
+    for v, on, off in ((100.0, 0x7, 0x4), (-9.0, 0x8, 0x7)):
+        assert got.ravel()[np.flatnonzero(flat == v)[0]] == (on if sat == "ON" else off)
+    if mode == "RINT":
+        assert got.ravel()[np.flatnonzero(flat == 2.5)[0]] == 0x2                   # tie to even
+
+
+def test_every_i4_code_to_f16(tmp_path: pathlib.Path) -> None:
+    codes = (np.arange(32, dtype=np.uint8) * 7).reshape(1, 32)                # every nibble, junk above it
+    got = _tcvt_a3(codes, "i4", "f16", "RINT", "ON", "llvm", np.zeros((1, 32), np.float16), tmp_path)
+    low = (codes & 0xF).astype(np.int64)
+    np.testing.assert_array_equal(got.astype(np.int64), np.where(low >= 8, low - 16, low))

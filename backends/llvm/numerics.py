@@ -38,7 +38,7 @@ def compute(d: dt.DType) -> ir.Type:
         return F32
     if d.kind == "bool":
         return I1
-    return _INT[d.bits]
+    return _INT[max(d.bits, 8)]        # i4 computes as its sign-extended i8 value
 
 
 def is_fp8(d: dt.DType) -> bool:
@@ -55,6 +55,9 @@ def scalar_type(name: str) -> ir.Type:
 
 def load(b: ir.IRBuilder, d: dt.DType, raw: ir.Value) -> ir.Value:
     """A stored element -> its compute value."""
+    if d.is_int and d.bits < 8:        # i4: the low nibble, sign-extended
+        shift = ir.Constant(I8, 8 - d.bits)
+        return b.ashr(b.shl(raw, shift), shift)
     if d.name == "f32" or d.is_int:
         return raw
     if d.name == "f16":
@@ -69,6 +72,8 @@ def load(b: ir.IRBuilder, d: dt.DType, raw: ir.Value) -> ir.Value:
 
 def store(b: ir.IRBuilder, d: dt.DType, value: ir.Value) -> ir.Value:
     """A compute value -> the element to store (floats round to nearest even, once)."""
+    if d.is_int and d.bits < 8:        # i4: the low nibble (wraps modulo 16), high bits zero
+        return b.and_(value, ir.Constant(I8, (1 << d.bits) - 1))
     if d.name == "f32" or d.is_int:
         return value
     if d.name == "f16":

@@ -85,6 +85,15 @@ _FP4 = {dt.FP4_E2M1: fp4.E2M1, dt.FP4_E1M2: fp4.E1M2}
 FORMATS.update({d: _Format(f.precision, f.min_exp, f.max, False) for d, f in _FP4.items()})
 #: coded float types: codes -> float64 values, exact values -> codes
 DECODE = {dt.HIF8: hifloat8.decode, **{d: f.decode for d, f in _FP4.items()}}
+
+
+def _int4_value(codes: np.ndarray) -> np.ndarray:
+    """i4 codes (low nibble, two's complement) -> int64 values in [-8, 7]."""
+    low = np.asarray(codes, np.int64) & 0xF
+    return np.where(low & 8, low - 16, low)
+
+
+DECODE[dt.I4] = _int4_value
 ENCODE_EXACT = {dt.HIF8: hifloat8.encode_exact, **{d: f.encode_exact for d, f in _FP4.items()}}
 _POW2_U64 = np.array([1 << b for b in range(64)], dtype=np.uint64)
 
@@ -147,6 +156,14 @@ def _round(p: _Parts, k: np.ndarray, mode: RoundMode) -> np.ndarray:
 
 
 def _to_int(p: _Parts, d: dt.DType, mode: RoundMode, sat: SatMode) -> np.ndarray:
+    if d is dt.I4:      # computed as int64 and kept as its low nibble (wrapping modulo 16)
+        return (_to_int64(p, d, mode, sat) & 0xF).astype(np.uint8)
+    return _to_int64(p, d, mode, sat, d.np_dtype)
+
+
+def _to_int64(p: _Parts, d: dt.DType, mode: RoundMode, sat: SatMode,
+              store: np.dtype = np.dtype(np.int64)) -> np.ndarray:
+    """The integer result in ``store`` (the target's numpy type, or int64 for narrower ones)."""
     r = _round(p, np.zeros(p.mag.shape, dtype=np.int64), mode)
     if r.dtype == np.float64:   # bring huge float magnitudes to 64 bits: low bits and an overflow flag
         big, low = r >= 2.0 ** 64, np.fmod(r, 2.0 ** 64).astype(np.uint64)
@@ -155,9 +172,9 @@ def _to_int(p: _Parts, d: dt.DType, mode: RoundMode, sat: SatMode) -> np.ndarray
     if sat is SatMode.ON:
         limit = np.where(p.neg, np.uint64(-int(d.min)), np.uint64(d.max))
         low = np.where(big | (low > limit), limit, low)
-    out = np.where(p.neg, -low, low).astype(d.np_dtype)   # keeps the low bits: wraps mod 2**bits
-    out = np.where(p.inf, np.where(p.neg, d.np_dtype.type(d.min), d.np_dtype.type(d.max)), out)
-    return np.where(p.nan, d.np_dtype.type(0), out)
+    out = np.where(p.neg, -low, low).astype(store)   # keeps the low bits: wraps mod 2**bits
+    out = np.where(p.inf, np.where(p.neg, store.type(d.min), store.type(d.max)), out)
+    return np.where(p.nan, store.type(0), out)
 
 
 def quantum(d: dt.DType, e: np.ndarray) -> np.ndarray:
@@ -208,7 +225,8 @@ def _pairs(table: dict[dt.DType, tuple[dt.DType, ...]]) -> list[tuple[dt.DType, 
 
 _A2 = {
     dt.F32: (dt.F32, dt.F16, dt.BF16, dt.I16, dt.I32, dt.I64),
-    dt.F16: (dt.F32, dt.I32, dt.I16, dt.I8, dt.U8),
+    dt.F16: (dt.F32, dt.I32, dt.I16, dt.I8, dt.U8, dt.I4),      # S4 (int4b_t): A2/A3 only
+    dt.I4: (dt.F16,),
     dt.BF16: (dt.F32, dt.I32),
     dt.I16: (dt.F16, dt.F32),
     dt.I32: (dt.F32, dt.I16, dt.I64, dt.F16),
@@ -234,10 +252,10 @@ _A5[dt.F32] += (dt.HIF8,)        # the public table's H8 targets (A5 only)
 _A5[dt.F16] += (dt.HIF8,)
 _A5[dt.BF16] += dt.FP4           # the public table's FP4_E1M2X2 / FP4_E2M1X2 rows (A5 only)
 _A5.update({d: (dt.BF16,) for d in dt.FP4})
-# cpu: every storable pair, and HiF8 and the fp4 formats to and from each arithmetic float
+# cpu: every storable pair, and each coded type (HiF8, fp4, i4) to and from each arithmetic float
 _CPU = ([(d, s) for d in dt.STORABLE for s in dt.STORABLE]
-        + [(c, s) for c in (dt.HIF8,) + dt.FP4 for s in dt.FLOATS]
-        + [(d, c) for c in (dt.HIF8,) + dt.FP4 for d in dt.FLOATS])
+        + [(c, s) for c in dt.CODED for s in dt.FLOATS]
+        + [(d, c) for c in dt.CODED for d in dt.FLOATS])
 _OPS = ("dst", "src")
 
 _DOC = (
@@ -261,7 +279,9 @@ _DOC = (
     "nearest with ties away from zero, which roundMode = ROUND reproduces. float4_e2m1x2 and "
     "float4_e1m2x2 (one 4-bit element per column, see isa/fp4.py) are float targets with 1 and 2 "
     "mantissa bits, exponent bias 1 and subnormals (E2M1: 0, 0.5, 1, 1.5, 2, 3, 4, 6; E1M2: "
-    "multiples of 0.25 up to 1.75); A5 converts bf16 to and from them. To i1: 1 where the source is non-zero (NaN "
+    "multiples of 0.25 up to 1.75); A5 converts bf16 to and from them. i4 (the public S4, "
+    "int4b_t; one element per column held in the low nibble) is an integer target in [-8, 7] "
+    "like the others (ON clamps, OFF wraps modulo 16); A2/A3 convert f16 to and from it. To i1: 1 where the source is non-zero (NaN "
     "included), roundMode and satMode ignored; from i1: 0 or 1. Operands are logical 2-D "
     "arrays; layout does not matter.")
 
