@@ -341,7 +341,8 @@ def test_mgather_static_rules() -> None:
     assert errors("MGATHER", row, {"indexMode": IndexMode.ROW}) == []
     assert errors("MGATHER", {**row, "src": "!pto.memref<64x8xf32>"}, {"indexMode": IndexMode.ROW}) == ["STRUCT_SHAPE"]
     ins = I.get("MGATHER")
-    assert ins.profiles == ("cpu", "a5") and ins.pipe_for({}) is Pipe.V
+    assert ins.profiles == ("cpu", "a2", "a3", "a5") and ins.pipe_for({}) is Pipe.V
+    assert I.get("MSCATTER").profiles == ("cpu", "a5")
     assert ins.dtypes.allows((dt.F16, dt.F16, dt.U32)) and not ins.dtypes.allows((dt.F16, dt.F16, dt.I16))
     assert ins.attr("oobMode").default is OobMode.ERROR and ins.attr("indexMode").default is IndexMode.ELEMENT
 

@@ -135,7 +135,8 @@ def test_static_constraints_reject_bad_types() -> None:
     bad_shape = {"dst": parse_type("!pto.tile<8x8xf32>"), "src": parse_type("!pto.tile<8x16xf32>"),
                  "scalar": parse_type("f32")}
     assert [c.code for c, _ in K.check_all(ins.constraints, bad_valid, {})] == ["STRUCT_VALID_REGION"]
-    assert [c.code for c, _ in K.check_all(ins.constraints, bad_shape, {})] == ["STRUCT_SHAPE"]
+    # static shapes may differ (the public kernels compare valid regions only)
+    assert [c.code for c, _ in K.check_all(ins.constraints, bad_shape, {})] == []
 
 
 # ----------------------------------------------------------------------------- arithmetic

@@ -693,30 +693,48 @@ declare(Instruction(
 
 # ----------------------------------------------------------------------------- TCI / TTRI
 
-def _tci(dst: Tile, start: int, descending: bool = False) -> None:
+def _tci(dst: Tile, start: int | float, descending: bool = False) -> None:
     rows, cols = dst.valid
     if not rows:
         return
     step = -1 if descending else 1
+    if dst.dtype.is_float:
+        # start in dst's dtype (through f32, as every float scalar is carried), then each
+        # element start +- k in f32 from start itself (not accumulated), rounded once to dst's dtype
+        base = np.float32(float(start)).astype(dst.dtype.np_dtype).astype(np.float32)
+        with np.errstate(over="ignore", invalid="ignore"):
+            values = base + np.float32(step) * np.arange(cols, dtype=np.float32)
+        dst.write(values[None, :].astype(dst.dtype.np_dtype))
+        return
     base = int(start) % (1 << dst.dtype.bits)
     values = base + step * np.arange(cols, dtype=np.int64)
     dst.write(C.wrap(values[None, :], dst.dtype))
 
 
+# a2/a3 TCI.hpp: any 2- or 4-byte type (its scalar loop also serves half, bfloat16, float); a5
+# Tci.hpp: (u)int16/32 only
 _CI_TYPES = (dt.I32, dt.U32, dt.I16, dt.U16)
+_CI_FLOATS = (dt.F32, dt.F16, dt.BF16)
 declare(Instruction(
     mnemonic="TCI", family=Family.COMPLEX, summary="contiguous integer sequence",
     operands=(tile_out("dst", "first row receives the sequence"),
-              scalar_in("start", "first value, converted to dst's dtype (wraps)")),
+              scalar_in("start", "first value, converted to dst's dtype (integers wrap, floats round)")),
     attrs=(Attr("descending", bool, False, "count down instead of up"),),
     semantics=_tci,
-    dtypes=same(("dst",), _CI_TYPES),
+    dtypes=same(("dst",), _CI_TYPES + _CI_FLOATS),
+    profile_dtypes={"a5": same(("dst",), _CI_TYPES)},
     numerics=EXACT, domain=Domain.ROW0, pipe=Pipe.S,
     doc="dst[0, k] = start + k (start - k with descending = true) for k < dst.valid_cols, in dst's dtype. "
         "Only the first row is written (nothing when dst.valid_rows = 0). The public CPU simulator "
         "requires a 1-row tile and A5 a tile with more than one column; openpto accepts any shape. The "
-        "scalar's type should equal dst's dtype (the public template requires it).",
-    special_values="Integers wrap (two's complement): e.g. u16 start 65535 ascending gives 65535, 0, 1, ...",
+        "scalar's type should equal dst's dtype (the public template requires it). Integer dtypes wrap. "
+        "Float dtypes (a2/a3's scalar loop takes any 2- or 4-byte type; A5 only integers): start is first "
+        "converted to dst's dtype (RNE; an integer scalar through f64 and f32), then every element is "
+        "computed from start itself, not accumulated: dst[0, k] = round(s +- k) with s +- k formed in f32 "
+        "(k is exact there) and rounded once to dst's dtype (RNE; f32 needs no second rounding).",
+    special_values="Integers wrap (two's complement): e.g. u16 start 65535 ascending gives 65535, 0, 1, ... "
+                   "Floats: an inf start gives inf everywhere, NaN gives NaN; steps below the spacing of "
+                   "start vanish (f16 2048 + 1 rounds to 2048, ties to even).",
     example=Example({"dst": "!pto.tile<1x16xi32>", "start": "i32"}, {"descending": False}, {"start": 5})))
 
 

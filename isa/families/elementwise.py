@@ -149,9 +149,21 @@ _elementwise("TRSQRT", "reciprocal square root", C.via_f64(lambda a: 1.0 / np.sq
              dt.FLOATS, "dst[i, j] = 1 / sqrt(src[i, j]), the reciprocal square root.", numerics=_TRANSC,
              a2=(dt.F32, dt.F16), a5=(dt.F32, dt.F16),
              special="rsqrt(+0) = +inf, rsqrt(-0) = -inf, rsqrt(x<0) = NaN, rsqrt(+inf) = +0.", precision=True, tmp=True)
-_elementwise("TRECIP", "reciprocal", np.reciprocal, UN, dt.FLOATS,
-             "Reciprocal 1/x (IEEE division, correctly rounded).", a2=(dt.F32, dt.F16),
-             a5=(dt.F32, dt.F16), special="recip(±0) = ±inf, recip(±inf) = ±0.", precision=True)
+def _int_recip(a: np.ndarray) -> np.ndarray:
+    return C.int_div(np.ones_like(a), a)
+
+
+# The public TRECIP is TDIVS(dst, 1, src) (pto_instr.hpp), so it takes TDIVS's types per profile
+# (a2/a3 TDivS.hpp: i32 i16 f16 f32; a5 TDivS.hpp: (u)int8/16/32, f16, f32).
+_elementwise("TRECIP", "reciprocal", _float_or_int(np.reciprocal, _int_recip), UN, dt.NUMERIC,
+             "Reciprocal 1/x: the public TRECIP is TDIVS with the scalar 1 first, and openpto gives it "
+             "exactly that meaning. Floats: IEEE division, correctly rounded. Integers: 1 / x truncated "
+             "toward zero as TDIVS divides, so 1/1 = 1, 1/-1 = -1, 1/x = 0 for |x| > 1 and 1/0 = -1 (all "
+             "bits set: the maximum of an unsigned type).",
+             a2=(dt.I32, dt.I16, dt.F16, dt.F32),
+             a5=(dt.U8, dt.I8, dt.U16, dt.I16, dt.U32, dt.I32, dt.F16, dt.F32),
+             special="recip(±0) = ±inf, recip(±inf) = ±0; integers: recip(0) = -1 (all bits set).",
+             precision=True)
 
 
 def _relu(a: np.ndarray) -> np.ndarray:

@@ -165,7 +165,7 @@ declare(Instruction(
         + _SCALAR_RULE + PRECISION_DOC,
     example=_example(*F32_EXAMPLE, 4.0),
     more_examples=(_with_precision(_example(*F32_EXAMPLE, 4.0)),),
-    constraints=(K.same_shape("dst", "src"), K.covers(("src",))),
+    constraints=(K.covers(("src",)),),
     profile_dtypes=_narrowed(_SRC_SCALAR, A2_ARITH, A5_DIV),
     special_values="Floats: x/0 = ±inf, 0/0 = NaN, ±inf/±inf = NaN. Integers: x/0 = -1 (all "
                    "bits set, so MAX for unsigned types), MIN/-1 = MIN (wraps); the same holds "

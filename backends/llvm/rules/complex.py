@@ -405,14 +405,33 @@ def _scatter_mask(cg: KernelCodegen, op: TileOp) -> None:
 
 # ----------------------------------------------------------------------------- TCI / TTRI
 
+def _tci_float(cg: KernelCodegen, op: TileOp, descending: bool) -> None:
+    """start in dst's dtype, then start +- k in f32 per element (not accumulated), rounded once."""
+    b = cg.b
+    dst = cg.tile(op, "dst")
+    start = cg.scalar(op, "start")
+    st = op.args["start"].type   # type: ignore[union-attr]
+    if not st.is_float:     # an integer through f64 and f32, as the reference converts it
+        wide = b.sitofp(start, N.F64) if is_signed(st) else b.uitofp(start, N.F64)
+        start = b.fptrunc(wide, N.F32)
+    s = N.round_to(b, dst.dtype, start)
+    with cg.if_then(b.icmp_signed(">", dst.vrows, _c(0))):
+        with cg.loop(0, dst.vcols, name="ci") as k:
+            kf = b.uitofp(k, N.F32)
+            dst.store(b, _c(0), k, b.fsub(s, kf) if descending else b.fadd(s, kf))
+
+
 def _tci(cg: KernelCodegen, op: TileOp) -> None:
     b = cg.b
     dst = cg.tile(op, "dst")
+    descending = bool(cg.attrs(op).get("descending", False))
+    if dst.dtype.is_float:
+        _tci_float(cg, op, descending)
+        return
     ty: ir.IntType = dst.elem
     start = cg.scalar(op, "start")
     st = op.args["start"].type   # type: ignore[union-attr]
     base = resize(b, start, is_signed(st), ty)     # int(start) wrapped into dst's width
-    descending = bool(cg.attrs(op).get("descending", False))
     with cg.if_then(b.icmp_signed(">", dst.vrows, _c(0))):
         with cg.loop(0, dst.vcols, name="ci") as k:
             kk = b.trunc(k, ty) if ty.width < 64 else k

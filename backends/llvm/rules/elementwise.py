@@ -177,7 +177,10 @@ def op_rsqrt(cg: KernelCodegen, d: dt.DType, v: list[ir.Value]) -> ir.Value:
 
 
 def op_recip(cg: KernelCodegen, d: dt.DType, v: list[ir.Value]) -> ir.Value:
-    return cg.b.fdiv(ir.Constant(F32, 1.0), v[0])
+    """1 / x as TDIVS divides it: IEEE for floats; integers truncate, 1 / 0 = -1."""
+    if d.is_float:
+        return cg.b.fdiv(ir.Constant(F32, 1.0), v[0])
+    return int_div(cg.b, _int_const(v[0], 1), v[0], _signed(d))
 
 
 def op_relu(cg: KernelCodegen, d: dt.DType, v: list[ir.Value]) -> ir.Value:

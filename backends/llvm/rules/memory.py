@@ -201,7 +201,9 @@ class _Indexed:
             cg.fault(b.icmp_signed(">", self.cols, self.row_len), "RUNTIME_OOB",
                      f"{what} moves more elements per row than rows hold", expected="<= {0}", actual="{1}",
                      details=[self.row_len, self.cols])
-            self._read_check(self.rows, _c(1))
+            # the public [1, R] index form: one valid idx row serving several tile rows
+            self.across = b.and_(b.icmp_signed("==", self.idx.vrows, _c(1)), b.icmp_signed(">", self.rows, _c(1)))
+            self._read_check(b.select(self.across, _c(1), self.rows), b.select(self.across, self.rows, _c(1)))
             self.n = self._prod(g.shape[:-1])
             self.dims = list(zip(g.shape[:-1], g.strides[:-1]))
         self._check()
@@ -220,8 +222,11 @@ class _Indexed:
         return self.cols if self.mode is IndexMode.ELEMENT else _c(1)
 
     def raw(self, i: ir.Value, j: ir.Value) -> ir.Value:
-        """idx[i, j] as i64 (i32 sign-extended, u32 zero-extended)."""
+        """The index of tile element (i, j) as i64 (i32 sign-extended, u32 zero-extended):
+        idx[i, j]; in ROW mode (j = 0) idx[i, 0], or idx[0, i] for the [1, R] form."""
         b = self.cg.b
+        if self.mode is IndexMode.ROW:
+            i, j = b.select(self.across, _c(0), i), b.select(self.across, i, j)
         v = self.idx.load_raw(b, i, j)
         return b.sext(v, I64) if N.signed(self.idx.dtype) else b.zext(v, I64)
 
