@@ -37,6 +37,9 @@ _ACC_CONVERT = ((dt.F16, dt.F32), (dt.BF16, dt.F32))
 # Element types atomic read-modify-write supports (no i1; fp8 has no headroom, e4m3 no inf).
 _ATOMIC_TYPES = dt.FLOATS + dt.INTS
 _INDEX_TYPES = (dt.I32, dt.U32)
+# MGATHER/MSCATTER data on the NPU profiles: the (u)int8/16/32, half, bfloat16 and float of
+# a2a3/MGather.hpp and a5/MGather.hpp, MScatter.hpp (a5's fp8/hifloat8 stay out: decision
+# 'MGATHER/MSCATTER row indices and NPU legality').
 _A5_INDEXED = dt.FLOATS + dt.INTS_32
 # TSTORE_FP: acc dtype -> global dtypes; integer targets round RNE and saturate.
 _FP_TARGETS = (dt.F32, dt.F16, dt.BF16, dt.I8)
@@ -140,20 +143,34 @@ def _atomic_types(glob: str, allowed: tuple[AtomicMode, ...]) -> K.Constraint:
                     f"need an element type in {dt.names(_ATOMIC_TYPES)}", check, "LEGAL_MODE")
 
 
+def row_index_across(idx_valid_rows: int, rows: int) -> bool:
+    """Whether a ROW-mode index tile is the public [1, R] form (row r's index at idx[0, r]) rather
+    than [R, 1] (idx[r, 0]): it has exactly one valid row and the domain more than one. The one
+    rule the verifier, the semantics and every backend share."""
+    return idx_valid_rows == 1 and rows > 1
+
+
 def _indexed_shape(tile: str) -> K.Constraint:
-    """ELEMENT: idx covers the data tile's valid region; ROW: idx has a row per data row."""
+    """ELEMENT: idx covers the data tile's valid region; ROW: idx holds one index per data row,
+    as a column ([R, 1]) or as one row ([1, R])."""
     def check(types: Mapping[str, Type], attrs: Mapping[str, object]) -> str | None:
         t, i = types.get(tile), types.get("idx")
         if not (isinstance(t, TileType) and isinstance(i, TileType)):
             return None
         row = attrs.get("indexMode", IndexMode.ELEMENT) is IndexMode.ROW
+        if row and t.valid_rows is not None and i.valid_rows is not None \
+                and row_index_across(i.valid_rows, t.valid_rows):
+            if i.valid_cols is not None and i.valid_cols < t.valid_rows:
+                return f"idx valid cols {i.valid_cols} < {t.valid_rows} needed by {tile} (one index per row)"
+            return None
         need = (t.valid_rows, 1) if row else t.valid
         for axis, n, have in zip(("rows", "cols"), need, i.valid):
             if n is not None and have is not None and have < n:
                 return f"idx valid {axis} {have} < {n} needed by {tile}"
         return None
-    return K.custom(f"ELEMENT mode: idx's valid region covers {tile}'s; ROW mode: idx has at least "
-                    f"{tile}.valid_rows valid rows (column 0 is read)", check, "STRUCT_VALID_REGION")
+    return K.custom(f"ELEMENT mode: idx's valid region covers {tile}'s; ROW mode: idx holds {tile}.valid_rows "
+                    "indices, as valid rows of column 0 ([R, 1]) or, when it has one valid row, as its valid "
+                    "columns ([1, R])", check, "STRUCT_VALID_REGION")
 
 
 def _row_fits(tile: str, glob: str) -> K.Constraint:
@@ -378,7 +395,8 @@ def _targets(ref: GlobalRef, idx: Tile, rows: int, cols: int, mode: IndexMode, o
     if cols > row_len:
         raise RuntimeFault("RUNTIME_OOB", f"{what} moves {cols} elements per row but rows hold {row_len}",
                            expected=f"<= {row_len}", actual=cols)
-    k, keep = _resolve(idx.read(rows, 1, "idx")[:, 0].astype(np.int64), int(np.prod(shape[:-1])), oob, what)
+    keys = idx.read(1, rows, "idx")[0, :] if row_index_across(idx.valid[0], rows) else idx.read(rows, 1, "idx")[:, 0]
+    k, keep = _resolve(keys.astype(np.int64), int(np.prod(shape[:-1])), oob, what)
     flat = k[:, None] * row_len + np.arange(cols, dtype=np.int64)[None, :]
     return flat, np.broadcast_to(keep[:, None], (rows, cols))
 
@@ -421,19 +439,23 @@ def _mscatter(dst: GlobalRef, src: Tile, idx: Tile, indexMode: IndexMode, oobMod
 
 _INDEX_ATTRS = (
     Attr("indexMode", IndexMode, IndexMode.ELEMENT,
-         "ELEMENT: idx[i, j] is a flat element index; ROW: idx[i, 0] is a row index"),
+         "ELEMENT: idx[i, j] is a flat element index; ROW: idx[i, 0] (or idx[0, i] for a one-row idx) "
+         "is a row index"),
     Attr("oobMode", OobMode, OobMode.ERROR,
          "out-of-range index: ERROR faults, CLAMP, WRAP (modulo), ZERO (gather reads 0, scatter skips)"),
 )
 _INDEX_DOC = (" In ELEMENT mode idx[i, j] is a row-major flat index over the global tensor's logical "
               "shape (any strides); in ROW mode the tensor is a table of rows of its last dimension "
               "(leading dims flattened row-major, a 1-D tensor is one row) and idx[i, 0] picks the row, "
-              "element j of which is element (i, j) of the tile. The global operand is the whole tensor: "
+              "element j of which is element (i, j) of the tile; an index tile with exactly one valid row "
+              "(the public [1, R] form) serving more than one tile row holds row i's index at idx[0, i] "
+              "instead (with one tile row both forms read idx[0, 0]). The global operand is the whole tensor: "
               "written indices must be zero (else RUNTIME_GLOBAL_INDEX). Out-of-range indices follow "
               "oobMode: ERROR raises RUNTIME_OOB before anything is written, CLAMP clamps to [0, n-1], "
               "WRAP takes the index modulo n (a negative index counts from the end), ZERO reads 0 / skips "
-              "the write. Public status: TODO on A2/A3; A5 code exists (as a SIMT kernel on the vector "
-              "core, hence pipe V).")
+              "the write. Public status: A2/A3 and A5 code exists (on the vector core, hence pipe V); "
+              "openpto takes MGATHER on cpu, a2, a3 and a5 and MSCATTER on cpu and a5 (the A2/A3 scatter "
+              "atomics differ from A5's and profiles cannot narrow attribute values).")
 _INDEX_SPECIAL = ("Index values are exact integers (u32 read unsigned). With no targets (an empty tensor) "
                   "CLAMP and WRAP raise RUNTIME_OOB for any index. A ROW-mode tile wider than a row raises "
                   "RUNTIME_OOB in every mode.")
@@ -445,8 +467,8 @@ declare(Instruction(
     attrs=_INDEX_ATTRS,
     semantics=_mgather,
     dtypes=_gather_rule(("dst", "src", "idx"), dt.STORABLE),
-    profile_dtypes={"a5": _gather_rule(("dst", "src", "idx"), _A5_INDEXED)},
-    numerics=EXACT, domain=Domain.DST, pipe=Pipe.V, profiles=("cpu", "a5"),
+    profile_dtypes={p: _gather_rule(("dst", "src", "idx"), _A5_INDEXED) for p in ("a2", "a3", "a5")},
+    numerics=EXACT, domain=Domain.DST, pipe=Pipe.V, profiles=("cpu", "a2", "a3", "a5"),
     doc="For (i, j) in dst's valid region: ELEMENT mode dst[i, j] = src.flat[idx[i, j]]; ROW mode "
         "dst[i, j] = src.row(idx[i, 0])[j]." + _INDEX_DOC,
     example=Example({"dst": "!pto.tile<16x16xf32>", "src": "!pto.memref<512xf32>",
