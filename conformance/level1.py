@@ -119,14 +119,13 @@ def _capacity_edits(case: C.Case) -> Iterator[Edit]:
         yield f"{name} alone grown to {t.rows * f}x{t.cols}", _with(case, **{name: scale(t, f, 1)}), case.attrs
 
 
-#: a value of the wrong kind for each attribute type (an enum gets its first member's name)
-_WRONG_KIND: dict[type, Any] = {bool: 1, int: True, float: "1.0"}
+#: a value of the wrong kind for each attribute type; an enum gets a float, which names no member
+#: in any spelling (a bare or quoted member name is a valid public spelling of the enum value)
+_WRONG_KIND: dict[type, Any] = {bool: 1, int: True, float: "1.0", enum.Enum: 2.5}
 
 
 def _wrong_value(kind: type) -> Any:
-    if issubclass(kind, enum.Enum):
-        return next(iter(kind)).name
-    return _WRONG_KIND.get(kind)
+    return _WRONG_KIND[enum.Enum] if issubclass(kind, enum.Enum) else _WRONG_KIND.get(kind)
 
 
 def _attr_edits(case: C.Case) -> Iterator[Edit]:

@@ -85,9 +85,9 @@ def cvt_rint_ties_away(dst: Tile, src: Tile, roundMode: RoundMode, satMode: obje
     get("TCVT").semantics(dst, src, mode, satMode)
 
 
-def sel_inverted_mask(dst: Tile, mask: Tile, src0: Tile, src1: Tile) -> None:
+def sel_inverted_mask(dst: Tile, mask: Tile, src0: Tile, src1: Tile, **rest: object) -> None:
     flipped = Tile(mask.type, ~mask.data, mask.valid)
-    get("TSEL").semantics(dst, flipped, src0, src1)
+    get("TSEL").semantics(dst, flipped, src0, src1, **rest)
 
 
 def load_ignoring_row_stride(dst: Tile, src: GlobalRef) -> None:
@@ -99,8 +99,8 @@ def load_ignoring_row_stride(dst: Tile, src: GlobalRef) -> None:
     get("TLOAD").semantics(dst, GlobalRef(as_if, src.offsets))
 
 
-def exp_to_1e3(dst: Tile, src: Tile) -> None:
-    get("TEXP").semantics(dst=dst, src=src)
+def exp_to_1e3(dst: Tile, src: Tile, **attrs: object) -> None:
+    get("TEXP").semantics(dst=dst, src=src, **attrs)
     r, c = dst.valid
     dst.data[:r, :c] = (dst.data[:r, :c].astype(np.float64) * (1 + 9e-4)).astype(dst.data.dtype)
 
@@ -165,7 +165,7 @@ def matmul_f32(dst: Tile, a: Tile, b: Tile) -> None:
         dst.write(np.matmul(a.data[:m, :k].astype(np.float32), b.data[:k, :n].astype(np.float32)), m, n)
 
 
-def exp_f32_libm(dst: Tile, src: Tile) -> None:
+def exp_f32_libm(dst: Tile, src: Tile, **attrs: object) -> None:   # either precision: libm meets both
     r, c = dst.valid
     with np.errstate(all="ignore"):
         dst.write(np.exp(src.data[:r, :c].astype(np.float32)).astype(dst.data.dtype), r, c)

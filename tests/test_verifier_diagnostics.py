@@ -60,7 +60,7 @@ SUGGESTIONS = [
     ("%m = tcmp %a, %a {cmpMode = GTT}", "PARSE_ATTR", "'GTT' is not a CmpMode, did you mean GT?"),
     ("%m = tcmp %a, %a {cmpMode = #pto.cpm<GT>}", "PARSE_ATTR", "unknown attribute kind 'cpm', did you mean cmp?"),
     ("%c = arith.cmpi sltt, %i, %i", "PARSE_ATTR", "'sltt' is not a cmpi predicate, did you mean slt?"),
-    ("barrier(TVECC)", "PARSE_ATTR", "unknown operation class 'TVECC', did you mean TVEC?"),
+    ("barrier(TVECC)", "PARSE_ATTR", "'TVECC' names no operation class with one pipe, did you mean TVEC?"),
     (".arg %b : f23", "PARSE_TYPE", "unknown type in type 'f23', did you mean f32?"),
     (".arg %b : !pto.tlie<16x16xf32>", "PARSE_TYPE", "unknown type in type '!pto.tlie<16x16xf32>', did you mean !pto.tile?"),
     (".arg %b : !pto.tile<16x16xf33>", "PARSE_TYPE",

@@ -127,7 +127,7 @@ def _index_fits(axis: str, idx_name: str) -> Constraint:
     """Every position along the reduced axis of src's static tile has to be writable as the index."""
     def check(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | None:
         i, s = _tile(types, idx_name), _tile(types, "src")
-        if i is None or s is None:
+        if i is None or s is None or not i.dtype.is_int:     # a non-integer index: the dtype table says so
             return None
         extent = s.cols if axis == "row" else s.rows
         top = int(np.iinfo(i.dtype.np_dtype).max)
