@@ -92,6 +92,8 @@ class MxQuantAlg(enum.Enum):
 
     OcpMxFp8E4M3 = 0
     NvMxFp8E4M3 = 1
+    OcpMxFp4E2M1 = 2
+    NvMxFp4E2M1 = 3
 
 
 class Precision(enum.Enum):

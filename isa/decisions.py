@@ -790,4 +790,18 @@ DECISIONS: tuple[Decision, ...] = (
              "unsigned type), as TDIVS defines x/0. Profiles: cpu all NUMERIC types, a2/a3 i32 i16 f16 f32, "
              "a5 u8 i8 u16 i16 u32 i32 f16 f32.",
              "The public definition is the division itself; one integer rule for both keeps them identical."),
+    Decision("TQUANT_DN FP4 algorithms",
+             "The TQUANT_DN page lists OcpMxFp4E2M1 and NvMxFp4E2M1 (E2M1 data, f16/bf16 sources) next to the "
+             "FP8 ones without their formulas. The public CPU model takes the OCP exponent of the group "
+             "maximum minus 2 (floored at 0), the NV one from max * f32(1/6) rounded up like the FP8 rule, "
+             "encodes with round to nearest even and saturation to ±6, and lets a NaN poison its group: "
+             "exponent 0xFF and every element 0x7; it also accepts f32 sources.",
+             "As the CPU model: OCP e = biased exponent of m - 2 (floored at 0), NV e from d = f32(m * "
+             "f32(1/6)); scale 2**(127 - e); dst = E2M1(f32(src * scale)), nearest even, saturated, -0 kept; "
+             "a group holding a NaN gets exponent 0xFF and all its elements 0x7, ±inf gives 253 (OCP) / 254 "
+             "(NV) and ±6. mx_alg must name dst's format (LEGAL_DTYPE). Sources: f16, bf16 on a5; f32 too on "
+             "cpu. (The CPU model rounds a bf16 source's scaled value to bf16 first; a power-of-two scale "
+             "makes that exact wherever E2M1 is not 0, so it is not modelled.)",
+             "The CPU model is the only public statement of the formulas; the NaN rule differs from the FP8 "
+             "algorithms' (NaN ignored) because the CPU model does so on purpose for FP4."),
 )

@@ -242,3 +242,66 @@ def test_tquant_dn_signalling_nan_ignored_by_the_maximum() -> None:
     codes, e = _dn(x, MxQuantAlg.OcpMxFp8E4M3)
     assert e.tolist() == [[247]]
     assert codes[:3, 0].tolist() == [0x7E, 0x7F, 0x00]
+
+
+# ----------------------------------------------------------------------------- TQUANT_DN, FP4 algorithms
+
+def _dn4(x: np.ndarray, alg: Any, src_dtype: Any = np.float16) -> tuple:
+    r, c = x.shape
+    dst = isa.Tile(parse_type(f"!pto.tile<{r}x{c}xfloat4_e2m1x2>"), np.full((r, c), 0x5, np.uint8))
+    exp = isa.Tile.of(np.full((-(-r // 32), c), 9, np.uint8))
+    run("TQUANT_DN", dst=dst, src=isa.Tile.of(x.astype(src_dtype)), exp=exp, mx_alg=alg)
+    return dst.data, exp.data
+
+
+def test_tquant_dn_ocp_fp4_hand_values() -> None:
+    from openpto.isa.attrs import MxQuantAlg
+    x = np.zeros((32, 3), np.float32)
+    x[:, 0] = 1.0
+    x[0, 0] = 3.0           # max 3: f32 exponent 128 - 2 = 126, scale 2**1: 3 -> 6 (0x7), 1 -> 2 (0x4)
+    x[1, 0] = -0.75         # -1.5 -> 0xB
+    x[0, 1] = 10.0          # max 10: exponent 130 - 2 = 128, scale 2**-1: 10 -> 5, a tie -> 4 (0x6)
+    x[1, 1] = -0.3          # -0.15 -> -0 (0x8)
+    x[2, 1] = 1.5           # 0.75: tie between 0.5 and 1 -> 1 (0x2, the even code)
+    codes, e = _dn4(x, MxQuantAlg.OcpMxFp4E2M1)                # column 2: all zero -> e = 0, codes 0
+    assert e.tolist() == [[126, 128, 0]]
+    assert codes[:3, 0].tolist() == [0x7, 0xB, 0x4] and codes[:3, 1].tolist() == [0x6, 0x8, 0x2]
+    assert codes[:, 2].tolist() == [0] * 32
+
+
+def test_tquant_dn_nv_fp4_exponent_rounds_up() -> None:
+    from openpto.isa.attrs import MxQuantAlg
+    x = np.zeros((32, 2), np.float32)
+    x[0, 0] = 6.0           # d = f32(6 * f32(1/6)) = 1.0 exactly: e = 127, scale 1: 6 -> 0x7
+    x[1, 0] = 2.5           # 2.5: tie between 2 and 3 -> 2 (0x4)
+    x[0, 1] = 7.0           # d = 7/6: mantissa non-zero -> e = 128, scale 2**-1: 3.5 -> tie -> 4 (0x6)
+    codes, e = _dn4(x, MxQuantAlg.NvMxFp4E2M1, np.float32)
+    assert e.tolist() == [[127, 128]]
+    assert codes[:2, 0].tolist() == [0x7, 0x4] and codes[0, 1] == 0x6
+
+
+def test_tquant_dn_fp4_nan_group_and_infinity() -> None:
+    from openpto.isa.attrs import MxQuantAlg
+    x = np.ones((64, 2), np.float32)
+    x[3, 0] = np.nan        # group 0 of column 0: exponent 0xFF, every element 0x7 (negatives too)
+    x[4, 0] = -1.0
+    x[40, 1] = -np.inf      # group 1 of column 1: OCP exponent 255 - 2 = 253; -inf -> 0xF, 1 * 2**-126 -> 0
+    for alg, inf_e in ((MxQuantAlg.OcpMxFp4E2M1, 253), (MxQuantAlg.NvMxFp4E2M1, 254)):
+        codes, e = _dn4(x, alg, np.float32)
+        assert e[0, 0] == 0xFF and codes[:32, 0].tolist() == [0x7] * 32
+        assert e[1, 1] == inf_e and codes[40, 1] == 0xF and codes[41, 1] == 0x0
+        # group 1 of column 0 (all 1): OCP 127 - 2 = 125; NV d = f32(1/6), exponent 124 + 1: scale 4, code 0x6
+        assert e[1, 0] == 125 and codes[32, 0] == 0x6
+
+
+def test_tquant_dn_fp4_static_rules() -> None:
+    from openpto.isa.attrs import MxQuantAlg
+    good = {"dst": "!pto.tile<64x32xfloat4_e2m1x2>", "src": "!pto.tile<64x32xbf16>", "exp": "!pto.tile<2x32xu8>"}
+    alg = {"mx_alg": MxQuantAlg.OcpMxFp4E2M1}
+    assert codes("TQUANT_DN", good, alg) == [] and codes("TQUANT_DN", good, alg, "a5") == []
+    f32 = {**good, "src": "!pto.tile<64x32xf32>"}
+    assert codes("TQUANT_DN", f32, alg) == [] and "LEGAL_DTYPE" in codes("TQUANT_DN", f32, alg, "a5")
+    assert "LEGAL_DTYPE" in codes("TQUANT_DN", good, {"mx_alg": MxQuantAlg.OcpMxFp8E4M3})
+    f8 = {**good, "dst": "!pto.tile<64x32xf8e4m3>"}
+    assert "LEGAL_DTYPE" in codes("TQUANT_DN", f8, {"mx_alg": MxQuantAlg.NvMxFp4E2M1})
+    assert codes("TQUANT_DN", good, alg, "a3") != []

@@ -210,3 +210,36 @@ def test_tquant_dn_signalling_nan_is_ignored(tmp_path: pathlib.Path) -> None:
     assert got["exp"].tolist() == ref["exp"].tolist() == [[247]]            # 255 - 8 from inf
     assert got["dst"].view(np.uint8)[:3, 0].tolist() == [0x7E, 0x7F, 0x00]  # 448, NaN, 2**-120 -> 0
     np.testing.assert_array_equal(got["dst"].view(np.uint8), ref["dst"].view(np.uint8))
+
+
+def _dn4_text(shape: tuple[int, int], d: str, alg: str) -> str:
+    r, c = shape
+    dst, src, exp = _tile((r, c), "float4_e2m1x2"), _tile((r, c), d), _tile((-(-r // 32), c), "u8")
+    return (f"kernel @k(%dst : {dst}, %src : {src}, %exp : {exp}) {{\n"
+            f"  %dst, %exp = tquant_dn %src {{mx_alg = #pto.mx_alg<{alg}>}} : ({src}) -> ({dst}, {exp})\n}}\n")
+
+
+@pytest.mark.parametrize("d", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize("alg", ["OcpMxFp4E2M1", "NvMxFp4E2M1"])
+def test_tquant_dn_fp4_random_against_reference(d: str, alg: str, tmp_path: pathlib.Path) -> None:
+    rng = np.random.default_rng(12)
+    x = (rng.standard_normal((70, 24)) * np.exp2(rng.integers(-12, 12, size=(70, 24)))).astype(_NP[d])
+    x[5, 3], x[40, 7], x[41, 8], x[0, 0] = np.nan, np.inf, -np.inf, -0.0
+    x[:, 9] = 0
+    ref, got = _run_both(_dn4_text((70, 24), d, alg), tmp_path, dst=np.zeros((70, 24), np.uint8), src=x,
+                         exp=np.zeros((3, 24), np.uint8))
+    np.testing.assert_array_equal(got["dst"], ref["dst"])
+    np.testing.assert_array_equal(got["exp"], ref["exp"])
+    assert got["exp"][0, 3] == 0xFF and (got["dst"][:32, 3] == 0x7).all()       # the NaN group
+    assert got["exp"][0, 9] == 0 and (got["dst"][:, 9] == 0).all()               # an all-zero column
+    assert got["dst"].max() <= 0xF
+
+
+def test_tquant_dn_fp4_hand_values(tmp_path: pathlib.Path) -> None:
+    """max 3 -> OCP exponent 128 - 2 = 126, scale 2: 3 -> 6 (0x7), -0.75 -> -1.5 (0xB), 1 -> 2 (0x4),
+    1.25 -> 2.5, a tie -> 2 (0x4), 0.3 -> 0.6 -> 0.5 (0x1)."""
+    x = np.zeros((32, 1), np.float16)
+    x[:5, 0] = [3.0, -0.75, 1.0, 1.25, 0.3]
+    ref, got = _run_both(_dn4_text((32, 1), "f16", "OcpMxFp4E2M1"), tmp_path, dst=np.zeros((32, 1), np.uint8),
+                         src=x, exp=np.zeros((1, 1), np.uint8))
+    assert got["exp"].tolist() == [[126]] and got["dst"][:5, 0].tolist() == [0x7, 0xB, 0x4, 0x4, 0x1]

@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import constraints as K
 from .. import dtypes as dt
+from .. import fp4
 from ..attrs import MxQuantAlg, QuantOutType
 from ..diagnostics import RuntimeFault
 from ..registry import declare
@@ -145,6 +146,11 @@ MX_GROUP = 32            # rows sharing one E8M0 exponent
 E4M3_MAX = 448.0         # largest finite f8e4m3 magnitude (saturation bound)
 E4M3_NAN = 0x7F          # the NaN code written for any NaN
 _E4M3_EMAX = 8           # f8e4m3's largest exponent: OCP scale exponent = exponent(max) - 8
+E2M1_MAX = 6.0           # largest E2M1 magnitude (the NV rule divides by it)
+E2M1_EMAX = 2            # E2M1's largest exponent
+E8M0_NAN = 0xFF          # the exponent of an FP4 group holding a NaN
+FP4_NAN_GROUP_CODE = 0x7  # what every element of such a group becomes (+6, the public CPU model)
+FP4_ALGS = (MxQuantAlg.OcpMxFp4E2M1, MxQuantAlg.NvMxFp4E2M1)
 
 
 def _group_max(x: np.ndarray, rows: int) -> np.ndarray:
@@ -155,13 +161,13 @@ def _group_max(x: np.ndarray, rows: int) -> np.ndarray:
     return np.array(groups, np.float32).reshape(len(groups), x.shape[1])
 
 
-def _ocp_exponent(m: np.ndarray) -> np.ndarray:
+def _ocp_exponent(m: np.ndarray, emax: int = _E4M3_EMAX) -> np.ndarray:
     biased = (m.view(np.uint32) >> 23) & 0xFF
-    return np.where(biased <= _E4M3_EMAX, 0, biased - _E4M3_EMAX).astype(np.uint32)
+    return np.where(biased <= emax, 0, biased - emax).astype(np.uint32)
 
 
-def _nv_exponent(m: np.ndarray) -> np.ndarray:
-    d = m * (np.float32(1) / np.float32(E4M3_MAX))            # f32 product, rounded once
+def _nv_exponent(m: np.ndarray, largest: float = E4M3_MAX) -> np.ndarray:
+    d = m * (np.float32(1) / np.float32(largest))             # f32 product, rounded once
     bits = d.view(np.uint32)
     biased, mant = (bits >> 23) & 0xFF, bits & 0x7FFFFF
     up = (mant > 0) & (biased != 0xFE) & ~((biased == 0) & (mant <= 0x400000))
@@ -169,7 +175,12 @@ def _nv_exponent(m: np.ndarray) -> np.ndarray:
     return np.where(m == 0, 0, e).astype(np.uint32)
 
 
-_EXPONENT = {MxQuantAlg.OcpMxFp8E4M3: _ocp_exponent, MxQuantAlg.NvMxFp8E4M3: _nv_exponent}
+_EXPONENT = {MxQuantAlg.OcpMxFp8E4M3: _ocp_exponent, MxQuantAlg.NvMxFp8E4M3: _nv_exponent,
+             MxQuantAlg.OcpMxFp4E2M1: lambda m: _ocp_exponent(m, E2M1_EMAX),
+             MxQuantAlg.NvMxFp4E2M1: lambda m: _nv_exponent(m, E2M1_MAX)}
+#: the element type each algorithm writes
+MX_DST = {MxQuantAlg.OcpMxFp8E4M3: dt.F8E4M3, MxQuantAlg.NvMxFp8E4M3: dt.F8E4M3,
+          MxQuantAlg.OcpMxFp4E2M1: dt.FP4_E2M1, MxQuantAlg.NvMxFp4E2M1: dt.FP4_E2M1}
 
 
 def _scale(e: np.ndarray) -> np.ndarray:
@@ -207,12 +218,28 @@ def _tquant_dn(dst: Tile, src: Tile, exp: Tile, mx_alg: MxQuantAlg, interleave: 
                            actual=f"valid region {exp.valid[0]}x{exp.valid[1]}")
     x = src.read(rows, cols, "src").astype(np.float32)
     e = _EXPONENT[mx_alg](_group_max(x, rows))
-    s = np.repeat(_scale(e), MX_GROUP, axis=0)[:rows]
+    fp4_alg = mx_alg in FP4_ALGS
+    if fp4_alg:       # an FP4 group holding a NaN: exponent 0xFF, every element 0x7
+        nan_group = _group_max(np.where(np.isnan(x), np.float32(1), np.float32(0)), rows) > 0
+        e = np.where(nan_group, np.uint32(E8M0_NAN), e)
+    s = np.repeat(_scale(np.minimum(e, 254)), MX_GROUP, axis=0)[:rows]
     with np.errstate(all="ignore"):
-        codes = _encode_e4m3((x * s).astype(np.float32))
+        scaled = (x * s).astype(np.float32)
+        if fp4_alg:
+            codes = np.where(np.repeat(nan_group, MX_GROUP, axis=0)[:rows], np.uint8(FP4_NAN_GROUP_CODE),
+                             fp4.E2M1.encode(scaled))
+        else:
+            codes = _encode_e4m3(scaled)
     dst.write(codes.view(dst.dtype.np_dtype), rows, cols)
     e8 = e.astype(np.uint8)
     exp.write(interleave_pairs(e8) if interleave else e8)
+
+
+def _alg_matches(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | None:
+    d, alg = types.get("dst"), attrs.get("mx_alg")
+    if isinstance(d, TileType) and isinstance(alg, MxQuantAlg) and MX_DST[alg] is not d.dtype:
+        return f"mx_alg {alg.name} writes {MX_DST[alg]}, dst is {d.dtype}"
+    return None
 
 
 def _exp_covers(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | None:
@@ -239,29 +266,42 @@ _DN_DOC = (
     "exp[p, 2j + d] = e of group 2p + d (0 when that group is absent), a ceil(G/2) x 2C block for G = "
     "ceil(R/32) groups. The public targets require R to be a multiple of 32 (64 with interleave); "
     "openpto also accepts a last, shorter group. The optional max and scaling tiles are the targets' "
-    "scratch: accepted and never read or written. The FP4 algorithms (OcpMxFp4E2M1, NvMxFp4E2M1) "
-    "write float4_e2m1x2 tiles, which openpto does not declare yet.")
+    "scratch: accepted and never read or written. The FP4 algorithms write float4_e2m1x2 (f16 or "
+    "bf16 sources on a5; f32 too on cpu): OcpMxFp4E2M1 takes the biased exponent of m minus 2 (E2M1's "
+    "largest exponent), floored at 0; NvMxFp4E2M1 the NV rule with d = f32(m * f32(1/6)); dst[i, j] = "
+    "E2M1(f32(src[i, j] * s)) rounded to nearest even and saturated to ±6 (-0 kept). A group holding a "
+    "NaN gets exponent 0xFF and every element of it the code 0x7, as the public CPU model writes. "
+    "mx_alg must match dst's type (LEGAL_DTYPE).")
 
 declare(Instruction(
-    mnemonic="TQUANT_DN", family=Family.COMPLEX, summary="MX-quantise to f8e4m3 in groups of 32 rows",
-    operands=(tile_out("dst", "f8e4m3 codes, dst's valid region is the domain"),
+    mnemonic="TQUANT_DN", family=Family.COMPLEX,
+    summary="MX-quantise to f8e4m3 or fp4 E2M1 in groups of 32 rows",
+    operands=(tile_out("dst", "f8e4m3 or float4_e2m1x2 codes, dst's valid region is the domain"),
               tile_in("src", "f32, f16 or bf16 values"),
               tile_out("exp", "u8 E8M0 exponents: ceil(R/32) x C (interleave: ceil(R/64) x 2C)"),
               tile_inout("max", "per-group scratch of the public targets (never accessed)", optional=True),
               tile_inout("scaling", "per-group scratch of the public targets (never accessed)", optional=True)),
-    attrs=(Attr("mx_alg", MxQuantAlg, None, "OcpMxFp8E4M3 or NvMxFp8E4M3: the shared-exponent rule"),
+    attrs=(Attr("mx_alg", MxQuantAlg, None, "destination format and shared-exponent rule (OCP or NV)"),
            Attr("interleave", bool, False, "write the exponents of row-group pairs side by side")),
     semantics=_tquant_dn,
-    dtypes=tuples(("dst", "src", "exp"), [(dt.F8E4M3, s, dt.U8) for s in (dt.F32, dt.F16, dt.BF16)]),
+    dtypes=tuples(("dst", "src", "exp"), [(d, s, dt.U8) for d in (dt.F8E4M3, dt.FP4_E2M1)
+                                          for s in (dt.F32, dt.F16, dt.BF16)]),
+    profile_dtypes={"a5": tuples(("dst", "src", "exp"), [(dt.F8E4M3, s, dt.U8) for s in (dt.F32, dt.F16, dt.BF16)]
+                                 + [(dt.FP4_E2M1, s, dt.U8) for s in (dt.F16, dt.BF16)])},
     profiles=("cpu", "a5"), numerics=EXACT, domain=Domain.DST, pipe=Pipe.V,
     doc=_DN_DOC,
     special_values="NaN inputs are ignored by the group maximum and encode as 0x7F; ±inf makes the "
                    "group's exponent 247 (OCP) or 254 (NV) and saturates to ±448; values beyond ±448 "
-                   "after scaling saturate; tiny products round to ±0 (the sign kept).",
+                   "after scaling saturate; tiny products round to ±0 (the sign kept). FP4: a NaN makes "
+                   "its group's exponent 0xFF and all its codes 0x7; ±inf gives exponent 253 (OCP) or 254 "
+                   "(NV) and codes ±6 (0x7 / 0xF); values beyond ±6 after scaling saturate.",
     example=Example({"dst": "!pto.tile<64x32xf8e4m3>", "src": "!pto.tile<64x32xf32>",
                      "exp": "!pto.tile<2x32xu8>"}, {"mx_alg": MxQuantAlg.OcpMxFp8E4M3}),
     more_examples=(Example({"dst": "!pto.tile<64x32xf8e4m3>", "src": "!pto.tile<64x32xbf16>",
-                            "exp": "!pto.tile<1x64xu8>"}, {"mx_alg": MxQuantAlg.NvMxFp8E4M3, "interleave": True}),),
+                            "exp": "!pto.tile<1x64xu8>"}, {"mx_alg": MxQuantAlg.NvMxFp8E4M3, "interleave": True}),
+                   Example({"dst": "!pto.tile<64x32xfloat4_e2m1x2>", "src": "!pto.tile<64x32xbf16>",
+                            "exp": "!pto.tile<2x32xu8>"}, {"mx_alg": MxQuantAlg.OcpMxFp4E2M1})),
     constraints=(K.covers(("src",)), K.same_shape("dst", "src"),
                  K.custom("exp's valid region holds the exponent block", _exp_covers, "STRUCT_VALID_REGION"),
+                 K.custom("mx_alg's format is dst's element type", _alg_matches, "LEGAL_DTYPE"),
                  K.layout_in("dst", Layout.ND), K.layout_in("src", Layout.ND), K.layout_in("exp", Layout.ND))))

@@ -3,7 +3,8 @@
 TQUANT_DN loops per column over its 32-row groups: a NaN-ignoring maximum (NaN read as 0) in a
 loop kept scalar (LLVM's vectoriser aborts on it for bf16 columns; ``_scalar_loop``),
 the E8M0 code in integers, then each element scaled by the power of two, saturated to ±448 and
-encoded to f8e4m3 with the shared fp8 encoder (any NaN written as 0x7F).
+encoded to f8e4m3 with the shared fp8 encoder (any NaN written as 0x7F), or for the FP4
+algorithms encoded to E2M1 (a NaN makes its group's maximum, scale and codes NaN-marked).
 
 TDEQUANT is a fusable map rule: the integer code widens exactly to f32, then one f32 subtraction
 and one f32 multiplication, each rounded (no fused multiply-add, as the reference).
@@ -26,13 +27,19 @@ import numpy as np
 
 from ....isa import dtypes as dt
 from ....isa.attrs import MxQuantAlg, QuantOutType
-from ....isa.families.quant import E4M3_MAX, E4M3_NAN, MX_GROUP, STATE_KEYS
-from .. import fp8
+from ....isa.families.quant import (E2M1_EMAX, E2M1_MAX, E4M3_MAX, E4M3_NAN, E8M0_NAN, FP4_ALGS,
+                                     FP4_NAN_GROUP_CODE, MX_GROUP, STATE_KEYS)
+from .. import fp4, fp8
 from .. import numerics as N
 from ..codegen import Access, KernelCodegen, MapRule
 
 I8, I32, I64, F32, F64 = N.I8, N.I32, N.I64, N.F32, N.F64
 _INV_448 = float(np.float32(1) / np.float32(E4M3_MAX))     # the f32 the NV rule multiplies by
+_INV_6 = float(np.float32(1) / np.float32(E2M1_MAX))
+# (OCP exponent offset, NV reciprocal) per algorithm
+_ALG = {MxQuantAlg.OcpMxFp8E4M3: (8, _INV_448), MxQuantAlg.NvMxFp8E4M3: (8, _INV_448),
+        MxQuantAlg.OcpMxFp4E2M1: (E2M1_EMAX, _INV_6), MxQuantAlg.NvMxFp4E2M1: (E2M1_EMAX, _INV_6)}
+_OCP = (MxQuantAlg.OcpMxFp8E4M3, MxQuantAlg.OcpMxFp4E2M1)
 
 SCALAR_KEY = STATE_KEYS["SET_QUANT_SCALAR"]
 VECTOR_KEY = STATE_KEYS["SET_QUANT_VECTOR"]
@@ -98,10 +105,11 @@ RULES: dict[str, Any] = {
 def _group_exponent(cg: KernelCodegen, alg: MxQuantAlg, m: ir.Value) -> ir.Value:
     """The E8M0 code (i32) of a group maximum m (f32, not NaN), as ``isa``'s _ocp/_nv_exponent."""
     b = cg.b
-    if alg is MxQuantAlg.OcpMxFp8E4M3:
+    emax, inv = _ALG[alg]
+    if alg in _OCP:
         biased = b.lshr(b.bitcast(m, I32), _i32(23))
-        return b.select(b.icmp_unsigned("<=", biased, _i32(8)), _i32(0), b.sub(biased, _i32(8)))
-    d = b.fmul(m, ir.Constant(F32, _INV_448))
+        return b.select(b.icmp_unsigned("<=", biased, _i32(emax)), _i32(0), b.sub(biased, _i32(emax)))
+    d = b.fmul(m, ir.Constant(F32, inv))
     bits = b.bitcast(d, I32)
     biased, mant = b.and_(b.lshr(bits, _i32(23)), _i32(0xFF)), b.and_(bits, _i32(0x7FFFFF))
     tiny = b.and_(b.icmp_unsigned("==", biased, _i32(0)), b.icmp_unsigned("<=", mant, _i32(0x400000)))
@@ -123,9 +131,11 @@ def _scalar_loop(cg: KernelCodegen, latch: ir.Instruction) -> None:
     latch.set_metadata("llvm.loop", loop_id)
 
 
-def _column_max(cg: KernelCodegen, src: Any, j: ir.Value, lo: ir.Value, hi: ir.Value) -> ir.Value:
-    """max |src[i, j]| for lo <= i < hi (NaN ignored, 0 for none), accumulated in a register
-    (a phi) in a loop the vectoriser leaves alone (see ``_scalar_loop``)."""
+def _column_max(cg: KernelCodegen, src: Any, j: ir.Value, lo: ir.Value, hi: ir.Value,
+                sticky_nan: bool = False) -> ir.Value:
+    """max |src[i, j]| for lo <= i < hi (NaN ignored, 0 for none; ``sticky_nan``: NaN once any
+    element is NaN), accumulated in a register (a phi) in a loop the vectoriser leaves alone (see
+    ``_scalar_loop``)."""
     b = cg.b
     pre = b.block
     head, body, done = (b.append_basic_block(f"dn.max.{n}") for n in ("head", "body", "done"))
@@ -141,6 +151,9 @@ def _column_max(cg: KernelCodegen, src: Any, j: ir.Value, lo: ir.Value, hi: ir.V
     x = cg.intrinsic("llvm.fabs.f32", F32, [v])
     x = b.select(b.fcmp_unordered("uno", v, v), ir.Constant(F32, 0.0), x)   # any NaN, signalling too
     nxt = b.select(b.fcmp_ordered(">", x, m), x, m)
+    if sticky_nan:
+        nan = ir.Constant(F32, float("nan"))
+        nxt = b.select(b.or_(b.fcmp_unordered("uno", v, v), b.fcmp_unordered("uno", m, m)), nan, nxt)
     i.add_incoming(b.add(i, _i64(1), flags=["nsw"]), b.block)
     m.add_incoming(nxt, b.block)
     _scalar_loop(cg, b.branch(head))
@@ -152,6 +165,7 @@ def _tquant_dn(cg: KernelCodegen, op: TileOp) -> None:
     b = cg.b
     a = cg.attrs(op)
     alg, interleave = a["mx_alg"], bool(a.get("interleave", False))
+    fp4_alg = alg in FP4_ALGS
     dst, src, exp = cg.tile(op, "dst"), cg.tile(op, "src"), cg.tile(op, "exp")
     rows, cols = dst.vrows, dst.vcols
     groups = b.sdiv(b.add(rows, _i64(MX_GROUP - 1)), _i64(MX_GROUP))
@@ -171,11 +185,16 @@ def _tquant_dn(cg: KernelCodegen, op: TileOp) -> None:
         hi = b.add(lo, _i64(MX_GROUP))
         hi = b.select(b.icmp_signed("<", hi, rows), hi, rows)
         with cg.loop(0, cols, name="dn.mj") as j:
-            b.store(_column_max(cg, src, j, lo, hi), b.gep(acc, [j], source_etype=F32))
+            b.store(_column_max(cg, src, j, lo, hi, fp4_alg), b.gep(acc, [j], source_etype=F32))
         with cg.loop(0, cols, name="dn.e") as j:
-            e = _group_exponent(cg, alg, b.load(b.gep(acc, [j], source_etype=F32), typ=F32))
+            m = b.load(b.gep(acc, [j], source_etype=F32), typ=F32)
+            e = _group_exponent(cg, alg, m)
+            if fp4_alg:                          # a group holding a NaN: exponent 0xFF, scale NaN
+                e = b.select(b.fcmp_unordered("uno", m, m), _i32(E8M0_NAN), e)
             scale_bits = b.shl(b.sub(_i32(254), e), _i32(23))
             scale = b.bitcast(b.select(b.icmp_unsigned("==", e, _i32(254)), _i32(0x00400000), scale_bits), F32)
+            if fp4_alg:
+                scale = b.select(b.icmp_unsigned("==", e, _i32(E8M0_NAN)), ir.Constant(F32, float("nan")), scale)
             b.store(scale, b.gep(scl, [j], source_etype=F32))
             code8 = b.trunc(e, I8)
             if interleave:
@@ -184,12 +203,23 @@ def _tquant_dn(cg: KernelCodegen, op: TileOp) -> None:
                 exp.store_raw(b, g, j, code8)
         with cg.loop(lo, hi, name="dn.qi") as i:
             with cg.loop(0, cols, name="dn.qj") as j:
-                v = b.fmul(src.load(b, i, j), b.load(b.gep(scl, [j], source_etype=F32), typ=F32))
-                v = b.select(b.fcmp_ordered(">", v, ir.Constant(F32, E4M3_MAX)), ir.Constant(F32, E4M3_MAX), v)
-                v = b.select(b.fcmp_ordered("<", v, ir.Constant(F32, -E4M3_MAX)), ir.Constant(F32, -E4M3_MAX), v)
-                code = fp8.encode(b, dt.F8E4M3, v)
-                code = b.select(b.fcmp_unordered("uno", v, v), ir.Constant(I8, E4M3_NAN), code)
-                dst.store_raw(b, i, j, code)
+                sc = b.load(b.gep(scl, [j], source_etype=F32), typ=F32)
+                v = b.fmul(src.load(b, i, j), sc)
+                dst.store_raw(b, i, j, (_fp4_code if fp4_alg else _e4m3_code)(b, v, sc))
+
+
+def _e4m3_code(b: ir.IRBuilder, v: ir.Value, scale: ir.Value) -> ir.Value:
+    """A scaled value -> its f8e4m3 code: saturated to ±448, nearest even, any NaN 0x7F."""
+    v = b.select(b.fcmp_ordered(">", v, ir.Constant(F32, E4M3_MAX)), ir.Constant(F32, E4M3_MAX), v)
+    v = b.select(b.fcmp_ordered("<", v, ir.Constant(F32, -E4M3_MAX)), ir.Constant(F32, -E4M3_MAX), v)
+    code = fp8.encode(b, dt.F8E4M3, v)
+    return b.select(b.fcmp_unordered("uno", v, v), ir.Constant(I8, E4M3_NAN), code)
+
+
+def _fp4_code(b: ir.IRBuilder, v: ir.Value, scale: ir.Value) -> ir.Value:
+    """A scaled value -> its E2M1 code (nearest even, saturating); 0x7 in a NaN group (NaN scale)."""
+    code = fp4.encode(b, dt.FP4_E2M1.name, v)
+    return b.select(b.fcmp_unordered("uno", scale, scale), ir.Constant(I8, FP4_NAN_GROUP_CODE), code)
 
 
 RULES["TQUANT_DN"] = _tquant_dn
