@@ -41,6 +41,8 @@ A body is ``varint n`` statements, each a ``u8`` tag and its fields:
     10   View       string op, value result, value source; three lists (offsets, sizes,
                     strides), each varint n, n x bound
     11   ViewQuery  string op, value result, value source, bound dim
+    12   Subset     value result, value source, bound row offset, bound column offset,
+                    varint rows, varint cols
     2    Const      value, number
     3    TileOp     string mnemonic; varint n, n x (varint operand position, arg);
                     varint m, m x (varint attribute position, attr value)
@@ -71,7 +73,7 @@ from ..isa.spec import Instruction
 from ..isa.types import EventType, GlobalType, Pipe, ScalarType, TileType, Type, parse_type
 from . import scalar_ops as S
 from .ir import (MAX_DEPTH, QUERY_OPS, VIEW_OPS, Arg, Bound, Const, For, If, Kernel, Lit, MemRef, Module, Number,
-                 PipeLit, ScalarOp, Stmt, TileDecl, TileOp, Value, View, ViewQuery, Yield)
+                 PipeLit, ScalarOp, Stmt, Subset, TileDecl, TileOp, Value, View, ViewQuery, Yield)
 from .lexer import is_name
 from .operands import ACCEPTS, ENUM_KINDS, KIND_OF_ENUM
 from .parser import collector_paused, parse
@@ -87,7 +89,8 @@ _MAX_SINT = (MAX_INT_BITS + 1 + 6) // 7    # bytes of a zigzag-encoded integer
 SECTIONS = ("strings", "types", "values", "kernels")   # ids 1..4, in this order
 
 # statement tags
-T_DECL, T_CONST, T_OP, T_SCALAR, T_YIELD, T_FOR, T_IF, T_SETVALID, T_DECL_ADDR, T_VIEW, T_QUERY = range(1, 12)
+(T_DECL, T_CONST, T_OP, T_SCALAR, T_YIELD, T_FOR, T_IF, T_SETVALID, T_DECL_ADDR, T_VIEW, T_QUERY,
+ T_SUBSET) = range(1, 13)
 # number / attribute-value tags
 N_FALSE, N_TRUE, N_INT, N_FLOAT, N_ENUM = range(5)
 # argument tags and bound tags
@@ -267,6 +270,17 @@ class _Writer:
         self.value(s.source)
         self.bound(s.dim)
 
+    def subset(self, s: Subset, depth: int) -> None:
+        if any(not isinstance(n, int) or n < 0 for n in s.sizes):
+            _encode_error(f"pto.subset sizes {s.sizes!r} are not counts")
+        self.out.append(T_SUBSET)
+        self.value(s.result)
+        self.value(s.source)
+        for b in s.offsets:
+            self.bound(b)
+        for n in s.sizes:
+            self.uint(n)
+
     def const(self, s: Const, depth: int) -> None:
         self.out.append(T_CONST)
         self.value(s.result)
@@ -336,7 +350,7 @@ class _Writer:
 
     HANDLERS: dict[type, Callable[["_Writer", Any, int], None]] = {
         TileDecl: tile_decl, Const: const, TileOp: tile_op, ScalarOp: scalar, Yield: yield_, For: for_, If: if_,
-        View: view, ViewQuery: query,
+        View: view, ViewQuery: query, Subset: subset,
     }
 
     # ---------------------------------------------------------------- file
@@ -518,7 +532,7 @@ class _Reader:
 
     def statement(self, depth: int) -> Stmt:
         start = self.pos
-        t = self.tag(range(T_DECL, T_QUERY + 1), "statement")
+        t = self.tag(range(T_DECL, T_SUBSET + 1), "statement")
         if t in (T_FOR, T_IF) and depth >= MAX_DEPTH:
             self.corrupt(f"regions nested deeper than {MAX_DEPTH}", start)
         return self.STATEMENTS[t](self, depth)
@@ -548,6 +562,11 @@ class _Reader:
         if op not in QUERY_OPS:
             self.corrupt(f"unknown view query '{op}'", start)
         return ViewQuery(op, self.value(), self.value(), self.bound())
+
+    def subset(self, depth: int) -> Subset:
+        result, source = self.value(), self.value()
+        offsets = (self.bound(), self.bound())
+        return Subset(result, source, offsets, (self.uint(), self.uint()))
 
     def const(self, depth: int) -> Const:
         return Const(self.value(), self.number())
@@ -613,6 +632,7 @@ class _Reader:
     STATEMENTS: dict[int, Callable[["_Reader", int], Stmt]] = {
         T_DECL: tile_decl, T_CONST: const, T_OP: tile_op, T_SCALAR: scalar, T_YIELD: yield_,
         T_FOR: for_, T_IF: if_, T_SETVALID: set_valid, T_DECL_ADDR: decl_addr, T_VIEW: view, T_QUERY: query,
+        T_SUBSET: subset,
     }
 
     # ---------------------------------------------------------------- tables

@@ -33,6 +33,10 @@ CODES: dict[str, str] = {
     "STRUCT_CHECK_FAILED": "an instruction's own check raised unexpectedly (a declaration bug)",
     "STRUCT_OOB": "a global window that constant indices put outside the tensor's static shape "
                   "(or a nonzero index of a whole-tensor operand)",
+    "STRUCT_LAYOUT": "a pto.subset window that splits a boxed (NZ/ZN/ZZ) tile's inner boxes or its whole "
+                     "side (decision \"pto.subset\")",
+    "PARSE_VECSCOPE": "an op the public pages allow only inside pto.vecscope (pto.tile_buf_addr), a region "
+                      "openpto does not have",
     "STRUCT_UNINIT_READ": "a read of a local tile that no path has written before it (initialisation.py)",
     "ORDER_WAIT_UNSET": "a wait_flag with no set_flag before it in program order (it would wait forever)",
     "ORDER_LOOP_UNBALANCED": "a loop body that changes flag counts, so its iterations synchronise differently",

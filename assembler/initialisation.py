@@ -14,6 +14,9 @@ written at each point (a forward union over paths):
   reads every ``in`` or ``inout`` tile operand (as the reference checks them), reads first;
 * a ``.tile`` declaration starts its tile afresh (the reference resets it there);
   ``pto.set_validshape`` changes the valid region of the same tile and keeps what was written;
+* a ``pto.subset`` names part of its parent's storage: reading or writing it reads or writes
+  the parent (the analysis tracks whole tiles, so a write of part of a parent counts, as a
+  write of part of a tile does);
 * after ``scf.if`` a tile is possibly written when either branch may have written it;
 * in a loop body a tile is possibly written when it was before the loop or the body writes
   it anywhere (a later iteration reads what an earlier one wrote); the loop may not run.
@@ -29,7 +32,7 @@ import dataclasses
 from ..isa.diagnostics import Location, PTOError, StructError
 from ..isa.spec import Instruction, Kind, Role
 from ..isa.types import TileType, Type
-from .ir import For, If, Kernel, Stmt, TileDecl, TileOp, Value
+from .ir import For, If, Kernel, Stmt, Subset, TileDecl, TileOp, Value
 
 CODE = "STRUCT_UNINIT_READ"
 
@@ -67,6 +70,10 @@ class _Analysis:
         self.loop_writes: dict[int, set[str]] = {}
         self.index: dict[int, int] | None = None    # statement -> its index; made at the first report
         self.errors: list[PTOError] = []
+        self.root: dict[str, str] = {}              # pto.subset result -> the tile owning its storage
+        for st in kernel.walk():
+            if isinstance(st, Subset):
+                self.root[st.result.name] = self.root.get(st.source.name, st.source.name)
 
     def run(self) -> list[PTOError]:
         self.block(self.k.body, set())
@@ -75,7 +82,7 @@ class _Analysis:
     def block(self, body: tuple[Stmt, ...], written: set[str]) -> set[str]:
         """The tiles possibly written after ``body``, given those possibly written before
         (``written`` is updated in place)."""
-        roles, params, add = _ROLES, self.params, written.add
+        roles, params, add, root = _ROLES, self.params, written.add, self.root
         for s in body:
             c = s.__class__
             if c is TileOp:
@@ -84,13 +91,14 @@ class _Analysis:
                 reads, writes = hit[1:] if hit is not None and hit[0] is instr else _roles(instr)
                 for name in reads:
                     v = args.get(name)
-                    if v is not None and v.name not in written and v.name not in params \
+                    owner = root.get(v.name, v.name) if v is not None else ""   # type: ignore[union-attr]
+                    if v is not None and owner not in written and owner not in params \
                             and not _may_be_empty(v.type):   # type: ignore[union-attr]
                         self.report(s, name, v)   # type: ignore[arg-type]
                 for name in writes:
                     v = args.get(name)
                     if v is not None:
-                        add(v.name)               # type: ignore[union-attr]
+                        add(root.get(v.name, v.name))     # type: ignore[union-attr]
             elif c is TileDecl and not s.keep:    # type: ignore[union-attr]
                 written.discard(s.value.name)     # type: ignore[union-attr]
                 self.decls[s.value.name] = s      # type: ignore[union-attr,assignment]
@@ -114,7 +122,8 @@ class _Analysis:
                     c = s.__class__
                     if c is TileOp:
                         args = s.args   # type: ignore[union-attr]
-                        hit.update(args[n].name for n in _roles(s.instr)[1] if n in args)  # type: ignore[union-attr]
+                        hit.update(self.root.get(args[n].name, args[n].name)  # type: ignore[union-attr]
+                                   for n in _roles(s.instr)[1] if n in args)
                     elif c is If:
                         stack += (s.then_body, s.else_body)   # type: ignore[union-attr]
                     elif c is For:

@@ -317,10 +317,23 @@ class ViewQuery:
     loc: Location | None = _loc()
 
 
+@dataclass(frozen=True)
+class Subset:
+    """``%sub = pto.subset %src[%i, %j] sizes [R, C]`` (decision "pto.subset"): a tile whose
+    storage is the R x C window of its parent at the (run-time) offsets, so writes through
+    either are seen by the other. ``result``'s type is the parent's with shape R x C."""
+
+    result: Value
+    source: Value
+    offsets: tuple[Bound, Bound]
+    sizes: tuple[int, int]
+    loc: Location | None = _loc()
+
+
 VIEW_OPS = ("make_tensor_view", "partition_view", "tensor_view_addr")
 QUERY_OPS = ("get_tensor_view_dim", "get_tensor_view_stride")
 
-Stmt = Union[TileDecl, Const, TileOp, ScalarOp, Yield, For, If, View, ViewQuery]
+Stmt = Union[TileDecl, Const, TileOp, ScalarOp, Yield, For, If, View, ViewQuery, Subset]
 
 
 def regions(stmt: Stmt) -> tuple[tuple[Stmt, ...], ...]:
@@ -365,6 +378,8 @@ class Kernel:
         for s in self.walk():
             if isinstance(s, TileDecl) and isinstance(s.value.type, TileType):
                 out.setdefault(s.value.name, s.value.type)
+            elif isinstance(s, Subset) and isinstance(s.result.type, TileType):
+                out.setdefault(s.result.name, s.result.type)
             elif isinstance(s, TileOp):
                 for o in s.instr.operands:
                     a = s.args.get(o.name)

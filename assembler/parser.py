@@ -31,6 +31,7 @@ from .ir import MAIN, MAX_DEPTH, Kernel, Module, Stmt, Yield
 from .lexer import DIRECTIVE, EOF, IDENT, NAME_MARK, NEWLINE, PUNCT, SYMBOL, VALUE, VALUE_NAME, WS, Token, continues
 from .scope import Scope
 from .statements import KernelBuild
+from .subset import FORMS as SUBSET_FORMS, SubsetParser
 from .views import VIEW_FORMS, ViewParser
 from .tileops import TileTemplate
 
@@ -41,6 +42,7 @@ CONTROL = {"for": "for", "scf.for": "for", "if": "if", "scf.if": "if", "yield": 
 CONSTANT = ("constant", "arith.constant")
 ALLOC = ("alloc_tile", "pto.alloc_tile")
 SET_VALID = ("set_validshape", "pto.set_validshape")
+VECSCOPE_ONLY = ("tile_buf_addr", "pto.tile_buf_addr")   # decision "pto.tile_buf_addr"
 Opened = tuple[list[str], Finish]
 NO_TEMPLATE = object()       # a key whose lines take the token path
 BLANK = object()             # a key whose lines hold nothing to parse (comments, ';')
@@ -48,7 +50,7 @@ SEEN_LINES = 1 << 16         # distinct line texts ``fast_lines`` remembers
 _BLANK_LINE = (BLANK, None, 0, "", None)
 
 
-class Parser(ControlParser, EventParser, ViewParser):
+class Parser(ControlParser, EventParser, ViewParser, SubsetParser):
     fast = True      # take lines by template (False: every line through the token path)
 
     def __init__(self, text: str, filename: str | None = None) -> None:
@@ -375,6 +377,12 @@ class Parser(ControlParser, EventParser, ViewParser):
             return [self._set_validshape(mt, results, scope)]
         if low in VIEW_FORMS:
             return [self.view_statement(mt, results, scope)]
+        if low in SUBSET_FORMS:
+            return [self.subset_statement(mt, results, scope)]
+        if low in VECSCOPE_ONLY:
+            self.fail("PARSE_VECSCOPE", f"{mt.text} is legal only inside pto.vecscope, which openpto does not have "
+                      "(decision \"pto.tile_buf_addr\")", mt, expected="a tile instruction outside pto.vecscope",
+                      actual=mt.text)
         if low in EVENT_FORMS or (low in BRACKET_FLAGS and self.at(PUNCT, "[")):
             return [self._event(mt, results, scope)]
         instr = lookup_instruction(mt.text)
@@ -384,7 +392,7 @@ class Parser(ControlParser, EventParser, ViewParser):
         if spec is not None:
             return [self._scalar(spec, mt, results, scope)]
         known = (*registry_names(), *(o.text_name for o in S.SCALAR_OPS.values()), *CONTROL, *CONSTANT, *ALLOC,
-                 *SET_VALID, *VIEW_FORMS, *EVENT_FORMS)
+                 *SET_VALID, *VIEW_FORMS, *SUBSET_FORMS, *EVENT_FORMS)
         self.fail("PARSE_UNKNOWN_MNEMONIC", f"unknown mnemonic '{mt.text}'{did_you_mean(mt.text, known)}", mt,
                   expected="an instruction listed by 'pto isa', an arith scalar op, for, if or yield",
                   actual=mt.text)

@@ -14,10 +14,12 @@ from typing import Any, NoReturn
 from ..isa import attrs as A
 from ..isa.diagnostics import StructError
 from ..isa.spec import Instruction
+from ..isa.types import TileType
 from . import scalar_ops as S
 from .ir import (Arg, Bound, Const, For, If, Kernel, MemRef, Module, PipeLit, ScalarOp, Stmt,
-                 TileDecl, TileOp, Value, View, ViewQuery, Yield, arg_type, spell_number)
+                 Subset, TileDecl, TileOp, Value, View, ViewQuery, Yield, arg_type, spell_number)
 from .lexer import is_name
+from .subset import subset_type
 from .operands import KIND_OF_ENUM, sync_layout
 
 INDENT = "  "
@@ -71,6 +73,8 @@ def print_statement(s: Stmt) -> str:
         return f".tile {_v(s.value)}{valid} : {s.value.type}"
     if isinstance(s, View):
         return _view(s)
+    if isinstance(s, Subset):
+        return _subset(s)
     if isinstance(s, ViewQuery):
         return f"{_v(s.result)} = pto.{s.op} {_v(s.source)}, {_bound(s.dim)} : {s.source.type} -> index"
     if isinstance(s, Yield):
@@ -87,6 +91,15 @@ def _view(s: View) -> str:
     text = "".join(f", {kw} = [" + ", ".join(_bound(b) for b in items) + "]" for kw, items in lists)
     types = f"{s.result.type}" if s.op == "make_tensor_view" else f"{s.source.type} -> {s.result.type}"
     return f"{_v(s.result)} = pto.{s.op} {_v(s.source)}{text} : {types}"
+
+
+def _subset(s: Subset) -> str:
+    """The public spelling; the result's type only when it is not the one the parent implies."""
+    derived = isinstance(s.source.type, TileType) and \
+        s.result.type == subset_type(s.source.type, s.offsets, s.sizes)
+    types = f"{s.source.type}" + ("" if derived else f" -> {s.result.type}")
+    return (f"{_v(s.result)} = pto.subset {_v(s.source)}[{_bound(s.offsets[0])}, {_bound(s.offsets[1])}] "
+            f"sizes [{s.sizes[0]}, {s.sizes[1]}] : {types}")
 
 
 def _results(vals: tuple[Value, ...]) -> str:

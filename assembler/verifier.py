@@ -21,8 +21,9 @@ from ..isa.profiles import Profile
 from ..isa.suggest import did_you_mean
 from ..isa.types import INDEX, GlobalType, ScalarType, TileType, Type
 from . import scalar_ops as S
-from .ir import (Bound, Const, For, If, Kernel, Lit, MemRef, Module, ScalarOp, Stmt, TileDecl, TileOp, Value,
-                 View, ViewQuery, Yield, check_literal)
+from .ir import (Bound, Const, For, If, Kernel, Lit, MemRef, Module, ScalarOp, Stmt, Subset, TileDecl, TileOp,
+                 Value, View, ViewQuery, Yield, check_literal)
+from .subset import subset_problems
 from .views import query_problem, view_problems
 from .initialisation import uninitialised_reads
 from .ordering import SIGN as FLAG_SIGN, check_order
@@ -151,7 +152,8 @@ class _KernelCheck:
         self.consts = Constants()                   # integer values known statically (windows.py)
         self.handlers = {TileOp: self._tile_op, ScalarOp: self._scalar, Const: self._const,
                          TileDecl: self._tile_decl, For: self._for, If: self._if, View: self._view,
-                         ViewQuery: self._query}
+                         ViewQuery: self._query, Subset: self._subset}
+        self.windows: set[str] = set()              # pto.subset results: storage of their parent
 
     @property
     def where(self) -> Location:
@@ -297,6 +299,18 @@ class _KernelCheck:
         if ok:
             for code, msg, expected, actual in view_problems(s, self._known(scope)):
                 self._err(code, msg, expected=expected, actual=actual)
+        self._define(s.result, scope)
+
+    def _subset(self, s: Subset, scope: Scope) -> None:
+        """``pto.subset`` (``subset.py``): its parent, offsets as index values, then the window's
+        static checks; the result takes no capacity of its own (it is the parent's storage)."""
+        ok = self._uses((s.source,), scope)
+        for b in s.offsets:
+            ok = self._bound_ok(b, scope, "offset") and ok
+        if ok:
+            for code, msg, expected, actual in subset_problems(s, self._known(scope)):
+                self._err(code, msg, expected=expected, actual=actual)
+        self.windows.add(s.result.name)
         self._define(s.result, scope)
 
     def _query(self, s: ViewQuery, scope: Scope) -> None:
@@ -539,6 +553,8 @@ class _KernelCheck:
         assert self.profile is not None
         used: dict[object, tuple[int, int]] = {}
         for v in root.tiles():
+            if v.name in self.windows:
+                continue
             t = v.type
             assert isinstance(t, TileType)
             total, count = used.get(t.loc, (0, 0))

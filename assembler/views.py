@@ -1,20 +1,24 @@
 """The public tensor-view statements (decision "Tensor views"):
 
-    %tv = pto.make_tensor_view %ptr, shape = [%m, %n], strides = [%s0, %s1] : T
+    %tv = pto.make_tensor_view %ptr, shape = [%m, %n], strides = [%s0, %s1] [, layout = nd] : T
     %pv = pto.partition_view %tv, offsets = [%i, %j], sizes = [16, 16] [: T_src ->] T
     %p  = pto.tensor_view_addr %tv [: T_src -> !pto.ptr<T, gm>]
     %d  = pto.get_tensor_view_dim %tv, %k [: T_src -> index]       (also _stride)
 
 A view is a global value (``GlobalType``), so every instruction that takes a ``!pto.memref``
-takes a view; list items are ``index``/integer values or integer literals.
+takes a view; list items are ``index``/integer values or integer literals. The optional
+``layout`` hint (``nd``/``dn``/``nz``, also ``{layout = #pto.layout<dn>}``) is the result type's
+layout (decision "make_tensor_view layout"), so it prints as the type's ``layout=`` option.
 """
 from __future__ import annotations
 
 from typing import Any, Callable, Iterator
 
-from ..isa.types import INDEX, GlobalType, Type
+import dataclasses
+
+from ..isa.types import INDEX, GlobalLayout, GlobalType, Type
 from .ir import QUERY_OPS, VIEW_OPS, Bound, Value, View, ViewQuery
-from .lexer import IDENT, PUNCT, VALUE, Token
+from .lexer import ATTR, IDENT, PUNCT, STRING, VALUE, Token
 from .scope import Scope
 
 #: every spelling of the view statements -> the op's name
@@ -50,16 +54,64 @@ class ViewParser:
             self.expect(IDENT, kw, f"'{kw}'")
             self.expect(PUNCT, "=", "'='")
             lists[kw] = self._bound_list(scope)
+        layout = self._layout_hint() if op == "make_tensor_view" else None
         default = GlobalType((None,), src.type.dtype) if op == "tensor_view_addr" else None
         t = self._signature(src, default, required=default is None)
         if not isinstance(t, GlobalType):
             self.fail("PARSE_TYPE", f"{mt.text} defines a tensor view, not {t}", mt,
                       expected="!pto.tensor_view<...>", actual=str(t))
+        if layout is not None:
+            t = self._with_layout(t, layout, lists["strides"])
         v = Value(rt.text[1:], t)
         self.define(v, rt, scope)
         return View(op, v, src, offsets=lists.get("offsets", ()),
                     sizes=lists.get("sizes", lists.get("shape", ())), strides=lists.get("strides", ()),
                     loc=self.loc(mt))
+
+    def _layout_hint(self: Any) -> tuple[Token, GlobalLayout] | None:
+        """``, layout = nd`` or ``{layout = ...}`` after the lists: the value's token and layout."""
+        if self.at(PUNCT, ",") and self.peek(1).text == "layout":
+            self.next()
+            braced = False
+        elif self.at(PUNCT, "{"):
+            self.next()
+            braced = True
+        else:
+            return None
+        self.expect(IDENT, "layout", "'layout'")
+        self.expect(PUNCT, "=", "'='")
+        vt = self.peek()
+        text = vt.text
+        if vt.kind == ATTR and text.lower().startswith("#pto.layout<") and text.endswith(">"):
+            text = text[len("#pto.layout<"):-1]
+        elif vt.kind == STRING:
+            text = text[1:-1]
+        elif vt.kind != IDENT:
+            self.unexpected(vt, "a layout (nd, dn or nz)")
+        self.next()
+        try:
+            layout = GlobalLayout(text.strip().upper())
+        except ValueError:
+            self.fail("PARSE_ATTR", f"unknown tensor-view layout {vt.text}", vt, expected="nd, dn or nz",
+                      actual=vt.text)
+        if braced:
+            self.expect(PUNCT, "}", "'}'")
+        return vt, layout
+
+    def _with_layout(self: Any, t: GlobalType, hint: tuple[Token, GlobalLayout],
+                     strides: tuple[Bound, ...]) -> GlobalType:
+        """The result type with the hinted layout; PARSE_ATTR when the written type states
+        another, or when literal strides show another (ND: unit last stride; DN: unit stride in
+        the second-to-last dimension)."""
+        vt, layout = hint
+        if t.layout is not GlobalLayout.ND and t.layout is not layout:
+            self.fail("PARSE_ATTR", f"layout {layout.value} differs from the view type's {t.layout.value}", vt,
+                      expected=t.layout.value, actual=layout.value)
+        unit = {GlobalLayout.ND: -1, GlobalLayout.DN: -2}.get(layout)
+        if unit is not None and len(strides) >= -unit and isinstance(strides[unit], int) and strides[unit] != 1:
+            self.fail("PARSE_ATTR", f"layout {layout.value} needs a unit stride in dim {len(strides) + unit}, the "
+                      f"strides are {list(strides)}", vt, expected="stride 1", actual=str(strides[unit]))
+        return dataclasses.replace(t, layout=layout)
 
     def _bound_list(self: Any, scope: Scope) -> tuple[Bound, ...]:
         """``[a, b, ...]``: values or integer literals (possibly empty)."""

@@ -13,7 +13,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ..assembler.ir import Kernel, MemRef, TileOp, Value, View
+from ..assembler.ir import Kernel, MemRef, Subset, TileOp, Value, View
 from ..isa.diagnostics import Location, RuntimeFault
 from ..isa.spec import Kind, Role
 from ..isa.types import EventType, GlobalType, ScalarType, TileType
@@ -55,7 +55,7 @@ def written_params(kernel: Kernel) -> set[str]:
     out: set[str] = set()
     roots: dict[str, set[str]] = {}     # a tensor view's name -> the parameters whose memory it shows
     for s in kernel.walk():
-        if isinstance(s, View):
+        if isinstance(s, (View, Subset)):     # a subset's storage is its parent tile's
             roots.setdefault(s.result.name, set()).update(roots.get(s.source.name, {s.source.name}))
         elif isinstance(s, TileOp):
             for o in s.instr.operands:

@@ -2,7 +2,8 @@
 bytecode -> load -> backend and every kernel's arrays must equal the reference backend's
 within the kernel's error budget; and synchronisation scenarios (producer and consumer
 kernels through global memory, a store read back in the same kernel behind a flag, a
-ping-pong pipeline through tiles) must give what numpy computes independently.
+ping-pong pipeline through tiles, blocks reached through tensor views and tile subsets) must
+give what numpy computes independently.
 
 A program's error budget is the spec's (``backends.compare.error_budget``: each
 instruction's numerics contract in epsilons) times the row loop's trip count: the loop body
@@ -270,6 +271,33 @@ def _ping_pong(d: str, c: int) -> str:
             + decls + pre + f"  scf.for %r = %c0 to %rows step %c2B {{\n{body}  }}\n" + post + "}\n")
 
 
+def _views(d: str, c: int) -> str:
+    """The row-block loop of the other scenarios with both tensors reached through views: a
+    ``make_tensor_view`` over each rank-1 pointer and a ``partition_view`` per block (decision
+    "Tensor views"), and each block's tile doubled in place through two ``pto.subset`` halves
+    of its rows (decision "pto.subset") before the affine step."""
+    v, p, half = f"!pto.tensor_view<?x{c}x{d}>", f"!pto.partition_tensor_view<?x{c}x{d}>", BLOCK // 2
+    t = f"!pto.tile<{BLOCK}x{c}x{d}, valid=?x{c}>"
+    sub = f"!pto.tile<{half}x{c}x{d}, valid=?x{c}>"
+    body = ("    %xp = pto.partition_view %xv, offsets = [%r, %c0], sizes = [%vr, %cC] : " + f"{v} -> {p}\n"
+            + _tile("t", d, c) + "    %t = tload %xp[%c0, %c0]\n"
+            + "".join(f"    %h{k} = pto.subset %t[{k * half}, 0] sizes [{half}, {c}] : {t}\n"
+                      f"    %h{k} = tmuls %h{k}, %a : ({sub}, {d}) -> {sub}\n" for k in (0, 1))
+            + f"    %t = tadds %t, %b\n    %yp = pto.partition_view %yv, offsets = [%r, 0], sizes = [%vr, {c}] "
+            f": {v} -> {p}\n    tstore %yp[%c0, %c0], %t\n")
+    return (_head("viewed", f"%x : !pto.ptr<{d}, gm>, %y : !pto.ptr<{d}, gm>, %a : {d}, %b : {d}, %rows : index")
+            + f"  .const %cC = {c} : index\n  .const %c1 = 1 : index\n"
+            f"  %xv = pto.make_tensor_view %x, shape = [%rows, %cC], strides = [%cC, %c1] : {v}\n"
+            f"  %yv = pto.make_tensor_view %y, shape = [%rows, {c}], strides = [{c}, 1], layout = nd : {v}\n"
+            + _loop(body) + "}\n")
+
+
+def _flat_in_out(rows: int, cols: int, d: str, rng: np.random.Generator) -> dict[str, Any]:
+    """``_in_out``'s arrays as the rank-1 memory a pointer parameter takes."""
+    args = _in_out(("x",), ("y",))(rows, cols, d, rng)
+    return dict(args, x=args["x"].reshape(-1), y=args["y"].reshape(-1))
+
+
 def _in_out(names_in: tuple[str, ...], names_out: tuple[str, ...]) -> Callable[..., dict[str, Any]]:
     def make(rows: int, cols: int, d: str, rng: np.random.Generator) -> dict[str, Any]:
         dtype = dt.get(d)
@@ -299,6 +327,9 @@ SCENARIOS = (
     Scenario("L3:sync-ping-pong", "double-buffered load / compute / store with flags",
              _ping_pong, ("pingpong",), _in_out(("x",), ("y",)),
              lambda i, d: {"y": _affine(i, d)["y"]}, ((32, 16), (64, 32), (96, 64))),
+    Scenario("L3:views", "blocks loaded and stored through tensor views, scaled through tile subsets",
+             _views, ("viewed",), _flat_in_out, lambda i, d: {"y": _affine(i, d)["y"]},
+             ((16, 16), (40, 32), (5, 64))),
 )
 
 

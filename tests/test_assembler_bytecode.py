@@ -298,7 +298,7 @@ CORRUPTED = [   # (code, what the message says, a file with a correct checksum)
     ("BCODE_CORRUPT", "expected the strings section", wrap(payload(*EMPTY)[3:])),
     ("BCODE_CORRUPT", "string index 0 out of range", wrap(payload(b"\x00", b"\x00", b"\x01\x00\x00", b"\x00"))),
     ("BCODE_CORRUPT", "integer longer than 10 bytes", wrap(payload(*EMPTY[:3], b"\x01" + b"\xff" * 11))),
-    ("BCODE_CORRUPT", "bad statement tag 12", kernel_file(b"\x0c")),   # 9-11: alloc addr, views
+    ("BCODE_CORRUPT", "bad statement tag 13", kernel_file(b"\x0d")),   # 9-12: alloc addr, views, subset
     ("BCODE_CORRUPT", "value index 7 out of range", kernel_file(b"\x05\x01\x07")),
     ("BCODE_CORRUPT", "integer longer than 586 bytes", kernel_file(b"\x02\x00\x02" + b"\xff" * 700 + b"\x00")),
     ("BCODE_CORRUPT", "nested deeper than 64",

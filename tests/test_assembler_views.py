@@ -8,7 +8,7 @@ import pytest
 
 import openpto
 from openpto.assembler.bytecode import load_bytes
-from openpto.assembler.ir import View, ViewQuery
+from openpto.assembler.ir import Subset, View, ViewQuery
 from openpto.isa.diagnostics import PTOError
 
 BACKENDS = ("reference", "llvm")
@@ -197,3 +197,258 @@ def test_static_pointer_extent_bounds_the_view() -> None:
     with pytest.raises(PTOError) as e:
         openpto.check(openpto.parse(ok.replace("[8, 1]", "[9, 1]")))
     assert e.value.code == "STRUCT_OOB" and "spans 71 elements" in str(e.value)
+
+
+# --------------------------------------------------------------------------- pto.subset
+
+SUB_BACKENDS = [("reference", {}), ("llvm", {}), ("llvm", {"checked": True})]
+
+# a parent loaded from %g; a 4x8 child at (%i, %j) doubled in place (a fused elementwise op),
+# a 2x8 grandchild inside it at child row 1 set to -1 (a fill), the child's row sums taken
+# (a reduction reading it) and the parent stored
+SUBSET = """
+kernel @k(%g : !pto.memref<8x16xf32>, %o : !pto.memref<8x16xf32>, %s : !pto.memref<4x1xf32>,
+          %i : index, %j : index) {
+  .tile %p : !pto.tile<8x16xf32>
+  %p = tload %g[0, 0] : (!pto.memref<8x16xf32>) -> !pto.tile<8x16xf32>
+  %c = pto.subset %p[%i, %j] sizes [4, 8] : !pto.tile<8x16xf32>
+  %c = tadd %c, %c : (!pto.tile<4x8xf32, valid=?x?>, !pto.tile<4x8xf32, valid=?x?>) -> !pto.tile<4x8xf32, valid=?x?>
+  %gc = pto.subset %c[1, 0] sizes [2, 8] : !pto.tile<4x8xf32, valid=?x?>
+  %gc = texpands -1.0 : (f32) -> !pto.tile<2x8xf32, valid=?x?>
+  .tile %r : !pto.tile<4x1xf32, valid=?x1>
+  %r = trowsum %c : (!pto.tile<4x8xf32, valid=?x?>) -> !pto.tile<4x1xf32, valid=?x1>
+  tstore %s[0, 0], %r
+  tstore %o[0, 0], %p
+}
+"""
+
+
+def _subset_expected(g: np.ndarray, i: int, j: int) -> tuple[np.ndarray, np.ndarray]:
+    want = g.copy()
+    want[i:i + 4, j:j + 8] *= 2
+    want[i + 1:i + 3, j:j + 8] = -1
+    return want, want[i:i + 4, j:j + 8].sum(axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("backend,options", SUB_BACKENDS)
+@pytest.mark.parametrize("i,j", [(0, 0), (3, 5), (4, 8)])
+def test_writes_through_a_subset_are_the_parents(backend: str, options: dict, i: int, j: int) -> None:
+    g = np.random.default_rng(i * 16 + j).standard_normal((8, 16)).astype(np.float32)
+    o, s = np.zeros_like(g), np.zeros((4, 1), np.float32)
+    exe = openpto.compile(openpto.parse(SUBSET), backend=backend, profile="cpu", **options)
+    exe(g, o, s, i, j)
+    want, sums = _subset_expected(g, i, j)
+    np.testing.assert_array_equal(o, want)
+    np.testing.assert_allclose(s, sums, rtol=1e-6)
+
+
+# the parent's valid region has %n rows: the child at row 2 sees rows 2 .. %n - 1 of it (at most 4)
+SUBSET_VALID = """
+kernel @k(%g : !pto.memref<8x16xf32>, %o : !pto.memref<8x16xf32>, %n : index) {
+  .tile %p valid_row = %n : !pto.tile<8x16xf32, valid=?x16>
+  %p = tload %g[0, 0] : (!pto.memref<8x16xf32>) -> !pto.tile<8x16xf32, valid=?x16>
+  %c = pto.subset %p[2, 0] sizes [4, 16] : !pto.tile<8x16xf32, valid=?x16>
+  %c = texpands 7.0 : (f32) -> !pto.tile<4x16xf32, valid=?x16>
+  %c = tmuls %p, 1.0 : (!pto.tile<8x16xf32, valid=?x16>, f32) -> !pto.tile<8x16xf32, valid=?x16>
+}
+"""
+
+
+@pytest.mark.parametrize("backend,options", SUB_BACKENDS)
+@pytest.mark.parametrize("n", [8, 5, 2])
+def test_a_subset_covers_the_part_of_the_parents_valid_region_in_its_window(backend: str, options: dict,
+                                                                             n: int) -> None:
+    text = SUBSET_VALID.replace("  %c = tmuls %p, 1.0 : (!pto.tile<8x16xf32, valid=?x16>, f32) -> "
+                                "!pto.tile<8x16xf32, valid=?x16>\n", "  tstore %o[0, 0], %p\n")
+    g = np.arange(128, dtype=np.float32).reshape(8, 16)
+    o = np.full_like(g, -5)
+    openpto.compile(openpto.parse(text), backend=backend, profile="cpu", **options)(g, o, n)
+    want = np.full_like(g, -5)
+    want[:n] = g[:n]
+    want[2:min(6, n)] = 7       # rows 2 .. 5 of the window, only those inside the valid rows
+    np.testing.assert_array_equal(o, want)
+
+
+@pytest.mark.parametrize("backend,options", SUB_BACKENDS)
+@pytest.mark.parametrize("i,j", [(5, 0), (0, 9), (-1, 0)])
+def test_a_window_outside_the_parent_is_runtime_oob(backend: str, options: dict, i: int, j: int) -> None:
+    g = np.zeros((8, 16), np.float32)
+    exe = openpto.compile(openpto.parse(SUBSET), backend=backend, profile="cpu", **options)
+    with pytest.raises(PTOError) as e:
+        exe(g, np.zeros_like(g), np.zeros((4, 1), np.float32), i, j)
+    assert e.value.code == "RUNTIME_OOB" and e.value.location.line == 6
+
+
+# rows 0..3 written through %top; %bottom (rows 4..7) is read before anything writes it
+SUBSET_UNINIT = """
+kernel @k(%g : !pto.memref<8x16xf32>, %o : !pto.memref<8x16xf32>, %k : index) {
+  .tile %p : !pto.tile<8x16xf32>
+  %top = pto.subset %p[0, 0] sizes [4, 16] : !pto.tile<8x16xf32>
+  %bottom = pto.subset %p[%k, 0] sizes [4, 16] : !pto.tile<8x16xf32>
+  %top = tload %g[0, 0] : (!pto.memref<8x16xf32>) -> !pto.tile<4x16xf32>
+  %bottom = tmuls %bottom, 2.0 : (!pto.tile<4x16xf32, valid=?x16>, f32) -> !pto.tile<4x16xf32, valid=?x16>
+  tstore %o[0, 0], %p
+}
+"""
+
+
+@pytest.mark.parametrize("backend,options", [("reference", {}), ("llvm", {"checked": True})])
+def test_reading_a_never_written_part_through_a_subset_faults(backend: str, options: dict) -> None:
+    exe = openpto.compile(openpto.parse(SUBSET_UNINIT), backend=backend, profile="cpu", **options)
+    g = np.ones((8, 16), np.float32)
+    with pytest.raises(PTOError) as e:
+        exe(g, np.zeros_like(g), 4)
+    assert e.value.code == "RUNTIME_UNINIT_READ" and e.value.location.line == 7
+    o = np.zeros_like(g)
+    with pytest.raises(PTOError) as e:     # the store reads rows 4..7 of the parent, never written
+        exe(g, o, 0)
+    assert e.value.code == "RUNTIME_UNINIT_READ" and e.value.location.line == 8
+
+
+# the two column halves written through two children: the parent is fully written
+HALVES = """
+kernel @k(%g : !pto.memref<8x16xf32>, %o : !pto.memref<8x16xf32>) {
+  .tile %p : !pto.tile<8x16xf32>
+  %a = pto.subset %p[0, 0] sizes [8, 8] : !pto.tile<8x16xf32>
+  %b = pto.subset %p[0, 8] sizes [8, 8] : !pto.tile<8x16xf32>
+  %a = tload %g[0, 0] : (!pto.memref<8x16xf32>) -> !pto.tile<8x8xf32>
+  %b = tload %g[0, 8] : (!pto.memref<8x16xf32>) -> !pto.tile<8x8xf32>
+  %q = tmuls %p, 3.0 : (!pto.tile<8x16xf32>, f32) -> !pto.tile<8x16xf32>
+  tstore %o[0, 0], %q
+}
+"""
+
+
+@pytest.mark.parametrize("backend,options", SUB_BACKENDS)
+def test_a_parent_written_in_parts_through_children_reads_cleanly(backend: str, options: dict) -> None:
+    g = np.arange(128, dtype=np.float32).reshape(8, 16)
+    o = np.zeros_like(g)
+    openpto.compile(openpto.parse(HALVES), backend=backend, profile="cpu", **options)(g, o)
+    np.testing.assert_array_equal(o, 3 * g)
+
+
+def test_the_never_written_analysis_counts_writes_through_children() -> None:
+    openpto.check(openpto.parse(HALVES))      # %p read after writes through %a and %b only
+    never = HALVES.replace("  %a = tload %g[0, 0] : (!pto.memref<8x16xf32>) -> !pto.tile<8x8xf32>\n", "") \
+        .replace("  %b = tload %g[0, 8] : (!pto.memref<8x16xf32>) -> !pto.tile<8x8xf32>\n", "")
+    with pytest.raises(PTOError) as e:
+        openpto.check(openpto.parse(never))
+    assert e.value.code == "STRUCT_UNINIT_READ"
+    child_read = ("kernel @k(%o : !pto.memref<4x4xf32>) {\n  .tile %p : !pto.tile<8x8xf32>\n"
+                  "  %c = pto.subset %p[4, 4] sizes [4, 4] : !pto.tile<8x8xf32>\n  tstore %o[0, 0], %c\n}\n")
+    with pytest.raises(PTOError) as e:
+        openpto.check(openpto.parse(child_read))
+    assert e.value.code == "STRUCT_UNINIT_READ" and e.value.location.line == 4
+
+
+def test_subsets_round_trip_through_text_and_bytecode() -> None:
+    m = openpto.parse(SUBSET)
+    openpto.check(m)
+    text = m.to_text()
+    assert "%c = pto.subset %p[%i, %j] sizes [4, 8] : !pto.tile<8x16xf32>" in text
+    assert "%gc = pto.subset %c[1, 0] sizes [2, 8] : !pto.tile<4x8xf32, valid=?x?>" in text
+    assert openpto.parse(text) == m and openpto.parse(text).to_text() == text
+    assert load_bytes(m.to_bytes()) == m
+    assert sum(isinstance(s, Subset) for s in m.kernels[0].body) == 2
+    stated = SUBSET.replace("sizes [2, 8] : !pto.tile<4x8xf32, valid=?x?>",
+                            "sizes [2, 8] : !pto.tile<4x8xf32, valid=?x?> -> !pto.tile<2x8xf32, valid=?x?>")
+    assert openpto.parse(stated) == m
+
+
+def test_a_subsets_type_comes_from_its_parent() -> None:
+    m = openpto.parse("kernel @k(%i : index) {\n  .tile %p : !pto.tile<16x32xf16, loc=mat, valid=10x?>\n"
+                      "  %a = pto.subset %p[8, 0] sizes [8, 16] : !pto.tile<16x32xf16, loc=mat, valid=10x?>\n"
+                      "  %b = pto.subset %p[%i, 0] sizes [4, 32] : !pto.tile<16x32xf16, loc=mat, valid=10x?>\n}\n")
+    a, b = (s.result.type for s in m.kernels[0].body if isinstance(s, Subset))
+    assert (a.shape, a.valid, a.loc.value, a.dtype.name) == ((8, 16), (2, None), "mat", "f16")
+    assert (b.shape, b.valid) == ((4, 32), (None, None))
+
+
+@pytest.mark.parametrize("line,code", [
+    ("%c = pto.subset %p[12, 0] sizes [8, 8] : !pto.tile<16x16xf32>", "STRUCT_OOB"),
+    ("%c = pto.subset %p[0, -1] sizes [8, 8] : !pto.tile<16x16xf32>", "STRUCT_OOB"),
+    ("%c = pto.subset %p[0, 0] sizes [0, 8] : !pto.tile<16x16xf32>", "STRUCT_OOB"),
+    ("%c = pto.subset %p[0, 0] sizes [8, 17] : !pto.tile<16x16xf32>", "STRUCT_OOB"),
+    ("%c = pto.subset %p[%f, 0] sizes [8, 8] : !pto.tile<16x16xf32>", "STRUCT_INDEX"),
+    ("%c = pto.subset %g[0, 0] sizes [8, 8]", "STRUCT_OPERAND_KIND"),
+    ("%c = pto.subset %p[0, 0] sizes [8, 8] : !pto.tile<16x16xf16>", "STRUCT_TYPE_MISMATCH"),
+    ("%c = pto.subset %p[0, 0] sizes [8, 8] : !pto.tile<16x16xf32> -> !pto.tile<8x8xf16>", "STRUCT_TYPE_MISMATCH"),
+    ("%c = pto.subset %p[0, 0] sizes [8, %i] : !pto.tile<16x16xf32>", "PARSE_TOKEN"),
+    # boxed parents: NZ keeps every row, ZN/ZZ every column; whole 16 x 32-byte boxes
+    ("%c = pto.subset %z[0, 0] sizes [16, 32] : !pto.tile<32x64xf16, loc=mat, layout=NZ>", "STRUCT_LAYOUT"),
+    ("%c = pto.subset %z[0, 8] sizes [32, 8] : !pto.tile<32x64xf16, loc=mat, layout=NZ>", "STRUCT_LAYOUT"),
+    ("%c = pto.subset %z[0, %i] sizes [32, 16] : !pto.tile<32x64xf16, loc=mat, layout=NZ>", "STRUCT_LAYOUT"),
+    ("%c = pto.subset %y[8, 0] sizes [16, 64] : !pto.tile<32x64xf16, loc=mat, layout=ZZ>", "STRUCT_LAYOUT"),
+    ("%c = pto.tile_buf_addr %p : !pto.tile<16x16xf32> -> !pto.ptr<f32, ub>", "PARSE_VECSCOPE"),
+    ("%c = tile_buf_addr %p", "PARSE_VECSCOPE"),
+])
+def test_bad_subsets_are_located_diagnostics(line: str, code: str) -> None:
+    text = ("kernel @k(%g : !pto.memref<64x32xf32>, %f : f32, %i : index) {\n  " + line + "\n"
+            "  .tile %p : !pto.tile<16x16xf32>\n  .tile %z : !pto.tile<32x64xf16, loc=mat, layout=NZ>\n"
+            "  .tile %y : !pto.tile<32x64xf16, loc=mat, layout=ZZ>\n}\n")
+    # the tiles are declared after the line in the text above; move them first
+    head, rest = text.split("\n", 1)
+    body = rest.split("\n")
+    text = "\n".join([head, *body[1:4], body[0], *body[4:]])
+    with pytest.raises(PTOError) as e:
+        openpto.check(openpto.parse(text))
+    errs = getattr(e.value, "errors", [e.value])
+    assert code in [x.code for x in errs], [str(x) for x in errs]
+    assert all(x.location.line == 5 for x in errs if x.code == code)
+
+
+def test_boxed_subsets_that_keep_whole_boxes_are_accepted() -> None:
+    openpto.check(openpto.parse(
+        "kernel @k() {\n  .tile %z : !pto.tile<32x64xf16, loc=mat, layout=NZ>\n"
+        "  .tile %y : !pto.tile<32x64xf16, loc=mat, layout=ZZ>\n"
+        "  %a = pto.subset %z[0, 16] sizes [32, 32] : !pto.tile<32x64xf16, loc=mat, layout=NZ>\n"
+        "  %b = pto.subset %y[16, 0] sizes [16, 64] : !pto.tile<32x64xf16, loc=mat, layout=ZZ>\n}\n"))
+
+
+# --------------------------------------------------------------------------- make_tensor_view layout
+
+DN_COPY = """
+kernel @k(%p : !pto.ptr<f32, gm>, %q : !pto.ptr<f32, gm>) {
+  .const %c0 = 0 : index
+  %tv = pto.make_tensor_view %p, shape = [16, 8], strides = [1, 16], layout = dn : !pto.tensor_view<16x8xf32>
+  %t = tload %tv[%c0, %c0] : (!pto.tensor_view<16x8xf32, layout=DN>) -> !pto.tile<16x8xf32, layout=DN>
+  %ov = pto.make_tensor_view %q, shape = [16, 8], strides = [1, 16] {layout = #pto.layout<DN>} : !pto.tensor_view<16x8xf32>
+  tstore %ov[%c0, %c0], %t
+}
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_layout_hint_is_the_views_layout(backend: str) -> None:
+    m = openpto.parse(DN_COPY)
+    views = [s for s in m.kernels[0].body if isinstance(s, View)]
+    assert [v.result.type.layout.value for v in views] == ["DN", "DN"]
+    text = m.to_text()
+    assert "strides = [1, 16] : !pto.memref<16x8xf32, layout=DN>" in text
+    assert openpto.parse(text) == m and load_bytes(m.to_bytes()) == m
+    p, q = np.arange(128, dtype=np.float32), np.zeros(128, np.float32)
+    openpto.compile(m, backend=backend, profile="cpu")(p, q)
+    # the tile holds the 16x8 column-major matrix; stored back the same way, the bytes come back
+    np.testing.assert_array_equal(q, p)
+
+
+@pytest.mark.parametrize("hint", ["layout = nd", "layout = ND", '{layout = "nd"}', "{layout = #pto.layout<nd>}"])
+def test_layout_hint_spellings(hint: str) -> None:
+    text = ("kernel @k(%p : !pto.ptr<f32, gm>) {\n  %v = pto.make_tensor_view %p, shape = [4, 4], "
+            f"strides = [4, 1]{'' if hint.startswith('{') else ','} {hint} : !pto.tensor_view<4x4xf32>\n}}\n")
+    (v,) = openpto.parse(text).kernels[0].body
+    assert v.result.type.layout.value == "ND"
+
+
+@pytest.mark.parametrize("tail", [
+    ", layout = dn : !pto.tensor_view<4x4xf32>",                     # strides [4, 1] are row-major
+    ", layout = xy : !pto.tensor_view<4x4xf32>",                     # no such layout
+    ", layout = nz : !pto.tensor_view<4x4xf32, layout=DN>",          # the type says otherwise
+    " {layout = 3} : !pto.tensor_view<4x4xf32>",
+])
+def test_bad_layout_hints_are_parse_attr(tail: str) -> None:
+    text = ("kernel @k(%p : !pto.ptr<f32, gm>) {\n  %v = pto.make_tensor_view %p, shape = [4, 4], "
+            "strides = [4, 1]" + tail + "\n}\n")
+    with pytest.raises(PTOError) as e:
+        openpto.parse(text)
+    assert e.value.code in ("PARSE_ATTR", "PARSE_TOKEN") and e.value.location.line == 2

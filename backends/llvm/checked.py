@@ -12,6 +12,13 @@ instruction declarations alone (no per-instruction list):
   operand's whole valid region written (as the reference's strict check: reads first);
 * a ``.tile`` declaration resets its tile; tile parameters are the caller's, always written.
 
+A ``pto.subset`` child is tracked as its root tile (the one owning the storage): a read of the
+child needs the root's rows under the window written; a write through it that covers whole
+rows of the root's valid region from row 0 or the watermark on moves the watermark; any other
+write through it (part of a row) is more than one number can hold, so the root's tracking
+stops (its watermark goes to the top) until its next declaration: a missed fault, never a
+false one.
+
 A valid region changes only at a declaration, which resets the tile, and every domain is a
 prefix of rows of it (all columns of the valid region) or the whole tile, so the written set
 is always the first ``k`` rows: one i64 per tile (a stack slot, a register after mem2reg)
@@ -72,7 +79,15 @@ class CheckedCodegen(KernelCodegen):
     def _check(self, op: TileOp, v: Value) -> None:
         b = self.b
         t = self.tile(v)
-        rows = b.load(self.written[v.name], typ=I64)
+        if v.name in self.windows:
+            root, _ = self.windows[v.name]
+            if root not in self.written:          # a parameter's window: always written
+                return
+            r0 = b.load(self.window_slots[v.name][0], typ=I64)
+            rows = b.sub(b.load(self.written[root], typ=I64), r0)
+            rows = b.select(b.icmp_signed("<", rows, self.i64(0)), self.i64(0), rows)
+        else:
+            rows = b.load(self.written[v.name], typ=I64)
         bad = b.and_(b.icmp_signed("<", rows, t.vrows), b.icmp_signed(">", t.vcols, self.i64(0)))
         self.fault(bad, "RUNTIME_UNINIT_READ",
                    f"{op.instr.mnemonic} reads %{v.name}, whose valid region was never (fully) written",
@@ -80,6 +95,9 @@ class CheckedCodegen(KernelCodegen):
                    details=[rows])
 
     def _mark(self, op: TileOp, v: Value) -> None:
+        if v.name in self.windows:
+            self._mark_window(op, v)
+            return
         b = self.b
         t = self.tile(v)
         slot = self.written[v.name]
@@ -90,3 +108,26 @@ class CheckedCodegen(KernelCodegen):
         upto = self.i64(1) if domain is Domain.ROW0 else t.vrows
         now = b.load(slot, typ=I64)
         b.store(b.select(b.icmp_signed("<", now, upto), upto, now), slot)
+
+    def _mark_window(self, op: TileOp, v: Value) -> None:
+        """A write through a subset child, recorded in its root's watermark (module docstring)."""
+        root, _ = self.windows[v.name]
+        if root not in self.written:
+            return
+        b = self.b
+        t, top = self.tile(v), self.tiles[root]
+        whole = self.tile(Value(root, top.type))
+        domain = op.instr.domain
+        rows, cols = {Domain.STATIC_DST: (self.i64(t.rows), self.i64(t.cols)),
+                      Domain.ROW0: (self.i64(1), t.vcols)}.get(domain, (t.vrows, t.vcols))
+        rows = b.select(b.icmp_signed("<", t.vrows, rows), t.vrows, rows) if domain is Domain.ROW0 else rows
+        r0, c0 = (b.load(slot, typ=I64) for slot in self.window_slots[v.name])
+        slot = self.written[root]
+        now = b.load(slot, typ=I64)
+        empty = b.or_(b.icmp_signed("<=", rows, self.i64(0)), b.icmp_signed("<=", cols, self.i64(0)))
+        rows_whole = b.and_(b.icmp_signed("==", c0, self.i64(0)), b.icmp_signed(">=", cols, whole.vcols))
+        exact = b.and_(rows_whole, b.icmp_signed("<=", r0, now))
+        upto = b.add(r0, rows)
+        grown = b.select(b.icmp_signed("<", now, upto), upto, now)
+        top_mark = self.i64((1 << 63) - 1)
+        b.store(b.select(empty, now, b.select(exact, grown, top_mark)), slot)

@@ -28,11 +28,11 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 from llvmlite import ir
 
 from ...assembler import scalar_ops as S
-from ...assembler.ir import (Const, For, If, Kernel, Lit, MemRef, ScalarOp, Stmt, TileDecl, TileOp,
+from ...assembler.ir import (Const, For, If, Kernel, Lit, MemRef, ScalarOp, Stmt, Subset, TileDecl, TileOp,
                              Value, View, ViewQuery, Yield)
 from ...isa import dtypes as dt
 from ...isa.diagnostics import Location
-from ...isa.spec import Kind
+from ...isa.spec import Kind, Role
 from ...isa.types import INDEX, EventType, GlobalType, ScalarType, TileType
 from . import numerics as N
 from .scalars import is_signed
@@ -277,6 +277,8 @@ class KernelCodegen:
         self.tiles: dict[str, TileRef] = {}
         self._dyn_valid: dict[str, tuple[ir.Value, ir.Value]] = {}
         self.views: dict[str, tuple[ir.Value, list[ir.Value], list[ir.Value]]] = {}   # views.py: stack slots
+        self.windows: dict[str, tuple[str, str]] = {}      # subset.py: child -> (root tile, itself)
+        self.window_slots: dict[str, tuple[ir.Value, ir.Value]] = {}   # ... its offsets in the root
         self.stmt_index: dict[int, int] = {id(s): i for i, s in enumerate(kernel.walk())}
         self.current: Stmt | None = None
         self._state: dict[str, ir.Value] = {}
@@ -600,6 +602,13 @@ class KernelCodegen:
         pending: list[TileOp] = []
         for s in body:
             rule = self.rules.get(s.instr.mnemonic) if isinstance(s, TileOp) else None
+            if isinstance(rule, MapRule) and self.windows and self._windows_of(s)[0]:
+                if pending:                   # a subset operand: alone, between its copies
+                    self._maps(pending)
+                    pending = []
+                self.current = s
+                self._through_windows(s, lambda: self._maps([s]))   # type: ignore[list-item]
+                continue
             if isinstance(rule, MapRule):
                 if pending and not _fusable(pending, s, self.rules):
                     self._maps(pending)
@@ -639,6 +648,33 @@ class KernelCodegen:
     def _view(self, s: View, targets: Sequence[Value]) -> None:
         from .views import BUILDERS
         BUILDERS[s.op](self, s)
+
+    def _subset(self, s: Subset, targets: Sequence[Value]) -> None:
+        from .subset import define
+        define(self, s)
+
+    def _windows_of(self, op: TileOp) -> tuple[list[str], list[str]]:
+        """The subset tiles ``op`` names, and those it writes."""
+        named, written = [], []
+        for o in op.instr.operands:
+            a = op.args.get(o.name)
+            if o.kind is Kind.TILE and isinstance(a, Value) and a.name in self.windows:
+                if a.name not in named:
+                    named.append(a.name)
+                if o.role is not Role.IN and a.name not in written:
+                    written.append(a.name)
+        return named, written
+
+    def _through_windows(self, op: TileOp, emit: Callable[[], None]) -> None:
+        """``emit`` with each subset operand copied in from its root before, and each written
+        one copied back after (``subset.py``)."""
+        from .subset import copy_in, copy_out
+        named, written = self._windows_of(op)
+        for name in named:
+            copy_in(self, name)
+        emit()
+        for name in written:
+            copy_out(self, name)
 
     def _viewquery(self, s: ViewQuery, targets: Sequence[Value]) -> None:
         from .views import query
@@ -694,7 +730,10 @@ class KernelCodegen:
     def _tileop(self, s: TileOp, targets: Sequence[Value]) -> None:
         self._count(s)
         self._tracked(s)
-        self.rules[s.instr.mnemonic](self, s)
+        if self.windows and self._windows_of(s)[0]:
+            self._through_windows(s, lambda: self.rules[s.instr.mnemonic](self, s))
+        else:
+            self.rules[s.instr.mnemonic](self, s)
 
     def _tracked(self, op: TileOp) -> None:
         """Runs before each tile instruction's checks: nothing here; checked mode

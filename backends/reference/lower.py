@@ -13,14 +13,15 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from ...assembler import scalar_ops as S
-from ...assembler.ir import (Const, For, If, Kernel, Lit, MemRef, PipeLit, ScalarOp, Stmt, TileDecl, TileOp,
-                             Value, View, ViewQuery, Yield)
+from ...assembler.ir import (Const, For, If, Kernel, Lit, MemRef, PipeLit, ScalarOp, Stmt, Subset, TileDecl,
+                             TileOp, Value, View, ViewQuery, Yield)
 from ...isa.diagnostics import Location, PTOError, RuntimeFault
 from ...isa.spec import Kind, Role
 from ...isa.types import ScalarType, TileType
 from ...isa.values import GlobalRef
 from . import scalars as X
 from . import views as V
+from .subset import make_subset
 
 Step = Callable[[list, "Context"], None]
 
@@ -120,6 +121,15 @@ class KernelLowering:
 
         def step(regs: list, ctx: Context) -> None:
             regs[out] = make(regs)
+        return step
+
+    def _subset(self, s: Subset, targets: tuple[int, ...]) -> Step:
+        """A tile over a window of its parent's storage (``subset.py``)."""
+        out, src, loc, name = self.slots[s.result.name], self.slots[s.source.name], s.loc, s.result.name
+        i, j, t = self.read(s.offsets[0]), self.read(s.offsets[1]), s.result.type
+
+        def step(regs: list, ctx: Context) -> None:
+            regs[out] = make_subset(regs[src], t, (i(regs), j(regs)), loc, name)  # type: ignore[arg-type]
         return step
 
     def _viewquery(self, s: ViewQuery, targets: tuple[int, ...]) -> Step:
