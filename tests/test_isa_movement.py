@@ -71,7 +71,10 @@ def untouched(t: Tile, rows: int, cols: int, fill: float = 77) -> bool:
 
 
 def test_family_members_declared_once() -> None:
-    assert sorted(i.mnemonic for i in I.by_family()[Family.MOVEMENT]) == sorted(MNEMONICS)
+    """This module's instructions (the family also holds view, pack and rearrangement ones
+    declared in their own modules)."""
+    own = [i.mnemonic for i in I.by_family()[Family.MOVEMENT] if i.semantics.__module__.endswith(".movement")]
+    assert sorted(own) == sorted(MNEMONICS)
 
 
 @pytest.mark.parametrize("mnemonic", MNEMONICS)

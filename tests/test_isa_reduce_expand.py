@@ -53,7 +53,8 @@ def fault_code(fn: Callable[[], None]) -> str:
 
 
 def test_family_has_exactly_these_instructions() -> None:
-    fam = {i.mnemonic for i in isa.by_family()[Family.REDUCE_EXPAND]}
+    fam = {i.mnemonic for i in isa.by_family()[Family.REDUCE_EXPAND]        # the arg-reductions and
+           if i.semantics.__module__.endswith(".reduce_expand")}            # TPAIRREDUCESUM live apart
     assert fam == set(NAMES) and len(NAMES) == 24
 
 

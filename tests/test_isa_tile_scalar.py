@@ -69,7 +69,8 @@ def wrap(values: list[int], dtype: type) -> np.ndarray:
 # ----------------------------------------------------------------------------- declarations
 
 def test_all_nineteen_declared_in_family() -> None:
-    fam = [i.mnemonic for i in isa.by_family()[Family.TILE_SCALAR]]
+    fam = [i.mnemonic for i in isa.by_family()[Family.TILE_SCALAR]          # TAXPY and TPOWS are
+           if i.semantics.__module__.endswith(".tile_scalar")]              # declared with the fused ops
     assert sorted(fam) == sorted(NAMES)
 
 
