@@ -639,6 +639,24 @@ DECISIONS: tuple[Decision, ...] = (
              "split them. Passing the launch geometry to semantics is a backend-interface change left open.",
              "Both backends keep the same fault set; a usedCores above the block count has no effect on a "
              "functional run (SYNCALL changes nothing there)."),
+    Decision("Tensor views",
+             "pto.make_tensor_view builds a !pto.tensor_view from a !pto.ptr<T, gm> with run-time shape and "
+             "element strides; pto.partition_view takes a window by offsets and sizes (out-of-range windows are "
+             "target-defined); get_tensor_view_dim/stride read a dimension's extent or element stride; "
+             "tensor_view_addr gives the storage as a pointer; pto.subset aliases part of a tile buffer; "
+             "pto.alloc_tile may take addr = %a; pto.tile_buf_addr is legal only inside pto.vecscope.",
+             "A view is a global value (!pto.memref), defined by a statement of its own (IR View / ViewQuery, "
+             "bytecode tags 10, 11) and usable wherever a !pto.memref is. Strides are memory element strides "
+             "(for a strided pointer: the given stride times the pointer's). A view is checked when it is made "
+             "and never reaches outside its source: a window outside the view, or a view spanning more than its "
+             "pointer, is RUNTIME_OOB (STRUCT_OOB when constants show it); negative sizes or strides, or run-time "
+             "extents or strides that differ from static ones in the view's type, are RUNTIME_VIEW_SHAPE; a "
+             "query of a dimension outside the rank is RUNTIME_OOB. tensor_view_addr gives a contiguous rank-1 "
+             "pointer from the view's origin over its footprint (1 + sum of (n - 1) * max(stride, 0), 0 when "
+             "empty). alloc_tile's addr (an integer value) is kept as a placement hint and not used, as TASSIGN. "
+             "pto.subset and pto.tile_buf_addr: the decisions of those names.",
+             "Reusing the global value keeps every instruction and backend check unchanged; checking at the view "
+             "makes a bad window fail where it is written on both backends."),
     Decision("a2/a3/a5 legality from the current headers",
              "The current a2a3/ and a5/ headers implement TROWPROD on a5 and TCOLEXPAND on a2/a3 (1/2/4-byte "
              "types) and a5 (also 8-byte); row reductions take half, float, int32, int16 (a5 TROWMAX/TROWMIN "
@@ -804,4 +822,54 @@ DECISIONS: tuple[Decision, ...] = (
              "makes that exact wherever E2M1 is not 0, so it is not modelled.)",
              "The CPU model is the only public statement of the formulas; the NaN rule differs from the FP8 "
              "algorithms' (NaN ignored) because the CPU model does so on purpose for FP4."),
+    Decision("Shape rules of the public kernels",
+             "The A2/A3, A5 and CPU kernels of the elementwise, unary, tile-scalar (TADDS ... TSHRS, TDIVS, "
+             "TREMS/TFMODS), TREM/TFMOD and TCOLEXPAND* instructions assert equal valid regions only: each "
+             "tile is addressed with its own static row stride. The column reductions (TColReduceOps, "
+             "TColSum) check dst's valid columns only and write its row 0, whatever its static rows.",
+             "Those instructions take operands of any static shape whose valid regions cover dst's (decision "
+             "'Valid-region compatibility'); a column reduction's dst may be statically taller than one row, "
+             "its valid region still exactly 1 x C. Stricter, with reasons: TROWEXPAND* keep the full operand "
+             "at dst's static shape, since that shape tells which operand is expanded; a column reduction's "
+             "dst keeps one valid row (rows the kernels never write would be valid and undefined); TCMP, "
+             "TCMPS, TSEL and TSELS keep equal static shapes because their masks are packed per target "
+             "(decision 'Predicate (mask) representation') and the public mask kernels were not re-read "
+             "for this; TCVT, TADDSC/TSUBSC, the fused family (TAXPY, TFUSEDMULADD*, TMULADDDST, TSUBRELU, "
+             "TADDRELUCONV, TADDDEQRELU), TPOW/TPOWS, TPAIRREDUCESUM, TMOV/TMOV_FP, TFILLPAD, TSORT32, "
+             "TQUANT_DN and the accumulating matmuls keep theirs until their headers are checked the same way.",
+             "A program the public kernels accept should verify; every llvm rule involved reads each tile "
+             "through its own strides, so no lowering assumed equal shapes."),
+    Decision("MGATHER/MSCATTER row indices and NPU legality",
+             "Coalesce::Row kernels (a2a3 and a5 MGather/MScatter) read row r's index at indices[r]; the "
+             "a5 static_assert takes an index tile of valid shape [1, R] or [R, 1]. a2a3/MGather.hpp and "
+             "MScatter.hpp implement (u)int8/16/32, half, bfloat16 and float data with int32/uint32 "
+             "indices; a2/a3 scatter atomics are None or Add (Add on f32 i32 f16 bf16 i16 i8), a5's Add "
+             "(i32 u32 f32 f16 bf16) and Max/Min (i32 u32 f32); a5 also moves fp8/hifloat8.",
+             "ROW mode reads idx[0, r] when idx has exactly one valid row and the domain more than one "
+             "(the [1, R] form), else idx[r, 0]; with one domain row both read idx[0, 0]. Decided by valid "
+             "rows, not static shape, so a dynamic region selects at run time on every backend. The "
+             "verifier asks the chosen form to hold R indices (STRUCT_VALID_REGION). MGATHER is legal on "
+             "a2, a3 and a5 with those data types and i32/u32 indices. Stricter: MSCATTER stays off a2/a3 "
+             "(profiles narrow dtypes, not attribute values, so a2/a3's narrower atomics could not be "
+             "refused) and fp8/hifloat8 stay off a5 for both.",
+             "One rule the reference, llvm and the verifier share, covering both public layouts; legality "
+             "only where every accepted program is one the headers compile."),
+    Decision("TCI on float tiles",
+             "a2a3/TCI.hpp asserts a 2- or 4-byte type (so half, bfloat16 and float), its scalar loop "
+             "stores start + i (start - i) per element; a5/Tci.hpp takes (u)int16/32 only; the page's "
+             "formula is dst_k = S + k.",
+             "Floats: start is converted to dst's dtype (RNE; an integer scalar through f64 and f32), then "
+             "each element is computed from start, not accumulated: start +- k formed in f32 (k exact) and "
+             "rounded once to dst's dtype (RNE). So f16 2048 ascending gives 2048 2048 2050 2052 ... "
+             "(ties to even). Legal on cpu, a2 and a3; a5 keeps the integer types.",
+             "Per-element from start matches the scalar loop and the formula and has no drift; f32 "
+             "arithmetic is openpto's rule for every float dtype and exact for the column counts a tile has."),
+    Decision("TRECIP on integer tiles",
+             "pto_instr.hpp implements TRECIP as TDIVS(dst, 1, src) on the NPUs, so it takes TDIVS's types "
+             "(a2/a3: i32 i16 f16 f32; a5: (u)int8/16/32 f16 f32); integer 1 / 0 is left to TDIVS.",
+             "TRECIP on integers is TDIVS's scalar-first integer division with scalar 1: truncated toward "
+             "zero (1/1 = 1, 1/-1 = -1, 1/x = 0 for |x| > 1) and 1/0 = -1, all bits set (the maximum of an "
+             "unsigned type), as TDIVS defines x/0. Profiles: cpu all NUMERIC types, a2/a3 i32 i16 f16 f32, "
+             "a5 u8 i8 u16 i16 u32 i32 f16 f32.",
+             "The public definition is the division itself; one integer rule for both keeps them identical."),
 )
