@@ -123,6 +123,16 @@ CORPUS = [
     ("alloc_tile continued by its type line", ".arg %r : index\n%q = pto.alloc_tile valid_row = %r\n"
      "    : !pto.tile_buf<vec, 32x32xf16, valid=?x32>\n.const %c = 0\n  : i32",
      ".arg %r : index\n.tile %q valid_row = %r : !pto.tile<32x32xf16, valid=?x32>\n.const %c = 0 : i32"),
+    ("pto.subset as the public page writes it", ".arg %i : index\n.arg %j : index\n"
+     "%q = pto.alloc_tile : !pto.tile_buf<vec, 64x64xf16>\n"
+     "%sub = pto.subset %q[%i, %j] sizes [32, 32]\n     : !pto.tile_buf<vec, 64x64xf16>",
+     ".arg %i : index\n.arg %j : index\n.tile %q : !pto.tile<64x64xf16>\n"
+     "%sub = subset %q[%i, %j] sizes [32, 32] : !pto.tile<64x64xf16> -> !pto.tile<32x32xf16, valid=?x?>"),
+    ("make_tensor_view with a layout attribute", ".arg %p : !pto.ptr<f32, gm>\n.arg %m : index\n"
+     "%tv = pto.make_tensor_view %p, shape = [%m, 16], strides = [1, %m] {layout = #pto.layout<dn>}\n"
+     "    : !pto.tensor_view<?x16xf32>",
+     ".arg %p : !pto.memref<?xf32>\n.arg %m : index\n"
+     "%tv = pto.make_tensor_view %p, shape = [%m, 16], strides = [1, %m] : !pto.memref<?x16xf32, layout=DN>"),
 ]
 
 
@@ -297,6 +307,13 @@ BAD = [
     ("bitcast changing the width", ".arg %x : f32\n%y = arith.bitcast %x : f32 to i16", "STRUCT_SCALAR_TYPE", 2),
     ("a signature line with no statement before it", ".arg %q : index\n\n: f32", "PARSE_TOKEN", 3),
     ("an outs line that does not fit the statement", f"%d = tadd %a, %b\n  outs(%d : {T})", "PARSE_TOKEN", 2),
+    ("tile_buf_addr outside pto.vecscope", ".tile %t : !pto.tile<16x16xf32>\n"
+     "%p = pto.tile_buf_addr %t : !pto.tile_buf<vec, 16x16xf32> -> !pto.ptr<f32, ub>", "PARSE_VECSCOPE", 2),
+    ("subset sizes given as values", ".arg %i : index\n.tile %t : !pto.tile<16x16xf32>\n"
+     "%c = pto.subset %t[0, 0] sizes [%i, 8] : !pto.tile<16x16xf32>", "PARSE_TOKEN", 3),
+    ("layout hint against the strides", ".arg %p : !pto.ptr<f32, gm>\n"
+     "%tv = pto.make_tensor_view %p, shape = [4, 4], strides = [4, 1], layout = dn : !pto.tensor_view<4x4xf32>",
+     "PARSE_ATTR", 2),
 ]
 
 

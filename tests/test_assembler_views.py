@@ -452,3 +452,24 @@ def test_bad_layout_hints_are_parse_attr(tail: str) -> None:
     with pytest.raises(PTOError) as e:
         openpto.parse(text)
     assert e.value.code in ("PARSE_ATTR", "PARSE_TOKEN") and e.value.location.line == 2
+
+
+# a child of a tile parameter updated in a loop: the caller's tile changes in the window only
+PARAM_CHILD = """
+kernel @k(%p : !pto.tile<8x16xf32>, %i : index) {
+  %c = pto.subset %p[%i, 4] sizes [2, 8] : !pto.tile<8x16xf32>
+  scf.for %r = 0 to 3 step 1 {
+    %c = tadds %c, 1.0 : (!pto.tile<2x8xf32, valid=?x8>, f32) -> !pto.tile<2x8xf32, valid=?x8>
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("backend,options", SUB_BACKENDS)
+@pytest.mark.parametrize("i", [0, 3, 6])
+def test_a_child_of_a_tile_parameter_writes_the_callers_tile(backend: str, options: dict, i: int) -> None:
+    p = np.arange(128, dtype=np.float32).reshape(8, 16)
+    res = openpto.compile(openpto.parse(PARAM_CHILD), backend=backend, profile="cpu", **options)(p.copy(), i)
+    want = p.copy()
+    want[i:i + 2, 4:12] += 3
+    np.testing.assert_array_equal(res["p"], want)
