@@ -433,14 +433,19 @@ def _gather_index_covers(types: Types, attrs: Attrs) -> str | None:
 
 
 _GATHER_INDEX = {"a2": (dt.I32, dt.U32), "a5": (dt.I16, dt.U16, dt.I32, dt.U32)}
+# a5/TGather.hpp also gathers b8 data by b16/b32 indices and compares int8/uint8 sources; the
+# mask form stays 2- or 4-byte (its dtypes are not in the rule, so profiles cannot narrow them)
+_GATHER_DATA_A5 = _GATHER_DATA + (dt.I8, dt.U8)
 _GATHER_CMP = {"a2": [(d, s, k) for d in _CMP_DST for s in (dt.F32, dt.F16, dt.I32) for k in (dt.I32, dt.U32)],
-               "a5": [(d, s, k) for d in _CMP_DST for s in (dt.I16, dt.U16, dt.I32, dt.U32, dt.F16, dt.F32)
+               "a5": [(d, s, k) for d in _CMP_DST
+                      for s in (dt.I8, dt.U8, dt.I16, dt.U16, dt.I32, dt.U32, dt.F16, dt.F32)
                       for k in (dt.U16, dt.U32)]}
 _GATHER_CMP_TUPLES = frozenset(_GATHER_CMP["a2"] + _GATHER_CMP["a5"])
 
 
-def _gather_tuples(index: tuple[dt.DType, ...], compare: list[tuple[dt.DType, ...]]) -> Any:
-    return tuples(("dst", "src", "idx"), [(d, d, i) for d in _GATHER_DATA for i in index] + compare)
+def _gather_tuples(index: tuple[dt.DType, ...], compare: list[tuple[dt.DType, ...]],
+                   data: tuple[dt.DType, ...] = _GATHER_DATA) -> Any:
+    return tuples(("dst", "src", "idx"), [(d, d, i) for d in data for i in index] + compare)
 
 
 declare(Instruction(
@@ -458,10 +463,10 @@ declare(Instruction(
                 "mask form: GATHER_ROW keeps columns of each row, GATHER_COL whole rows"),
            Attr("cmpMode", CmpMode, CmpMode.GT, "compare form: GT (src > k) or EQ (src == k)")),
     semantics=_tgather,
-    dtypes=_gather_tuples(_GATHER_INDEX["a5"], sorted(_GATHER_CMP_TUPLES, key=str)),
+    dtypes=_gather_tuples(_GATHER_INDEX["a5"], sorted(_GATHER_CMP_TUPLES, key=str), _GATHER_DATA_A5),
     profile_dtypes={
         **{p: _gather_tuples(_GATHER_INDEX["a2"], _GATHER_CMP["a2"]) for p in ("a2", "a3")},
-        "a5": _gather_tuples(_GATHER_INDEX["a5"], _GATHER_CMP["a5"])},
+        "a5": _gather_tuples(_GATHER_INDEX["a5"], _GATHER_CMP["a5"], _GATHER_DATA_A5)},
     numerics=EXACT, domain=Domain.DST, pipe=Pipe.V,
     doc="Index form (idx given, no cdst): dst[i, j] = src.flat[idx[i, j]] over dst's valid region, where "
         "src.flat is src's whole static storage in logical row-major order (element r * src.cols + c), "
@@ -481,7 +486,10 @@ declare(Instruction(
         "and cdst[i, 0] = n. dst's valid region must cover src's, idx's and cdst's each cover "
         "src.valid_rows x 1; dst[i, n:] is left as it was. offset defaults to 0. maskPattern and "
         "gatherType keep their defaults outside the mask form, cmpMode (GT or EQ) outside the compare "
-        "form." + TMP_NOTE + " Values are copied bit for bit.",
+        "form." + TMP_NOTE + " Values are copied bit for bit. Data types: the index form moves 2- or "
+        "4-byte types, and on cpu and a5 also i8/u8 (a5 gathers b8 data by b16/b32 indices); the compare "
+        "form on a5 also compares i8/u8 sources; the mask form takes one 2- or 4-byte dtype everywhere "
+        "(decision 'TSYNC pipes per profile, TGATHER 8-bit data').",
     special_values="An index outside [0, src.rows * src.cols) (negative signed indices included) raises "
                    "RUNTIME_OOB; the hardware leaves it undefined and the public CPU simulator returns 0. "
                    "NaN payloads and -0 are preserved. Compare form: NaN matches nothing (GT and EQ are "

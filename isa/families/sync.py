@@ -154,10 +154,11 @@ declare(Instruction(
     semantics=_tsync, dtypes=None, numerics=EXACT, domain=Domain.NONE, pipe=Pipe.S,
     doc="Two forms: `tsync %e` waits on the event token (the flag recorded by its producer, as "
         "WAIT_FLAG); `tsync` with a pipe is a single-pipe barrier (PIPE_BARRIER). The public "
-        "`tsync.op #pto.op<TADD>` names an op class; its pipe is the pipe operand here. Pipe "
-        "legality is per target: A2/A3 allow only V, A5 only MTE3 or ALL, cpu any (a profile "
-        "rule: the schema cannot narrow operand values). Functional backends do not inspect the "
-        "token and only validate the form.",
+        "`tsync.op #pto.op<TADD>` names an op class; its pipe is the pipe operand here. The "
+        "current headers' single-pipe form takes S, V, M, MTE1, MTE2, MTE3, FIX or ALL on A2/A3 "
+        "and only MTE2, MTE3 or ALL on A5; openpto accepts every pipe on every profile (the "
+        "schema cannot narrow operand values per profile; see decision 'TSYNC pipes per "
+        "profile'). Functional backends do not inspect the token and only validate the form.",
     special_values="Both or neither operand: RUNTIME_SYNC_FORM; a non-pipe: RUNTIME_BAD_PIPE.",
     example=Example({}, scalars={"pipe": Pipe.V})))
 
