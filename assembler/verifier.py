@@ -153,7 +153,8 @@ class _KernelCheck:
         self.handlers = {TileOp: self._tile_op, ScalarOp: self._scalar, Const: self._const,
                          TileDecl: self._tile_decl, For: self._for, If: self._if, View: self._view,
                          ViewQuery: self._query, Subset: self._subset}
-        self.windows: set[str] = set()              # pto.subset results: storage of their parent
+        self.windows: dict[str, Subset] = {}        # pto.subset results (storage of their parent) ...
+        self.windowed: set[str] = set()             # ... and those whose statement was checked
 
     @property
     def where(self) -> Location:
@@ -277,6 +278,9 @@ class _KernelCheck:
             return
         if s.addr is not None:
             self._index(s.addr, scope, "tile address")
+        if s.value.name in self.windows:
+            self._err("STRUCT_REDEFINED", f"%{s.value.name} names a pto.subset window; it cannot be declared again",
+                      expected="a new name", actual=f".tile %{s.value.name}")
         if not isinstance(t, TileType):
             self._err("STRUCT_OPERAND_KIND", f".tile %{s.value.name} needs a tile type", actual=str(t))
             return
@@ -310,7 +314,13 @@ class _KernelCheck:
         if ok:
             for code, msg, expected, actual in subset_problems(s, self._known(scope)):
                 self._err(code, msg, expected=expected, actual=actual)
-        self.windows.add(s.result.name)
+        name = s.result.name
+        first = self.windows.setdefault(name, s)
+        if first is not s or (isinstance(scope.lookup(name), Value) and name not in self.windowed):
+            # one name, one window: backends bind a child to its parent once, where it is made
+            self._err("STRUCT_REDEFINED", f"%{name} is already {'a subset' if first is not s else 'a tile'}; "
+                      "a pto.subset result needs a name of its own", expected="a new name", actual=f"%{name}")
+        self.windowed.add(name)
         self._define(s.result, scope)
 
     def _query(self, s: ViewQuery, scope: Scope) -> None:

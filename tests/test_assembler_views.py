@@ -473,3 +473,19 @@ def test_a_child_of_a_tile_parameter_writes_the_callers_tile(backend: str, optio
     want = p.copy()
     want[i:i + 2, 4:12] += 3
     np.testing.assert_array_equal(res["p"], want)
+
+
+@pytest.mark.parametrize("body", [
+    "  %c = pto.subset %p[0, 0] sizes [4, 4] : !pto.tile<8x8xf32>\n  .tile %c : !pto.tile<4x4xf32>\n",
+    "  .tile %c : !pto.tile<4x4xf32>\n  %c = pto.subset %p[0, 0] sizes [4, 4] : !pto.tile<8x8xf32>\n",
+    "  %c = pto.subset %p[0, 0] sizes [4, 4] : !pto.tile<8x8xf32>\n"
+    "  %c = pto.subset %p[4, 4] sizes [4, 4] : !pto.tile<8x8xf32>\n",
+])
+def test_a_subset_name_names_one_window(body: str) -> None:
+    text = "kernel @k(%p : !pto.tile<8x8xf32>) {\n" + body + "}\n"
+    with pytest.raises(PTOError) as e:
+        openpto.check(openpto.parse(text))
+    assert (e.value.code, e.value.location.line) == ("STRUCT_REDEFINED", 3)
+    # the same statement run again in a loop is the same window, moved
+    openpto.check(openpto.parse("kernel @k(%p : !pto.tile<8x8xf32>) {\n  scf.for %r = 0 to 2 step 1 {\n"
+                                "    %c = pto.subset %p[%r, 0] sizes [4, 4] : !pto.tile<8x8xf32>\n  }\n}\n"))
