@@ -822,18 +822,54 @@ DECISIONS: tuple[Decision, ...] = (
              "makes that exact wherever E2M1 is not 0, so it is not modelled.)",
              "The CPU model is the only public statement of the formulas; the NaN rule differs from the FP8 "
              "algorithms' (NaN ignored) because the CPU model does so on purpose for FP4."),
-    Decision("TSYNC pipes per profile, TGATHER 8-bit data",
-             "Single-pipe TSYNC: a2a3/TSync.hpp asserts S, V, M, MTE1, MTE2, MTE3, FIX or ALL, a5/TSync.hpp "
-             "MTE2, MTE3 or ALL. a5/TGather.hpp gathers b8/b16/b32/b64 data by b16/b32 indices, its mask "
-             "form takes 8-bit types and its compare form int8/uint8 sources; a2a3/TGather.hpp is b16/b32 "
-             "throughout.",
-             "TSYNC accepts every pipe on every profile, and its page says so (it earlier claimed a2/a3 V "
-             "only, a5 MTE3/ALL only, which nothing enforced). Looser than a5's header: the schema narrows "
-             "dtypes per profile, not operand values, so MTE2/MTE3/ALL-only on a5 needs a per-profile value "
-             "rule in the verifier first. TGATHER: the index form moves i8/u8 on cpu and a5 (and the targets "
-             "that borrow a5's rule), the compare form takes i8/u8 sources on a5; a2/a3 unchanged. Stricter: "
-             "the mask form stays 2- or 4-byte (its dtypes lie outside the dtype rule, so widening them "
-             "would widen a2/a3 too); no 64-bit data (openpto's vector sets hold no 64-bit types).",
-             "Record the gap rather than claim a check that does not exist; widen only where a profile can "
-             "still refuse what its headers do not compile."),
+    Decision("Shape rules of the public kernels",
+             "The A2/A3, A5 and CPU kernels of the elementwise, unary, tile-scalar (TADDS ... TSHRS, TDIVS, "
+             "TREMS/TFMODS), TREM/TFMOD and TCOLEXPAND* instructions assert equal valid regions only: each "
+             "tile is addressed with its own static row stride. The column reductions (TColReduceOps, "
+             "TColSum) check dst's valid columns only and write its row 0, whatever its static rows.",
+             "Those instructions take operands of any static shape whose valid regions cover dst's (decision "
+             "'Valid-region compatibility'); a column reduction's dst may be statically taller than one row, "
+             "its valid region still exactly 1 x C. Stricter, with reasons: TROWEXPAND* keep the full operand "
+             "at dst's static shape, since that shape tells which operand is expanded; a column reduction's "
+             "dst keeps one valid row (rows the kernels never write would be valid and undefined); TCMP, "
+             "TCMPS, TSEL and TSELS keep equal static shapes because their masks are packed per target "
+             "(decision 'Predicate (mask) representation') and the public mask kernels were not re-read "
+             "for this; TCVT, TADDSC/TSUBSC, the fused family (TAXPY, TFUSEDMULADD*, TMULADDDST, TSUBRELU, "
+             "TADDRELUCONV, TADDDEQRELU), TPOW/TPOWS, TPAIRREDUCESUM, TMOV/TMOV_FP, TFILLPAD, TSORT32, "
+             "TQUANT_DN and the accumulating matmuls keep theirs until their headers are checked the same way.",
+             "A program the public kernels accept should verify; every llvm rule involved reads each tile "
+             "through its own strides, so no lowering assumed equal shapes."),
+    Decision("MGATHER/MSCATTER row indices and NPU legality",
+             "Coalesce::Row kernels (a2a3 and a5 MGather/MScatter) read row r's index at indices[r]; the "
+             "a5 static_assert takes an index tile of valid shape [1, R] or [R, 1]. a2a3/MGather.hpp and "
+             "MScatter.hpp implement (u)int8/16/32, half, bfloat16 and float data with int32/uint32 "
+             "indices; a2/a3 scatter atomics are None or Add (Add on f32 i32 f16 bf16 i16 i8), a5's Add "
+             "(i32 u32 f32 f16 bf16) and Max/Min (i32 u32 f32); a5 also moves fp8/hifloat8.",
+             "ROW mode reads idx[0, r] when idx has exactly one valid row and the domain more than one "
+             "(the [1, R] form), else idx[r, 0]; with one domain row both read idx[0, 0]. Decided by valid "
+             "rows, not static shape, so a dynamic region selects at run time on every backend. The "
+             "verifier asks the chosen form to hold R indices (STRUCT_VALID_REGION). MGATHER is legal on "
+             "a2, a3 and a5 with those data types and i32/u32 indices. Stricter: MSCATTER stays off a2/a3 "
+             "(profiles narrow dtypes, not attribute values, so a2/a3's narrower atomics could not be "
+             "refused) and fp8/hifloat8 stay off a5 for both.",
+             "One rule the reference, llvm and the verifier share, covering both public layouts; legality "
+             "only where every accepted program is one the headers compile."),
+    Decision("TCI on float tiles",
+             "a2a3/TCI.hpp asserts a 2- or 4-byte type (so half, bfloat16 and float), its scalar loop "
+             "stores start + i (start - i) per element; a5/Tci.hpp takes (u)int16/32 only; the page's "
+             "formula is dst_k = S + k.",
+             "Floats: start is converted to dst's dtype (RNE; an integer scalar through f64 and f32), then "
+             "each element is computed from start, not accumulated: start +- k formed in f32 (k exact) and "
+             "rounded once to dst's dtype (RNE). So f16 2048 ascending gives 2048 2048 2050 2052 ... "
+             "(ties to even). Legal on cpu, a2 and a3; a5 keeps the integer types.",
+             "Per-element from start matches the scalar loop and the formula and has no drift; f32 "
+             "arithmetic is openpto's rule for every float dtype and exact for the column counts a tile has."),
+    Decision("TRECIP on integer tiles",
+             "pto_instr.hpp implements TRECIP as TDIVS(dst, 1, src) on the NPUs, so it takes TDIVS's types "
+             "(a2/a3: i32 i16 f16 f32; a5: (u)int8/16/32 f16 f32); integer 1 / 0 is left to TDIVS.",
+             "TRECIP on integers is TDIVS's scalar-first integer division with scalar 1: truncated toward "
+             "zero (1/1 = 1, 1/-1 = -1, 1/x = 0 for |x| > 1) and 1/0 = -1, all bits set (the maximum of an "
+             "unsigned type), as TDIVS defines x/0. Profiles: cpu all NUMERIC types, a2/a3 i32 i16 f16 f32, "
+             "a5 u8 i8 u16 i16 u32 i32 f16 f32.",
+             "The public definition is the division itself; one integer rule for both keeps them identical."),
 )
