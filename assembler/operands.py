@@ -12,7 +12,7 @@ from typing import Any
 
 from ..isa import attrs as A
 from ..isa.spec import Instruction, Kind, Operand, Role
-from ..isa.types import Pipe
+from ..isa.types import EventType, Pipe, ScalarType, TileType, Type
 from .ir import Arg, Lit, MemRef, PipeLit, Value
 
 # ``#pto.KIND<VALUE>`` keys and their enums: the attribute enums, and pipes (which name
@@ -77,6 +77,73 @@ def assign(ops: tuple[Operand, ...], forms: list[type]) -> tuple[list[Operand], 
     return out, None, missing
 
 
+# The kinds an item of each IR class may stand for before its type is known, and what a
+# known type narrows a value to: tiles, scalars (scalar or index operands), events.
+FORM_KINDS: dict[type, frozenset[Kind]] = {
+    Value: frozenset((Kind.TILE, Kind.SCALAR, Kind.INDEX, Kind.EVENT)),
+    MemRef: frozenset((Kind.GLOBAL,)), Lit: frozenset((Kind.SCALAR, Kind.INDEX)),
+    PipeLit: frozenset((Kind.PIPE,)),
+}
+_TYPE_KINDS: dict[type, frozenset[Kind]] = {
+    TileType: frozenset((Kind.TILE,)), ScalarType: frozenset((Kind.SCALAR, Kind.INDEX)),
+    EventType: frozenset((Kind.EVENT,)),
+}
+_CLASS = {Kind.TILE: "tile", Kind.SCALAR: "scalar", Kind.INDEX: "scalar", Kind.EVENT: "event",
+          Kind.GLOBAL: "global", Kind.PIPE: "pipe"}
+
+
+def item_kinds(form: type, t: Type | None = None) -> frozenset[Kind]:
+    """The operand kinds an item may fill: by its IR class, narrowed by its type if known."""
+    kinds = FORM_KINDS.get(form, frozenset())
+    if t is not None and form is Value:
+        kinds = kinds & _TYPE_KINDS.get(type(t), kinds)
+    return kinds
+
+
+def readings(ops: tuple[Operand, ...], kinds: list[frozenset[Kind]]) -> list[tuple[Operand, ...]]:
+    """Every way to give the written items (the kinds each may fill, in order) to declared
+    operands in order, filling every required one and skipping only optional ones. Listed
+    earliest-filling first: the first reading is the positional one."""
+    out: list[tuple[Operand, ...]] = []
+
+    def walk(k: int, n: int, got: tuple[Operand, ...]) -> None:
+        if n == len(kinds):
+            if all(o.optional for o in ops[k:]):
+                out.append(got)
+            return
+        if len(kinds) - n > len(ops) - k:
+            return
+        op = ops[k]
+        if op.kind in kinds[n]:
+            walk(k + 1, n + 1, got + (op,))
+        if op.optional:
+            walk(k + 1, n, got)
+
+    walk(0, 0, ())
+    return out
+
+
+def classes(reading: tuple[Operand, ...]) -> tuple[str, ...]:
+    """What each item is in a reading (tile, scalar, event, ...): readings that agree on it
+    differ only in which of several same-kind optional operands an item fills, which the
+    positional rule (earliest first) settles; readings that disagree need the items' types."""
+    return tuple(_CLASS[o.kind] for o in reading)
+
+
+def choose(rs: list[tuple[Operand, ...]]) -> tuple[Operand, ...] | list[tuple[Operand, ...]]:
+    """The reading to take among kind-consistent ``rs``: the positional one when they all
+    agree on what each item is, else the readings that still disagree (ambiguous)."""
+    first = classes(rs[0])
+    distinct = [r for r in rs if classes(r) != first]
+    if not distinct:
+        return rs[0]
+    return [rs[0], distinct[0]]
+
+
+def describe(reading: tuple[Operand, ...]) -> str:
+    return "(" + ", ".join(f"{o.name}: {_CLASS[o.kind]}" for o in reading) + ")"
+
+
 def defines(op: Operand) -> bool:
     """An output operand naming an undefined value declares it (tiles: a new buffer)."""
     return op.role is not Role.IN and op.kind is not Kind.GLOBAL
@@ -113,8 +180,12 @@ def gap_error(instr: Instruction, args: dict[str, Arg] | Any) -> str | None:
     assign them to other operands), or None."""
     for layout in sync_layout(instr):
         present = [o for o in layout if o.name in args]
-        got, _, _ = assign(layout, [type(args[o.name]) for o in present])
-        if [o.name for o in got] != [o.name for o in present]:
+        items = [args[o.name] for o in present]
+        rs = readings(layout, [item_kinds(type(a), getattr(a, "type", None)) for a in items])
+        if not rs:
+            continue                 # an item of the wrong kind: kind_error reports it
+        got = choose(rs)
+        if isinstance(got, list) or [o.name for o in got] != [o.name for o in present]:
             return ("operands " + ", ".join(o.name for o in present) + " cannot be written "
                     "positionally: an earlier optional operand is missing")
     return None

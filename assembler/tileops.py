@@ -19,7 +19,8 @@ from ..isa.types import INDEX, SCALAR_NAMES, ScalarType, TileType, Type
 from .cursor import Cursor, Defer, Item, Silent
 from .ir import Lit, MemRef, PipeLit, TileOp, Value, token_lit
 from .lexer import ATTR, FLOAT, IDENT, INT, PUNCT, STRING, TYPE, VALUE, Token
-from .operands import assign, defines, dps_layout, kind_error, required_count, sync_layout
+from .operands import (assign, choose, defines, describe, dps_layout, item_kinds, kind_error, readings,
+                       required_count, sync_layout)
 from .public import declared_name
 from .scope import MISSING, POISON, Scope
 
@@ -39,6 +40,8 @@ class TileTemplate:
     plan: list[tuple[str, int, int, Type | None, bool, Any]] = field(default_factory=list)
     # the plan when it holds only values and fixed operands: (operand, place or -1, type or operand)
     common: tuple[tuple[str, int, Any], ...] = ()
+    # operand lists whose binding waits for the items' types: (what, readings, items)
+    unsettled: list[tuple[str, list[tuple[Operand, ...]], list[Item]]] = field(default_factory=list)
 
     @property
     def loc_tok(self) -> Token:
@@ -79,6 +82,8 @@ class TileTemplate:
 
         The token path resolves uses before definitions; here a use of a missing name
         always defers, so resolving in declaration order gives the same statement."""
+        if self.unsettled:                  # binding depends on the names' types
+            raise Defer
         lookup = scope.lookup
         if self.common:                     # the common case first: every value defined already
             args: dict[str, Any] = {}
@@ -150,11 +155,14 @@ def _fits(ops: tuple[Operand, ...], forms: list[type]) -> bool:
 
 
 class TileOpParser(Cursor):
+    _open: list[tuple[str, list[tuple[Operand, ...]], list[Item]]]
+
     def tile_op(self, instr: Instruction, mt: Token, results: list[Token], scope: Scope) -> TileOp:
         return self.bind_tile(self.tile_template(instr, mt, results), scope)
 
     def tile_template(self, instr: Instruction, mt: Token, results: list[Token]) -> TileTemplate:
         """Parse the rest of the statement (syntax only: no scope is consulted)."""
+        self._open = []
         if (self.at(IDENT, "ins") or self.at(IDENT, "outs")) and self.peek(1).is_(PUNCT, "("):
             return self._dps(instr, mt, results)
         items = self.operand_list(stop=("{", ":"))
@@ -227,7 +235,8 @@ class TileOpParser(Cursor):
     def _template(self, instr: Instruction, mt: Token, pairs: list[tuple[Operand, Item]],
                   slots: dict[int, Slot], attrs: dict[str, Any]) -> TileTemplate:
         pairs = sorted(pairs, key=lambda p: defines(p[0]))   # uses before new definitions
-        return TileTemplate(instr, mt, [(op, it, slots.get(id(it))) for op, it in pairs], attrs)
+        return TileTemplate(instr, mt, [(op, it, slots.get(id(it))) for op, it in pairs], attrs,
+                            unsettled=self._open)
 
     # ------------------------------------------------------------------ DPS form
     def _dps(self, instr: Instruction, mt: Token, results: list[Token]) -> TileTemplate:
@@ -298,6 +307,13 @@ class TileOpParser(Cursor):
     # ------------------------------------------------------------------ shape checks
     def _assign(self, instr: Instruction, what: str, ops: tuple[Operand, ...], items: list[Item],
                 tok: Token) -> list[tuple[Operand, Item]]:
+        rs = readings(ops, [item_kinds(i.form) for i in items])
+        if rs:
+            got_ = choose(rs)
+            if isinstance(got_, list):     # an item's kind decides: settled when types are known
+                self._open.append((what, rs, items))
+                got_ = rs[0]
+            return list(zip(got_, items))
         got, surplus, missing = assign(ops, [i.form for i in items])
         if surplus is None and not missing:
             for op, it in zip(got, items):
@@ -331,9 +347,10 @@ class TileOpParser(Cursor):
     # ------------------------------------------------------------------ binding
     def bind_tile(self, tpl: TileTemplate, scope: Scope) -> TileOp:
         """Resolve every value, check written types, declare new outputs, type literals."""
+        entries = self._settle(tpl, scope) if tpl.unsettled else tpl.entries
         args: dict[str, Any] = {}
         new: list[tuple[Value, Token]] = []
-        for op, it, slot in tpl.entries:
+        for op, it, slot in entries:
             if it.form is Value:
                 args[op.name] = self._value(op, it, slot, scope, new)
             elif it.form is MemRef:
@@ -343,13 +360,41 @@ class TileOpParser(Cursor):
                 args[op.name] = MemRef(base, idx)
             elif it.form is PipeLit:
                 args[op.name] = PipeLit(it.pipe)  # type: ignore[arg-type]
-        for op, it, slot in tpl.entries:
+        for op, it, slot in entries:
             if it.form is Lit:
                 args[op.name] = self._literal(tpl.instr, op, it, slot, args)
         for v, tok in new:
             self.define(v, tok, scope)
         ordered = {o.name: args[o.name] for o in tpl.instr.operands if o.name in args}
         return TileOp(tpl.instr, ordered, tpl.attrs, loc=self.loc(tpl.mt))
+
+    def _settle(self, tpl: TileTemplate, scope: Scope) -> list[tuple[Operand, Item, Slot | None]]:
+        """Bind the operand lists the items' forms left open, by the kinds their types give
+        (a written type, else the value's definition); two readings left is PARSE_ARITY."""
+        slots = {id(it): slot for _, it, slot in tpl.entries}
+        chosen: dict[int, Operand] = {}
+        for what, rs, items in tpl.unsettled:
+            kinds = []
+            for it in items:
+                slot = slots.get(id(it))
+                t = slot[1] if slot else None
+                if t is None and it.form is Value:
+                    v = scope.lookup(it.name)
+                    if v is POISON:
+                        raise Silent
+                    if v is MISSING and not any(defines(r[items.index(it)]) for r in rs):
+                        self.use(it.tok, scope)         # reports STRUCT_UNDEFINED
+                    t = v.type if isinstance(v, Value) else None
+                kinds.append(item_kinds(it.form, t))
+            left = [r for r in rs if all(o.kind in k for o, k in zip(r, kinds))]
+            got = choose(left) if left else rs[0]     # none fits: the checks after report it
+            if isinstance(got, list):
+                self.fail("PARSE_ARITY", f"{tpl.instr.asm_name}: the {what}s can be read two ways: "
+                          f"{describe(got[0])} or {describe(got[1])}; write their types", tpl.mt,
+                          expected="one reading", actual=" or ".join(describe(r) for r in got))
+            chosen.update((id(it), op) for op, it in zip(got, items))
+        entries = [(chosen.get(id(it), op), it, slot) for op, it, slot in tpl.entries]
+        return sorted(entries, key=lambda e: defines(e[0]))
 
     def _check_type(self, v: Value, slot: Slot | None, code: str) -> None:
         if slot is not None and slot[1] != v.type:

@@ -215,6 +215,87 @@ def test_tmrgsort_faults_and_constraints() -> None:
     assert codes("TMRGSORT", {**ok, "src1": "!pto.tile<1x64xf32, valid=1x63>"}) == ["STRUCT_VALID_REGION"]
 
 
+def blocks_of(values: list[list[float]], dtype: Any = np.float32, start: int = 0) -> np.ndarray:
+    """Blocks of records (value, index = start + position) laid end to end in one row."""
+    flat = [v for block in values for v in block]
+    return records([(v, start + k) for k, v in enumerate(flat)], dtype)
+
+
+def test_tmrgsort_single_list_merges_four_blocks_of_one_group() -> None:
+    # blockLen 64 f32 elements = 32 records; block b holds 100 * (3 - b) + (31 - r), all distinct:
+    # block 0 wins every comparison, so the merge is block 0, 1, 2, 3 in turn
+    vals = [[100.0 * (3 - b) + (31 - r) for r in range(32)] for b in range(4)]
+    src = isa.Tile.of(blocks_of(vals))
+    dst = filled((1, 256), np.float32, 0)
+    run("TMRGSORT", dst=dst, src0=src, blockLen=64)
+    assert dst.data.view(np.uint32).tolist() == src.data.view(np.uint32).tolist()
+    # interleaved blocks: block b holds 4 * r + b descending by r, so the merge interleaves them
+    vals = [[float(4 * (31 - r) + (3 - b)) for r in range(32)] for b in range(4)]
+    dst = filled((1, 256), np.float32, 0)
+    run("TMRGSORT", dst=dst, src0=isa.Tile.of(blocks_of(vals)), blockLen=64)
+    assert dst.data[0, ::2].tolist() == list(range(127, -1, -1))
+    want_index = [32 * b + r for r in range(32) for b in range(4)]     # record position in src
+    assert dst.data.view(np.uint32)[0, 1::2].tolist() == want_index
+
+
+def test_tmrgsort_single_list_groups_stay_apart_ties_nan_f16() -> None:
+    # f16: blockLen 64 = 16 records per block, two groups of 4 blocks (valid 512 elements)
+    nan = float("nan")
+    group0 = [[5.0] + [0.0] * 15, [5.0] + [-1.0] * 15, [nan] + [-2.0] * 15, [-0.0] + [-3.0] * 15]
+    group1 = [[1000.0 - k for k in range(16)], [900.0 - k for k in range(16)], [800.0] * 16, [700.0] * 16]
+    src = isa.Tile.of(blocks_of(group0 + group1, np.float16))
+    dst = filled((1, 512), np.float16, 0)
+    run("TMRGSORT", dst=dst, src0=src, blockLen=64)
+    rec = dst.data.view(np.uint16).reshape(128, 4)
+    idx = (rec[:, 2].astype(np.int64) | (rec[:, 3].astype(np.int64) << 16)).tolist()
+    # group 0: NaN first, the two 5s in block order (record 0 then 16), then 0 (block 0) before -0 (block 3)
+    assert idx[:5] == [32, 0, 16, 1, 2]
+    assert rec[4, 0] == 0x0000 and idx[18] == 48 and rec[18, 0] == 0x8000   # -0 after the fifteen +0
+    # group 1 is merged on its own, into its own columns: its records keep indices 64..127
+    assert sorted(idx[64:]) == list(range(64, 128)) and idx[64:80] == list(range(64, 80))
+
+
+def test_tmrgsort_single_list_faults_and_constraints() -> None:
+    src = filled((1, 256), np.float32, 1)
+    fault("RUNTIME_BAD_CONFIG", "TMRGSORT", dst=filled((1, 256), np.float32, 0), src0=src, blockLen=32)
+    fault("RUNTIME_BAD_CONFIG", "TMRGSORT", dst=filled((1, 256), np.float32, 0), src0=src, blockLen=96)
+    fault("RUNTIME_VALID_REGION", "TMRGSORT", dst=filled((1, 256), np.float32, 0), src0=src, blockLen=128)
+    fault("RUNTIME_VALID_REGION", "TMRGSORT", dst=filled((1, 256), np.float32, 0),
+          src0=filled((1, 256), np.float32, 1, valid=(1, 192)), blockLen=64)
+    fault("RUNTIME_INVALID_WRITE", "TMRGSORT", dst=filled((1, 256), np.float32, 0, valid=(1, 128)),
+          src0=src, blockLen=64)
+    empty = filled((1, 256), np.float32, 7)
+    run("TMRGSORT", dst=empty, src0=filled((1, 256), np.float32, 1, valid=(0, 256)), blockLen=64)
+    assert (empty.data == 7).all()                       # nothing to merge: nothing written
+    ok = {"dst": "!pto.tile<1x256xf32>", "src0": "!pto.tile<1x256xf32>", "blockLen": "index"}
+    for p in ("cpu", "a2", "a3", "a5"):
+        assert codes("TMRGSORT", ok, profile=p) == []
+    assert codes("TMRGSORT", {**ok, "src0": "!pto.tile<1x256xi32>", "dst": "!pto.tile<1x256xi32>"}) == []
+    assert codes("TMRGSORT", {**ok, "src0": "!pto.tile<1x256xi32>", "dst": "!pto.tile<1x256xi32>"},
+                 profile="a3") == ["LEGAL_DTYPE"]
+    assert codes("TMRGSORT", {**ok, "src1": "!pto.tile<1x256xf32>"}) == ["STRUCT_OPERAND_FORM"]
+    assert codes("TMRGSORT", {**ok, "executed": "!pto.tile<1x16xu16, valid=1x4>"}) == ["STRUCT_OPERAND_FORM"]
+    assert codes("TMRGSORT", ok, {"exhausted": True}) == ["STRUCT_ATTR_VALUE"]
+    assert codes("TMRGSORT", {"dst": "!pto.tile<1x256xf32>", "src0": "!pto.tile<1x256xf32>"}) \
+        == ["STRUCT_MISSING_OPERAND"]
+    assert codes("TMRGSORT", {"dst": "!pto.tile<1x128xf32>", "executed": "!pto.tile<1x16xi16, valid=1x4>",
+                              "src0": "!pto.tile<1x64xf32>", "src1": "!pto.tile<1x64xf32>"}) == ["LEGAL_DTYPE"]
+
+
+def test_tmrgsort_single_list_public_spellings() -> None:
+    import openpto as pto
+    text = """
+kernel @k(%dst : !pto.tile<1x256xf32>, %src : !pto.tile<1x256xf32>, %n : index) {
+  %dst = tmrgsort %src, %n : (!pto.tile<1x256xf32>, index) -> !pto.tile<1x256xf32>
+  %dst = pto.tmrgsort %src, 64 : (!pto.tile<1x256xf32>, i32) -> !pto.tile<1x256xf32>
+  pto.tmrgsort ins(%src, %n : !pto.tile_buf<1x256xf32>, index) outs(%dst : !pto.tile_buf<1x256xf32>)
+}
+"""
+    m = pto.parse(text)
+    assert [sorted(o.args) for o in m.kernels[0].body] == [["blockLen", "dst", "src0"]] * 3
+    assert pto.parse(m.to_text()).to_text() == m.to_text()
+
+
 # ----------------------------------------------------------------------------- TGATHER
 
 @pytest.mark.parametrize("dtype,idx_dtype", [(np.float32, np.uint32), (np.int16, np.int32)])

@@ -103,6 +103,42 @@ kernel @k(%a : !pto.tile<1x16xf32>, %executed : !pto.tile<1x16xu16, valid=1x4>, 
          executed=np.zeros((1, 16), np.uint16), b=_recs([8, 7, 6, 5, 3, -5, -6, -7], 50))
 
 
+MERGE1 = """
+kernel @k(%dst : !pto.tile<1x1024x{d}, valid=1x{dv}>, %src : !pto.tile<1x1024x{d}, valid=1x{sv}>, %n : index) {{
+  %dst = tmrgsort %src, %n : (!pto.tile<1x1024x{d}, valid=1x{sv}>, index) -> !pto.tile<1x1024x{d}, valid=1x{dv}>
+}}
+"""
+
+
+@pytest.mark.parametrize("d,npd", [("f32", np.float32), ("f16", np.float16), ("i32", np.int32), ("i16", np.int16)])
+@pytest.mark.parametrize("n,sv,dv", [(64, 1024, 1024), (128, 1024, 1024), (256, 1024, 1024), (64, 512, 1024),
+                                     (64, 768, 768), (128, 768, 768), (32, 1024, 1024), (96, 1024, 1024), (512, 1024, 1024),
+                                     (64, 1024, 512), (128, 0, 1024)])
+def test_tmrgsort_single_list_against_reference(d: str, npd: Any, n: int, sv: int, dv: int) -> None:
+    """Few distinct values (ties across blocks), NaNs and signed zeros in the float types; the
+    fault cases (blockLen not a multiple of 64, columns not whole groups, dst too small) too."""
+    rng = np.random.default_rng(n + sv)
+    src = _fill((1, 1024), npd, seed=sv)
+    per = 8 // np.dtype(npd).itemsize
+    pool = np.array([np.nan, 3, -0.0, 0.0, -1, 7, np.inf], npd) if d[0] == "f" else np.array([3, -1, 0, 7], npd)
+    src[0, ::per] = rng.choice(pool, size=1024 // per)
+    code = same(MERGE1.format(d=d, dv=dv, sv=sv), dst=_fill((1, 1024), npd, seed=1), src=src, n=n)
+    want = ("RUNTIME_BAD_CONFIG" if n % 64 else "RUNTIME_VALID_REGION" if sv % (4 * n)
+            else "RUNTIME_INVALID_WRITE" if dv < sv else None)
+    assert code == want
+
+
+def test_tmrgsort_single_list_sorts_blocks_by_hand() -> None:
+    """Four sorted blocks of 32 f32 records whose values interleave: the merge is 127 .. 0."""
+    src = np.zeros((1, 256), np.float32)
+    src[0, ::2] = [4 * (31 - r) + (3 - b) for b in range(4) for r in range(32)]
+    src.view(np.uint32)[0, 1::2] = np.arange(128)
+    text = MERGE1.format(d="f32", dv=256, sv=256).replace("1024", "256")
+    _, got = _run(text, "llvm", {"dst": np.zeros((1, 256), np.float32), "src": src, "n": 64})
+    assert got["dst"][0, ::2].tolist() == list(range(127, -1, -1))
+    assert got["dst"].view(np.uint32)[0, 1::2].tolist() == [32 * b + r for r in range(32) for b in range(4)]
+
+
 # --------------------------------------------------------------------------- TGATHER
 
 GATHER = """

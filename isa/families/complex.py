@@ -124,8 +124,42 @@ def _merge(lists: list[np.ndarray], capacity: int, exhausted: bool) -> tuple[lis
     return out, used
 
 
-def _tmrgsort(dst: Tile, executed: Tile, src0: Tile, src1: Tile, src2: Tile | None = None,
-              src3: Tile | None = None, exhausted: bool = False) -> None:
+MERGE_BLOCK = 64         # the single-list form's blockLen unit (elements: 32 f32 or 16 f16 records)
+MERGE_REPEATS = 255      # groups of four blocks one single-list TMRGSORT merges
+
+
+def _merge_blocks(dst: Tile, src: Tile, block_len: int) -> None:
+    """Single-list form: each group of four blockLen-element blocks of src row 0 is merged
+    into the same columns of dst, independently of the other groups."""
+    if block_len < MERGE_BLOCK or block_len % MERGE_BLOCK:
+        raise RuntimeFault("RUNTIME_BAD_CONFIG", "blockLen must be a positive multiple of 64",
+                           expected=f"a multiple of {MERGE_BLOCK}, at least {MERGE_BLOCK}", actual=block_len)
+    cols = src.valid[1] if src.valid[0] else 0
+    if not cols:
+        return
+    group = 4 * block_len
+    if cols % group or cols // group > MERGE_REPEATS:
+        raise RuntimeFault("RUNTIME_VALID_REGION", "src's valid columns are not 1 to 255 groups of 4 blocks",
+                           expected=f"a multiple of 4 * blockLen = {group}, at most {MERGE_REPEATS * group}",
+                           actual=f"valid region {src.valid[0]}x{src.valid[1]}")
+    _require_region(dst, 1, cols, "dst")
+    per = _per_record(dst.dtype)
+    out = []
+    for g in range(0, cols, group):
+        blocks = [src.data[0, g + b:g + b + block_len].reshape(-1, per) for b in range(0, group, block_len)]
+        merged, _ = _merge(blocks, group // per, False)
+        out.extend(merged)
+    dst.write(np.concatenate(out)[None, :])
+
+
+def _tmrgsort(dst: Tile, executed: Tile | None = None, src0: Tile | None = None, src1: Tile | None = None,
+              src2: Tile | None = None, src3: Tile | None = None, blockLen: int | None = None,
+              exhausted: bool = False) -> None:
+    if blockLen is not None:
+        assert src0 is not None
+        _merge_blocks(dst, src0, int(blockLen))
+        return
+    assert executed is not None
     per = _per_record(dst.dtype)
     _require_region(executed, 1, 4, "executed")
     lists = [_record_list(s, per) for s in (src0, src1, src2, src3) if s is not None]
@@ -204,11 +238,38 @@ _MERGE_SOURCES = ("src0", "src1", "src2", "src3")
 
 def _merge_dtypes(types: Types, attrs: Attrs) -> str | None:
     d = _tile(types, "dst")
-    for name in ("src2", "src3"):
+    for name in ("src1", "src2", "src3"):
         t = _tile(types, name)
         if d is not None and t is not None and t.dtype != d.dtype:
             return f"{name} is {t.dtype}, dst is {d.dtype}"
     return None
+
+
+def _merge_form(present: set[str] | Types, attrs: Attrs) -> str | None:
+    """The single-list form (blockLen) takes src0 alone: no executed, src1..src3 or exhausted."""
+    if "blockLen" not in present:
+        return None
+    extra = [n for n in ("executed", "src1", "src2", "src3") if n in present]
+    return f"the single-list form (blockLen) takes no {', '.join(extra)}" if extra else None
+
+
+def _merge_lists(types: Types, attrs: Attrs) -> str | None:
+    if "blockLen" in types:
+        return None
+    missing = [n for n in ("executed", "src1") if n not in types]
+    return f"the multi-list form needs {' and '.join(missing)} (or blockLen for the single-list form)" \
+        if missing else None
+
+
+def _merge_exhausted(types: Types, attrs: Attrs) -> str | None:
+    if "blockLen" in types and attrs.get("exhausted", False):
+        return "the single-list form (blockLen) never suspends: exhausted must be false"
+    return None
+
+
+def _merge_executed(types: Types, attrs: Attrs) -> str | None:
+    t = _tile(types, "executed")
+    return None if t is None or t.dtype == dt.U16 else f"executed is {t.dtype}, expected u16"
 
 
 def _merge_whole_records(types: Types, attrs: Attrs) -> str | None:
@@ -224,17 +285,21 @@ def _merge_whole_records(types: Types, attrs: Attrs) -> str | None:
 
 
 declare(Instruction(
-    mnemonic="TMRGSORT", family=Family.COMPLEX, summary="merge 2 to 4 sorted record lists",
+    mnemonic="TMRGSORT", family=Family.COMPLEX,
+    summary="merge 2 to 4 sorted record lists, or the 4 blocks of one list",
     operands=(tile_out("dst", "merged records (1 row)"),
-              tile_out("executed", "u16, valid region 1x4: records consumed from each list"),
-              tile_in("src0", "sorted record list (1 row)"), tile_in("src1", "sorted record list (1 row)"),
+              tile_out("executed", "u16, valid region 1x4: records consumed from each list (multi-list form)",
+                       optional=True),
+              tile_in("src0", "sorted record list (1 row); single-list form: the four blocks"),
+              tile_in("src1", "sorted record list (1 row; multi-list form)", optional=True),
               tile_in("src2", "sorted record list (1 row)", optional=True),
-              tile_in("src3", "sorted record list (1 row)", optional=True)),
-    attrs=(Attr("exhausted", bool, False, "stop as soon as any list is empty"),),
+              tile_in("src3", "sorted record list (1 row)", optional=True),
+              index_in("blockLen", "single-list form: elements (values and indices) per block", optional=True,
+                       bounds=(MERGE_BLOCK, None), multiple=MERGE_BLOCK)),
+    attrs=(Attr("exhausted", bool, False, "stop as soon as any list is empty (multi-list form)"),),
     semantics=_tmrgsort,
-    dtypes=tuples(("dst", "executed", "src0", "src1"), [(d, dt.U16, d, d) for d in _SORT_TYPES]),
-    profile_dtypes={p: tuples(("dst", "executed", "src0", "src1"), [(d, dt.U16, d, d) for d in _SORT_NPU])
-                    for p in ("a2", "a3", "a5")},
+    dtypes=same(("dst", "src0"), _SORT_TYPES),
+    profile_dtypes={p: same(("dst", "src0"), _SORT_NPU) for p in ("a2", "a3", "a5")},
     numerics=EXACT, domain=Domain.SPECIAL, pipe=Pipe.V,
     doc="Each source is a list of 8-byte records in the TSORT32 format (k = 8 / sizeof(dtype) elements "
         "per record) in row 0 of its valid region: floor(valid_cols / k) records, expected in descending "
@@ -244,16 +309,32 @@ declare(Instruction(
         "or, with exhausted = true, as soon as any list is empty (an initially empty list stops it at "
         "once). executed[0, m] receives the number of records taken from list m (0 for absent lists, "
         "modulo 2^16). dst slots after the last merged record are unspecified (the reference leaves them "
-        "untouched). Unsorted inputs are merged by the same head rule without error. The public "
-        "single-list form (one tile holding four blocks, blockLen) and the tmp scratch operand are not "
-        "part of this instruction. All tiles are single-row ND tiles. The hardware returns the counts in a "
-        "register; openpto writes them to a 1-row u16 tile whose valid region is 1x4 (NPU profiles need "
-        "32-byte rows, e.g. !pto.tile<1x16xu16, valid=1x4>).",
+        "untouched). Unsorted inputs are merged by the same head rule without error. The tmp scratch "
+        "operand of the public multi-list form is not part of this instruction. All tiles are single-row ND "
+        "tiles. The hardware returns the counts in a register; openpto writes them to a 1-row u16 tile whose "
+        "valid region is 1x4 (NPU profiles need 32-byte rows, e.g. !pto.tile<1x16xu16, valid=1x4>); "
+        "executed and src1 are required in this form. "
+        "Single-list form (the public TMRGSORT(dst, src, blockLen), written `%dst = tmrgsort %src0, "
+        "%blockLen`; blockLen given, no executed, src1..src3 or exhausted): src0's valid columns are cut "
+        "into groups of 4 * blockLen elements, each group into four blocks of blockLen elements (blockLen "
+        "counts values and indices: 64 = 32 f32 or 16 f16 records); the four blocks of each group are "
+        "merged by the head rule above into the same columns of dst (so dst[0, 0 : src0.valid_cols] is "
+        "written; the groups are not merged with each other). blockLen must be a positive multiple of 64 "
+        "(RUNTIME_BAD_CONFIG otherwise); src0.valid_cols must be 1 to 255 groups (RUNTIME_VALID_REGION "
+        "otherwise; a src0 valid region with no element writes nothing); dst's valid region must hold "
+        "them (RUNTIME_INVALID_WRITE). It never suspends (exhausted must stay false, STRUCT_ATTR_VALUE).",
     special_values="Ordering as TSORT32: NaN above +inf, -0 == +0. Ties (equal values, NaN with NaN) go to "
-                   "the earliest list (src0 before src1 ...), as the public strict comparison does.",
+                   "the earliest list (src0 before src1 ...), as the public strict comparison does; in the "
+                   "single-list form to the earliest block of the group.",
     example=Example({"dst": "!pto.tile<1x128xf32>", "executed": "!pto.tile<1x16xu16, valid=1x4>",
                      "src0": "!pto.tile<1x64xf32>", "src1": "!pto.tile<1x64xf32>"}, {"exhausted": False}),
-    constraints=(*(K.fixed(n, "rows", 1) for n in ("dst", "executed") + _MERGE_SOURCES),
+    more_examples=(Example({"dst": "!pto.tile<1x256xf32>", "src0": "!pto.tile<1x256xf32>", "blockLen": "index"},
+                           scalars={"blockLen": MERGE_BLOCK}),),
+    constraints=(K.custom("the single-list form takes src0 and blockLen only", _merge_form, "STRUCT_OPERAND_FORM"),
+                 K.custom("the multi-list form takes executed and src1", _merge_lists, "STRUCT_MISSING_OPERAND"),
+                 K.custom("the single-list form keeps exhausted false", _merge_exhausted, "STRUCT_ATTR_VALUE"),
+                 K.custom("executed is u16", _merge_executed, "LEGAL_DTYPE"),
+                 *(K.fixed(n, "rows", 1) for n in ("dst", "executed") + _MERGE_SOURCES),
                  K.fixed("executed", "valid_cols", 4, "STRUCT_VALID_REGION"),
                  K.custom("dst and every source hold whole records", _merge_whole_records, "STRUCT_VALID_REGION"),
                  K.custom("src2 and src3 have dst's dtype", _merge_dtypes, "LEGAL_DTYPE"),

@@ -21,6 +21,7 @@ from llvmlite import ir
 from ....assembler.ir import TileOp
 from ....isa import dtypes as dt
 from ....isa.attrs import CmpMode, GatherAxis, MaskPattern, QuantType, ScatterAxis
+from ....isa.families.complex import MERGE_BLOCK, MERGE_REPEATS
 from ....isa.types import Layout
 from .. import numerics as N
 from ..codegen import Access, KernelCodegen, MapRule, TileRef
@@ -177,6 +178,9 @@ def _tsort32(cg: KernelCodegen, op: TileOp) -> None:
 # ----------------------------------------------------------------------------- TMRGSORT
 
 def _tmrgsort(cg: KernelCodegen, op: TileOp) -> None:
+    if "blockLen" in op.args:
+        _merge_blocks(cg, op)
+        return
     b = cg.b
     dst, executed = cg.tile(op, "dst"), cg.tile(op, "executed")
     d = dst.dtype
@@ -189,11 +193,54 @@ def _tmrgsort(cg: KernelCodegen, op: TileOp) -> None:
     def count(t: TileRef) -> ir.Value:
         return b.select(b.icmp_signed(">", t.vrows, zero), b.sdiv(t.vcols, _c(per)), zero)
 
-    counts = [count(t) for t in srcs]
-    capacity = count(dst)
+    lists = [(t, zero, count(t)) for t in srcs]
+    used = _merge_heads(cg, dst, zero, lists, count(dst), bool(cg.attrs(op).get("exhausted", False)))
+    for m in range(4):
+        v = b.trunc(b.load(used[m], typ=I64), I16) if m < len(used) else _c(0, I16)
+        executed.store_raw(b, zero, _c(m), v)
+
+
+def _merge_blocks(cg: KernelCodegen, op: TileOp) -> None:
+    """Single-list form: each group of four blockLen-element blocks of src0 merged into the
+    same columns of dst; checks in the reference's order."""
+    b = cg.b
+    dst, src = cg.tile(op, "dst"), _input(cg, op, "src0")
+    per = 8 // dst.dtype.itemsize
+    zero = _c(0)
+    block = cg.scalar(op, "blockLen")
+    bad = b.or_(b.icmp_signed("<", block, _c(MERGE_BLOCK)), b.icmp_signed("!=", b.srem(block, _c(MERGE_BLOCK)), zero))
+    cg.fault(bad, "RUNTIME_BAD_CONFIG", "blockLen must be a positive multiple of 64",
+             expected=f"a multiple of {MERGE_BLOCK}, at least {MERGE_BLOCK}", actual="{0}", details=[block])
+    cols = b.select(b.icmp_signed(">", src.vrows, zero), src.vcols, zero)
+    group = b.mul(block, _c(4))
+    safe = b.select(bad, _c(4 * MERGE_BLOCK), group)
+    with cg.if_then(b.icmp_signed(">", cols, zero)):
+        wrong = b.or_(b.icmp_signed("!=", b.srem(cols, safe), zero),
+                      b.icmp_signed(">", b.sdiv(cols, safe), _c(MERGE_REPEATS)))
+        cg.fault(wrong, "RUNTIME_VALID_REGION", "src's valid columns are not 1 to 255 groups of 4 blocks",
+                 expected="a multiple of 4 * blockLen = {0}", actual="valid region {1}x{2}",
+                 details=[safe, src.vrows, src.vcols])
+        cg.check_write(dst, _c(1), cols, "dst")
+        records = b.sdiv(block, _c(per))
+        with cg.loop(0, b.sdiv(cols, safe), name="mb.g") as g:
+            base = b.mul(g, safe)
+            lists = [(src, b.add(base, b.mul(block, _c(k))), records) for k in range(4)]
+            _merge_heads(cg, dst, base, lists, b.mul(records, _c(4)), False)
+
+
+def _merge_heads(cg: KernelCodegen, dst: TileRef, at: ir.Value, lists: list[tuple[TileRef, ir.Value, ir.Value]],
+                 capacity: ir.Value, exhausted: bool) -> list[ir.Value]:
+    """The head merge of ``isa/families/complex.py``: lists are (tile, first column, record
+    count) in row 0; records go to dst row 0 from column ``at``. Returns the used counters."""
+    b = cg.b
+    zero = _c(0)
+    per = 8 // dst.dtype.itemsize
+    d = dst.dtype
+    srcs = [t for t, _, _ in lists]
+    starts = [s for _, s, _ in lists]
+    counts = [c for _, _, c in lists]
     used = [_var(cg, I64, zero, f"used{m}") for m in range(len(srcs))]
     out = _var(cg, I64, zero, "merged")
-    exhausted = bool(cg.attrs(op).get("exhausted", False))
 
     def heads() -> list[tuple[ir.Value, ir.Value]]:
         return [(b.load(u, typ=I64), c) for u, c in zip(used, counts)]
@@ -211,26 +258,24 @@ def _tmrgsort(cg: KernelCodegen, op: TileOp) -> None:
         best = zero
         best_key: ir.Value | None = None
         best_ptr: ir.Value = ir.Constant(PTR, None)
-        for m, (t, (u, c)) in enumerate(zip(srcs, heads())):
+        for m, (t, s0, (u, c)) in enumerate(zip(srcs, starts, heads())):
             live = b.icmp_signed("<", u, c)
-            safe = b.select(live, u, zero)
-            key = _sort_key(b, d, t.load_raw(b, zero, b.mul(safe, _c(per))))
+            col = b.add(s0, b.mul(b.select(live, u, zero), _c(per)))
+            key = _sort_key(b, d, t.load_raw(b, zero, col))
             take = live if best_key is None else b.and_(live, b.or_(b.not_(have), _greater(b, key, best_key)))
             best = b.select(take, _c(m), best)
             best_key = key if best_key is None else b.select(take, key, best_key)
-            best_ptr = b.select(take, t.addr(b, zero, b.mul(safe, _c(per))), best_ptr)
+            best_ptr = b.select(take, t.addr(b, zero, col), best_ptr)
             have = b.or_(have, live)
         o = b.load(out, typ=I64)
         rec = b.load(best_ptr, typ=I64)
         rec.align = 1          # a record is 8 bytes at any element-aligned address
-        st = b.store(rec, dst.addr(b, zero, b.mul(o, _c(per))))
+        st = b.store(rec, dst.addr(b, zero, b.add(at, b.mul(o, _c(per)))))
         st.align = 1
         for m, u in enumerate(used):
             b.store(b.add(b.load(u, typ=I64), b.zext(b.icmp_signed("==", best, _c(m)), I64)), u)
         b.store(b.add(o, _c(1)), out)
-    for m in range(4):
-        v = b.trunc(b.load(used[m], typ=I64), I16) if m < len(used) else _c(0, I16)
-        executed.store_raw(b, zero, _c(m), v)
+    return used
 
 
 # ----------------------------------------------------------------------------- TGATHER / TGATHERB / TSCATTER
