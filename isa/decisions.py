@@ -695,8 +695,8 @@ DECISIONS: tuple[Decision, ...] = (
              "the row untouched. Dtypes: the A2/A3 and A5 tables on their profiles, their union on cpu (i32 "
              "src takes GT too). Other attributes keep their defaults outside their form (STRUCT_ATTR_VALUE); "
              "cdst without idx is STRUCT_MISSING_OPERAND, offset without cdst STRUCT_OPERAND_FORM. In the positional forms an "
-             "SSA offset may be written with or without a tmp: the operand's kind binds it (decision 'Operand "
-             "binding by kind'). TSCATTER: scatterType (lowerCamel like every attribute); "
+             "SSA offset must follow a written tmp (a literal offset needs none), since the matcher fills "
+             "tmp with the first tile-shaped item. TSCATTER: scatterType (lowerCamel like every attribute); "
              "the mask form on every profile with the index form's data dtypes; dst's valid region must be "
              "src's spread exactly (STRUCT_VALID_REGION / RUNTIME_VALID_REGION), unselected elements +0.",
              "The A2/A3 reading is the documented one (compare in the data's type), and flat positions make "
@@ -822,87 +822,59 @@ DECISIONS: tuple[Decision, ...] = (
              "makes that exact wherever E2M1 is not 0, so it is not modelled.)",
              "The CPU model is the only public statement of the formulas; the NaN rule differs from the FP8 "
              "algorithms' (NaN ignored) because the CPU model does so on purpose for FP4."),
-    Decision("Shape rules of the public kernels",
-             "The A2/A3, A5 and CPU kernels of the elementwise, unary, tile-scalar (TADDS ... TSHRS, TDIVS, "
-             "TREMS/TFMODS), TREM/TFMOD and TCOLEXPAND* instructions assert equal valid regions only: each "
-             "tile is addressed with its own static row stride. The column reductions (TColReduceOps, "
-             "TColSum) check dst's valid columns only and write its row 0, whatever its static rows.",
-             "Those instructions take operands of any static shape whose valid regions cover dst's (decision "
-             "'Valid-region compatibility'); a column reduction's dst may be statically taller than one row, "
-             "its valid region still exactly 1 x C. Stricter, with reasons: TROWEXPAND* keep the full operand "
-             "at dst's static shape, since that shape tells which operand is expanded; a column reduction's "
-             "dst keeps one valid row (rows the kernels never write would be valid and undefined); TCMP, "
-             "TCMPS, TSEL and TSELS keep equal static shapes because their masks are packed per target "
-             "(decision 'Predicate (mask) representation') and the public mask kernels were not re-read "
-             "for this; TCVT, TADDSC/TSUBSC, the fused family (TAXPY, TFUSEDMULADD*, TMULADDDST, TSUBRELU, "
-             "TADDRELUCONV, TADDDEQRELU), TPOW/TPOWS, TPAIRREDUCESUM, TMOV/TMOV_FP, TFILLPAD, TSORT32, "
-             "TQUANT_DN and the accumulating matmuls keep theirs until their headers are checked the same way.",
-             "A program the public kernels accept should verify; every llvm rule involved reads each tile "
-             "through its own strides, so no lowering assumed equal shapes."),
-    Decision("MGATHER/MSCATTER row indices and NPU legality",
-             "Coalesce::Row kernels (a2a3 and a5 MGather/MScatter) read row r's index at indices[r]; the "
-             "a5 static_assert takes an index tile of valid shape [1, R] or [R, 1]. a2a3/MGather.hpp and "
-             "MScatter.hpp implement (u)int8/16/32, half, bfloat16 and float data with int32/uint32 "
-             "indices; a2/a3 scatter atomics are None or Add (Add on f32 i32 f16 bf16 i16 i8), a5's Add "
-             "(i32 u32 f32 f16 bf16) and Max/Min (i32 u32 f32); a5 also moves fp8/hifloat8.",
-             "ROW mode reads idx[0, r] when idx has exactly one valid row and the domain more than one "
-             "(the [1, R] form), else idx[r, 0]; with one domain row both read idx[0, 0]. Decided by valid "
-             "rows, not static shape, so a dynamic region selects at run time on every backend. The "
-             "verifier asks the chosen form to hold R indices (STRUCT_VALID_REGION). MGATHER is legal on "
-             "a2, a3 and a5 with those data types and i32/u32 indices. Stricter: MSCATTER stays off a2/a3 "
-             "(profiles narrow dtypes, not attribute values, so a2/a3's narrower atomics could not be "
-             "refused) and fp8/hifloat8 stay off a5 for both.",
-             "One rule the reference, llvm and the verifier share, covering both public layouts; legality "
-             "only where every accepted program is one the headers compile."),
-    Decision("TCI on float tiles",
-             "a2a3/TCI.hpp asserts a 2- or 4-byte type (so half, bfloat16 and float), its scalar loop "
-             "stores start + i (start - i) per element; a5/Tci.hpp takes (u)int16/32 only; the page's "
-             "formula is dst_k = S + k.",
-             "Floats: start is converted to dst's dtype (RNE; an integer scalar through f64 and f32), then "
-             "each element is computed from start, not accumulated: start +- k formed in f32 (k exact) and "
-             "rounded once to dst's dtype (RNE). So f16 2048 ascending gives 2048 2048 2050 2052 ... "
-             "(ties to even). Legal on cpu, a2 and a3; a5 keeps the integer types.",
-             "Per-element from start matches the scalar loop and the formula and has no drift; f32 "
-             "arithmetic is openpto's rule for every float dtype and exact for the column counts a tile has."),
-    Decision("TRECIP on integer tiles",
-             "pto_instr.hpp implements TRECIP as TDIVS(dst, 1, src) on the NPUs, so it takes TDIVS's types "
-             "(a2/a3: i32 i16 f16 f32; a5: (u)int8/16/32 f16 f32); integer 1 / 0 is left to TDIVS.",
-             "TRECIP on integers is TDIVS's scalar-first integer division with scalar 1: truncated toward "
-             "zero (1/1 = 1, 1/-1 = -1, 1/x = 0 for |x| > 1) and 1/0 = -1, all bits set (the maximum of an "
-             "unsigned type), as TDIVS defines x/0. Profiles: cpu all NUMERIC types, a2/a3 i32 i16 f16 f32, "
-             "a5 u8 i8 u16 i16 u32 i32 f16 f32.",
-             "The public definition is the division itself; one integer rule for both keeps them identical."),
-    Decision("Operand binding by kind",
-             "The public spellings leave optional operands out in the middle of a list: TGATHER's compare "
-             "form may give an SSA offset without a tmp, TMRGSORT's single-list form writes (src, blockLen) "
-             "where the multi-list form writes (src0, src1); nothing says how a reader tells them apart.",
-             "Written items bind to declared operands in order, skipping optional operands only. Every "
-             "assignment that fills the required operands is considered; an item may fill an operand only "
-             "if its kind fits: a tile value a tile, a scalar or index value or a literal a scalar or index "
-             "operand, an event value an event, %g[...] a global, #pto.pipe<...> a pipe. A value's kind is "
-             "its written type, else its definition. Assignments that agree on every item's kind differ only "
-             "in which of several same-kind optional operands an item fills: the earliest one is taken "
-             "(positional). Assignments that still disagree on an item's kind are PARSE_ARITY naming both "
-             "readings; an undefined name there is STRUCT_UNDEFINED. Bytecode stores bound operands, "
-             "so it is unchanged.",
-             "Types decide what the text alone cannot, and a statement never binds one way when it could "
-             "equally mean another; the positional rule among same-kind operands is the one every earlier "
-             "form already followed."),
-    Decision("TMRGSORT single-list form",
-             "TMRGSORT(dst, src, blockLen) merges the four blockLen-element blocks of each group of "
-             "4 * blockLen columns of src (vmrgsort4 with repeatTimes = validCol / (4 * blockLen)); blockLen "
-             "a multiple of 64, repeatTimes 1..255 (A2/A3/A5 assertions); no tmp, no exhausted; the CPU "
-             "simulator silently skips a blockLen that is not a whole number of records and writes only "
-             "whole groups.",
-             "One TMRGSORT declaration: the optional index operand blockLen selects the form; executed and "
-             "src1 become optional (required without blockLen: STRUCT_MISSING_OPERAND; with blockLen any of "
-             "executed, src1..src3 is STRUCT_OPERAND_FORM, exhausted = true STRUCT_ATTR_VALUE). The source "
-             "keeps the name src0. Each group is merged on its own into the same columns of dst by the "
-             "multi-list head rule (ties to the earlier block, NaN first, -0 == +0). Faults, in this order: "
-             "blockLen < 64 or not a multiple of 64 RUNTIME_BAD_CONFIG (every profile); src0.valid_cols not "
-             "1..255 whole groups RUNTIME_VALID_REGION; dst's valid region shorter than src0's columns "
-             "RUNTIME_INVALID_WRITE. A src0 valid region with no element writes nothing. Dtypes as the "
-             "multi-list form per profile; the a2/a3/a5 UB-size assertions are not checked.",
-             "The NPU assertions are the only stated limits; checking them everywhere keeps one behaviour "
-             "on every backend instead of the simulator's silent partial results."),
+    Decision("TSYNC pipes per profile, TGATHER 8-bit data",
+             "Single-pipe TSYNC: a2a3/TSync.hpp asserts S, V, M, MTE1, MTE2, MTE3, FIX or ALL, a5/TSync.hpp "
+             "MTE2, MTE3 or ALL. a5/TGather.hpp gathers b8/b16/b32/b64 data by b16/b32 indices, its mask "
+             "form takes 8-bit types and its compare form int8/uint8 sources; a2a3/TGather.hpp is b16/b32 "
+             "throughout.",
+             "TSYNC accepts every pipe on every profile, and its page says so (it earlier claimed a2/a3 V "
+             "only, a5 MTE3/ALL only, which nothing enforced). Looser than a5's header: the schema narrows "
+             "dtypes per profile, not operand values, so MTE2/MTE3/ALL-only on a5 needs a per-profile value "
+             "rule in the verifier first. TGATHER: the index form moves i8/u8 on cpu and a5 (and the targets "
+             "that borrow a5's rule), the compare form takes i8/u8 sources on a5; a2/a3 unchanged. Stricter: "
+             "the mask form stays 2- or 4-byte (its dtypes lie outside the dtype rule, so widening them "
+             "would widen a2/a3 too); no 64-bit data (openpto's vector sets hold no 64-bit types).",
+             "Record the gap rather than claim a check that does not exist; widen only where a profile can "
+             "still refuse what its headers do not compile."),
+    Decision("pto.subset",
+             "pto.subset %src[%i, %j] sizes [R, C] : T_src gives a tile_buf that aliases the R x C region of "
+             "its parent at run-time offsets (no data movement); element type, location and tile config are the "
+             "parent's, the valid shape comes from the parent's and constant offsets (dynamic otherwise); a "
+             "boxed parent keeps its whole row (boxed col-major) or column (boxed row-major) extent at offset "
+             "0 and splits at whole inner boxes.",
+             "True aliasing, unlike TSUBVIEW/TALIAS (value semantics): writes through the child are the "
+             "parent's and the reverse (IR Subset, bytecode tag 12). The result type is the parent's with shape "
+             "R x C and valid extents min(C, max(0, parent valid - offset)) per dimension, '?' where the offset "
+             "or the parent's extent is a run-time value; the run-time region is that formula at the subset "
+             "statement. The window must lie in the parent's static shape: STRUCT_OOB for constants, else "
+             "RUNTIME_OOB; sizes are static and positive; a child's name is defined by that one statement "
+             "(STRUCT_REDEFINED otherwise). Boxed parents (NZ, ZN, ZZ: boxes of 16 rows of 32 "
+             "bytes, transposed for ZN): NZ keeps every row, ZN/ZZ every column, at offset 0, and the other "
+             "offset (a constant) and size are multiples of the box side (STRUCT_LAYOUT). The reference backend "
+             "makes the child a numpy view of the parent whose never-written record is the parent's; the llvm "
+             "backend gives the child a buffer of its own and copies the window in before each instruction "
+             "naming the child and back after each that writes it. Writes through a child are writes of the "
+             "parent for the never-written analysis; llvm checked mode moves the parent's row watermark for "
+             "writes of whole rows and stops tracking that parent (no fault, never a false one) after a "
+             "write of part of its rows. A child takes no capacity of its own.",
+             "The public page states aliasing, and kernels use a subset to write part of a tile in place; copying "
+             "in and out keeps every llvm lowering rule (several read tiles as flat bytes) and the per-tile "
+             "alias scopes true."),
+    Decision("pto.tile_buf_addr",
+             "pto.tile_buf_addr gives the address of a tile buffer and is legal only inside pto.vecscope "
+             "(vector-register code).",
+             "Not accepted: openpto has no pto.vecscope and no vector registers, so no use of the address "
+             "could be legal; it is PARSE_VECSCOPE, naming that reason.",
+             "An address with nothing that may read it has no sound meaning; a dedicated code tells the "
+             "author why rather than calling the op unknown."),
+    Decision("make_tensor_view layout",
+             "make_tensor_view takes an optional `layout` attribute (nd / dn / nz hint) that must agree with "
+             "the layout static shapes and strides imply; its textual form is not printed.",
+             "Accepted as `, layout = dn` after the lists or as `{layout = #pto.layout<dn>}` / "
+             "`{layout = \"dn\"}`, any case; it becomes the result type's layout (printed as its layout= "
+             "option, so nothing else is kept). A written type with another non-ND layout, or a literal "
+             "stride that contradicts it (ND: unit stride in the last dimension, DN: in the one before), is "
+             "PARSE_ATTR; NZ has no stride check.",
+             "The view's layout is what TLOAD/TSTORE legality reads; keeping it in the type keeps one place "
+             "for it."),
 )
