@@ -877,4 +877,18 @@ DECISIONS: tuple[Decision, ...] = (
              "PARSE_ATTR; NZ has no stride check.",
              "The view's layout is what TLOAD/TSTORE legality reads; keeping it in the type keeps one place "
              "for it."),
+    Decision("MX scale tiles: scale_left / scale_right",
+             "TMATMUL_MX / TGEMV_MX take TileLeftScale / TileRightScale operands (TileType::ScaleLeft in L0A, "
+             "ScaleRight in L0B; row-major and column-major tile aliases with an MX scale fractal); "
+             "buffer_limits.hpp gives 4 KB each on A5 and A6 and none elsewhere; TMOV lists Mat -> "
+             "ScaleLeft/ScaleRight. Their row alignment is not stated.",
+             "Two locations scale_left and scale_right (PTO-AS loc=scale_left / loc=ScaleLeft). a5 and a6: "
+             "4 KB each, scale_left takes ND and scale_right DN (the fractal inside is not modelled), and "
+             "the 32-byte row rule does not apply to them (a row holds K/32 scales); a2, a3 and the Kirin "
+             "parts have no scale tiles (capacity 0, no layout). TMATMUL_MX / TGEMV_MX take scale_a in "
+             "scale_left or left and scale_b in scale_right or right (left/right kept for existing "
+             "programs); TMOV moves mat -> scale_left / scale_right on MTE1. Location names compare without "
+             "case or underscores, so the public ScaleLeft spelling parses.",
+             "The public operand types name the scale buffers; keeping left/right accepted changes no "
+             "existing program; a row rule in bytes cannot hold for 2-byte scale rows the public examples use."),
 )

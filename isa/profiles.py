@@ -53,7 +53,7 @@ class Profile:
     def row_alignment_error(self, rows: int, cols: int, itemsize: int, layout: Layout,
                             loc: Location) -> str | None:
         """Why a tile's static shape breaks this profile's alignment rule, or None."""
-        if not self.enforce_row_alignment:
+        if not self.enforce_row_alignment or loc in _NO_ROW_RULE:
             return None
         if layout is Layout.ND and (cols * itemsize) % self.alignment:
             return f"row of {cols} x {itemsize} B is not a multiple of {self.alignment} B"
@@ -95,14 +95,24 @@ _NPU_LAYOUTS_A2 = {
     Location.BIAS: (Layout.ND,),
     Location.SCALING: (Layout.ND,),
 }
-_NPU_LAYOUTS_A5 = {**_NPU_LAYOUTS_A2, Location.LEFT: (Layout.NZ,)}
+# MX scale tiles (A5 family only): ScaleLeft is row-major, ScaleRight column-major (their public
+# tile aliases); the scale fractal inside is not modelled.
+_NPU_LAYOUTS_A5 = {**_NPU_LAYOUTS_A2, Location.LEFT: (Layout.NZ,),
+                   Location.SCALE_LEFT: (Layout.ND,), Location.SCALE_RIGHT: (Layout.DN,)}
+#: buffer_limits.hpp PTO_SCALELEFT/SCALERIGHT_SIZE_BYTES: 4 KB on A5 and A6, absent (0) elsewhere
+_NO_SCALE = {Location.SCALE_LEFT: 0, Location.SCALE_RIGHT: 0}
+_SCALE_4KB = {Location.SCALE_LEFT: 4 * KB, Location.SCALE_RIGHT: 4 * KB}
+#: locations exempt from the unboxed row rule: a row of MX scales is a few bytes (16 x 2 for 64 K)
+_NO_ROW_RULE = (Location.SCALE_LEFT, Location.SCALE_RIGHT)
+#: the Kirin parts have the a5 fractals but no scale buffers
+_NPU_LAYOUTS_KIRIN = {k: v for k, v in _NPU_LAYOUTS_A5.items() if k not in _NO_ROW_RULE}
 
 _A2 = Profile(
     name="a2",
     description="Ascend 910B (A2): 192 KB UB, 512 KB L1, 64 KB L0A/L0B, 128 KB L0C; 1800 MHz.",
     capacity={Location.VEC: 192 * KB, Location.MAT: 512 * KB, Location.LEFT: 64 * KB,
               Location.RIGHT: 64 * KB, Location.ACC: 128 * KB, Location.BIAS: 1 * KB,
-              Location.SCALING: 2 * KB},
+              Location.SCALING: 2 * KB, **_NO_SCALE},
     layouts=_NPU_LAYOUTS_A2,
     clock_mhz=1800, cube_cores=24, vector_cores_per_cube=2,
     notes=("The last 8 KB of UB (from 184 KB) is scratch for some vendor ops; openpto does not reserve it.",),
@@ -114,7 +124,7 @@ _A5 = Profile(
     description="Ascend 950 (A5): 256 KB UB, 512 KB L1, 64 KB L0A/L0B, 256 KB L0C; 1650 MHz.",
     capacity={Location.VEC: 256 * KB, Location.MAT: 512 * KB, Location.LEFT: 64 * KB,
               Location.RIGHT: 64 * KB, Location.ACC: 256 * KB, Location.BIAS: 4 * KB,
-              Location.SCALING: 4 * KB},
+              Location.SCALING: 4 * KB, **_SCALE_4KB},
     layouts=_NPU_LAYOUTS_A5,
     clock_mhz=1650, cube_cores=32, vector_cores_per_cube=2,
 )
@@ -135,7 +145,8 @@ _A6 = Profile(
               Location.RIGHT: 64 * KB,     # PTO_L0B_SIZE_BYTES (A6)
               Location.ACC: 256 * KB,      # PTO_L0C_SIZE_BYTES (A6)
               Location.BIAS: 4 * KB,       # PTO_BIAS_SIZE_BYTES (A6)
-              Location.SCALING: 4 * KB},   # PTO_FBUF_SIZE_BYTES (A6)
+              Location.SCALING: 4 * KB,    # PTO_FBUF_SIZE_BYTES (A6)
+              **_SCALE_4KB},
     layouts=_NPU_LAYOUTS_A5,
     notes=("Header set include/pto/npu/a6/header.hpp; not yet wired into pto_instr_impl.hpp.",),
 )
@@ -149,8 +160,9 @@ _KIRIN9030 = Profile(
               Location.RIGHT: 32 * KB,     # PTO_L0B_SIZE_BYTES (KIRIN9030)
               Location.ACC: 64 * KB,       # PTO_L0C_SIZE_BYTES (KIRIN9030)
               Location.BIAS: 1 * KB,       # PTO_BIAS_SIZE_BYTES (KIRIN9030)
-              Location.SCALING: 7 * KB},   # PTO_FBUF_SIZE_BYTES (KIRIN9030)
-    layouts=_NPU_LAYOUTS_A5,
+              Location.SCALING: 7 * KB,    # PTO_FBUF_SIZE_BYTES (KIRIN9030)
+              **_NO_SCALE},
+    layouts=_NPU_LAYOUTS_KIRIN,
 )
 _KIRINX90 = Profile(
     name="kirinX90",
@@ -162,8 +174,9 @@ _KIRINX90 = Profile(
               Location.RIGHT: 64 * KB,     # PTO_L0B_SIZE_BYTES (KIRINX90)
               Location.ACC: 128 * KB,      # PTO_L0C_SIZE_BYTES (KIRINX90)
               Location.BIAS: 1 * KB,       # PTO_BIAS_SIZE_BYTES (KIRINX90)
-              Location.SCALING: 6 * KB},   # PTO_FBUF_SIZE_BYTES (KIRINX90)
-    layouts=_NPU_LAYOUTS_A5,
+              Location.SCALING: 6 * KB,    # PTO_FBUF_SIZE_BYTES (KIRINX90)
+              **_NO_SCALE},
+    layouts=_NPU_LAYOUTS_KIRIN,
 )
 
 PROFILES: dict[str, Profile] = {p.name: p for p in (_CPU, _A2, _A3, _A5, _A6, _KIRIN9030, _KIRINX90)}

@@ -28,6 +28,8 @@ class Location(enum.Enum):
     ACC = "acc"
     BIAS = "bias"
     SCALING = "scaling"
+    SCALE_LEFT = "scale_left"      # the MX scales of the left operand (TileType::ScaleLeft, in L0A)
+    SCALE_RIGHT = "scale_right"    # the MX scales of the right operand (TileType::ScaleRight, in L0B)
 
 
 class Layout(enum.Enum):
@@ -282,9 +284,14 @@ def _shape(text: str, tok: str) -> tuple[tuple[int | None, ...], dt.DType]:
     return dims, _dtype(text, m.group(2))
 
 
+def _plain(word: str) -> str:
+    """A name compared without case or underscores (``ScaleLeft`` is ``scale_left``)."""
+    return word.lower().replace("_", "")
+
+
 def _enum(text: str, enum_cls: type[enum.Enum], value: str) -> enum.Enum:
     for member in enum_cls:
-        if member.value.lower() == value.lower() or member.name.lower() == value.lower():
+        if _plain(member.value) == _plain(value) or _plain(member.name) == _plain(value):
             return member
     raise _fail(text, f"bad {enum_cls.__name__} '{value}'", expected=", ".join(m.value for m in enum_cls),
                 suggest=did_you_mean(value, (m.value for m in enum_cls)))
@@ -380,7 +387,7 @@ def _parse_positional(text: str, p: list[str]) -> TileType:
     without a location the tile is in ``vec``."""
     p = [x.strip() for x in p]
     loc = Location.VEC
-    if p and (p[0].startswith("loc=") or p[0].lower() in {m.value for m in Location}):
+    if p and (p[0].startswith("loc=") or _plain(p[0]) in {_plain(m.value) for m in Location}):
         loc = _enum(text, Location, p[0][4:].strip() if p[0].startswith("loc=") else p[0])
         p = p[1:]
     if len(p) < 3:

@@ -402,3 +402,42 @@ def test_tcvt_i4_legality(dst: str, src: str, legal: set) -> None:
     for profile in ("cpu", "a2", "a3", "a5"):
         got = _codes(types, profile)
         assert (got == []) == (profile in legal), (profile, got)
+
+
+# ----------------------------------------------------------------------------- scale_left / scale_right
+
+def test_scale_locations_spellings() -> None:
+    from openpto.isa.types import Location
+    assert parse_type("!pto.tile<16x2xu8, loc=scale_left>").loc is Location.SCALE_LEFT
+    assert parse_type("!pto.tile<loc=ScaleLeft, u8, 16, 2>").loc is Location.SCALE_LEFT
+    assert parse_type("!pto.tile<ScaleRight, uint8_t, 2, 32>").loc is Location.SCALE_RIGHT
+
+
+_MX_OK = {"dst": "!pto.tile<16x16xf32, loc=acc, layout=NZ>", "a": "!pto.tile<16x64xf8e4m3, loc=left, layout=NZ>",
+          "scale_a": "!pto.tile<16x2xu8, loc=scale_left>", "b": "!pto.tile<64x16xf8e4m3, loc=right, layout=ZN>",
+          "scale_b": "!pto.tile<2x16xu8, loc=scale_right, layout=DN>"}
+
+
+def _mx_codes(types: dict[str, str], profile: str) -> list[str]:
+    return _legal("TMATMUL_MX", types, profile)
+
+
+def test_tmatmul_mx_takes_scales_in_the_scale_buffers() -> None:
+    assert _mx_codes(_MX_OK, "a5") == [] and _mx_codes(_MX_OK, "cpu") == []
+    old = {**_MX_OK, "scale_a": "!pto.tile<16x2xu8, loc=left>", "scale_b": "!pto.tile<2x16xu8, loc=right>"}
+    assert _mx_codes(old, "cpu") == []                         # left / right stay accepted
+    assert "LEGAL_LOCATION" in _mx_codes({**_MX_OK, "scale_a": "!pto.tile<16x2xu8, loc=vec>"}, "cpu")
+    # row-major scale_left, column-major scale_right on a5 (the public tile aliases)
+    assert "LEGAL_LAYOUT" in _mx_codes({**_MX_OK, "scale_b": "!pto.tile<2x16xu8, loc=scale_right>"}, "a5")
+
+
+def test_scale_buffers_capacity_per_profile() -> None:
+    types = {"dst": "!pto.tile<64x64xu8, loc=scale_left>", "src": "!pto.tile<64x64xu8, loc=mat>"}
+    assert _legal("TMOV", types, "cpu") == []
+    assert _legal("TMOV", types, "a5") == []                  # 4096 B: exactly the 4 KB buffer
+    big = {"dst": "!pto.tile<64x96xu8, loc=scale_left>", "src": "!pto.tile<64x96xu8, loc=mat>"}
+    assert "LEGAL_CAPACITY" in _legal("TMOV", big, "a5")
+    assert _legal("TMOV", types, "a3")                         # a2/a3 have no scale buffers
+    from openpto.isa.types import Location
+    assert profiles.get("a5").capacity[Location.SCALE_RIGHT] == 4096
+    assert profiles.get("a3").capacity[Location.SCALE_LEFT] == 0

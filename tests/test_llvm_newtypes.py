@@ -205,3 +205,46 @@ def test_every_i4_code_to_f16(tmp_path: pathlib.Path) -> None:
     got = _tcvt_a3(codes, "i4", "f16", "RINT", "ON", "llvm", np.zeros((1, 32), np.float16), tmp_path)
     low = (codes & 0xF).astype(np.int64)
     np.testing.assert_array_equal(got.astype(np.int64), np.where(low >= 8, low - 16, low))
+
+
+# ----------------------------------------------------------------------------- scale_left / scale_right
+
+def _mx_kernel() -> str:
+    """A and B and their scales loaded into mat, moved to left/right and scale_left/scale_right,
+    multiplied (TMATMUL_MX) and stored."""
+    A, B = "!pto.tile<16x64xf8e4m3, loc=left, layout=NZ>", "!pto.tile<64x16xf8e4m3, loc=right, layout=ZN>"
+    MA, MB = "!pto.tile<16x64xf8e4m3, loc=mat>", "!pto.tile<64x16xf8e4m3, loc=mat>"
+    SA, SB = "!pto.tile<16x2xu8, loc=scale_left>", "!pto.tile<2x16xu8, loc=scale_right, layout=DN>"
+    MSA, MSB = "!pto.tile<16x2xu8, loc=mat>", "!pto.tile<2x16xu8, loc=mat, layout=DN>"
+    C = "!pto.tile<16x16xf32, loc=acc, layout=NZ>"
+    ga, gb, gc = "!pto.memref<16x64xf8e4m3>", "!pto.memref<64x16xf8e4m3>", "!pto.memref<16x16xf32>"
+    gsa, gsb = "!pto.memref<16x2xu8>", "!pto.memref<2x16xu8, layout=DN>"
+    lines = [f"kernel @k(%c : {gc}, %a : {ga}, %b : {gb}, %sa : {gsa}, %sb : {gsb}) {{"]
+    for name, t in (("ma", MA), ("mb", MB), ("msa", MSA), ("msb", MSB), ("ta", A), ("tb", B), ("tsa", SA),
+                    ("tsb", SB), ("acc", C)):
+        lines.append(f"  %{name} = pto.alloc_tile : {t}")
+    for m, g, tm, tg in (("ma", "a", MA, ga), ("mb", "b", MB, gb), ("msa", "sa", MSA, gsa), ("msb", "sb", MSB, gsb)):
+        lines.append(f"  tload %{m}, %{g}[0, 0] : {tm}, {tg}")
+    for t, m, tt, tm in (("ta", "ma", A, MA), ("tb", "mb", B, MB), ("tsa", "msa", SA, MSA), ("tsb", "msb", SB, MSB)):
+        lines.append(f"  tmov %{t}, %{m} : {tt}, {tm}")
+    lines.append(f"  %acc = tmatmul_mx %ta, %tsa, %tb, %tsb : ({A}, {SA}, {B}, {SB}) -> {C}")
+    lines.append(f"  tstore %c[0, 0], %acc : {gc}, {C}\n}}\n")
+    return "\n".join(lines)
+
+
+def test_tmatmul_mx_with_scales_in_the_scale_buffers(tmp_path: pathlib.Path) -> None:
+    import ml_dtypes
+    a = np.ones((16, 64), ml_dtypes.float8_e4m3fn)
+    b = np.ones((64, 16), ml_dtypes.float8_e4m3fn)
+    sa = np.full((16, 2), 127, np.uint8)
+    sa[:, 0], sa[3, 1] = 128, 125                 # block 0 of A scaled by 2; row 3 block 1 by 1/4
+    sb = np.full((2, 16), 127, np.uint8)
+    sb[1, 5] = 129                                # block 1 of B column 5 scaled by 4
+    # by hand: 32 * 2 + 32 * 1 = 96; row 3: 64 + 32 / 4 = 72; column 5: 64 + 32 * 4 = 192; both: 96
+    want = np.full((16, 16), 96.0, np.float32)
+    want[3, :], want[:, 5], want[3, 5] = 72.0, 192.0, 96.0
+    for backend in ("reference", "llvm"):
+        c = np.zeros((16, 16), np.float32)
+        options = {"cache_dir": tmp_path} if backend == "llvm" else {}
+        pto.compile(pto.parse(_mx_kernel()), backend, "cpu", **options)(c=c, a=a, b=b, sa=sa, sb=sb)
+        np.testing.assert_array_equal(c, want)

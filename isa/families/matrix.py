@@ -40,8 +40,10 @@ _A = tile_in("a", "left matrix A (M x K)", locations=(Location.LEFT,))
 _B = tile_in("b", "right matrix B (K x N)", locations=(Location.RIGHT,))
 _ACC_IN = tile_in("acc_in", "input accumulator added to A @ B (may be dst itself)", locations=(Location.ACC,))
 _BIAS = tile_in("bias", "1 x N bias row added to every row", locations=(Location.BIAS,))
-_SCALE_A = tile_in("scale_a", "u8 E8M0 scales of A: M x ceil(K/32)", locations=(Location.LEFT,))
-_SCALE_B = tile_in("scale_b", "u8 E8M0 scales of B: ceil(K/32) x N", locations=(Location.RIGHT,))
+# MX scales live in the scale buffers (public TileLeftScale / TileRightScale); left / right stay
+# accepted for programs written before openpto had those locations.
+_SCALE_A = tile_in("scale_a", "u8 E8M0 scales of A: M x ceil(K/32)", locations=(Location.SCALE_LEFT, Location.LEFT))
+_SCALE_B = tile_in("scale_b", "u8 E8M0 scales of B: ceil(K/32) x N", locations=(Location.SCALE_RIGHT, Location.RIGHT))
 
 
 # ----------------------------------------------------------------------------- static rules
@@ -163,10 +165,11 @@ _ACC_T = {False: "!pto.tile<16x16xf32, loc=acc, layout=NZ>", True: "!pto.tile<1x
 _LEFT_T = {False: "!pto.tile<16x16xf16, loc=left, layout=NZ>", True: "!pto.tile<1x16xf16, loc=left, layout=NZ>"}
 _RIGHT_T = "!pto.tile<16x16xf16, loc=right, layout=ZN>"
 _MX_TYPES = {
-    False: {"a": "!pto.tile<16x64xf8e4m3, loc=left, layout=NZ>", "scale_a": "!pto.tile<16x2xu8, loc=left>"},
-    True: {"a": "!pto.tile<1x64xf8e4m3, loc=left, layout=NZ>", "scale_a": "!pto.tile<1x2xu8, loc=left>"},
+    False: {"a": "!pto.tile<16x64xf8e4m3, loc=left, layout=NZ>", "scale_a": "!pto.tile<16x2xu8, loc=scale_left>"},
+    True: {"a": "!pto.tile<1x64xf8e4m3, loc=left, layout=NZ>", "scale_a": "!pto.tile<1x2xu8, loc=scale_left>"},
 }
-_MX_RIGHT = {"b": "!pto.tile<64x16xf8e4m3, loc=right, layout=ZN>", "scale_b": "!pto.tile<2x16xu8, loc=right>"}
+_MX_RIGHT = {"b": "!pto.tile<64x16xf8e4m3, loc=right, layout=ZN>",
+             "scale_b": "!pto.tile<2x16xu8, loc=scale_right, layout=DN>"}
 
 _SPECIAL = ("IEEE products and sums: NaN propagates, inf * 0 = NaN, inf + -inf = NaN. Partial sums do "
             "not overflow (f64); only the final rounding to f32 overflows to ±inf. The sign of a zero "
@@ -182,7 +185,9 @@ _COMMON_DOC = ("elements of dst outside the M x N block are unspecified. Float o
                "[1, 4095]; K = 0 gives the empty sum 0.")
 _MX_DOC = (" MX: scale_a[i, k // 32] and scale_b[k // 32, j] are u8 E8M0 exponents e with value "
            "2**(e - 127) (255 = NaN), one per 32 elements along K; the term is "
-           "(A[i, k] * sa) * (B[k, j] * sb), exact in f64.")
+           "(A[i, k] * sa) * (B[k, j] * sb), exact in f64. The scale tiles live in scale_left / "
+           "scale_right (the A5 scale buffers; row-major and column-major) or, as before, in left / "
+           "right.")
 
 
 def _triple_rule(names: tuple[str, ...], extend: Callable[..., tuple[dt.DType, ...]],

@@ -137,7 +137,8 @@ def _move_profiles(a2: tuple[dt.DType, ...], a5: tuple[dt.DType, ...]) -> dict[s
 
 TMOV_PATHS = {(MAT, LEFT): Pipe.MTE1, (MAT, RIGHT): Pipe.MTE1, (MAT, BIAS): Pipe.MTE1,
               (MAT, SCALING): Pipe.FIX, (VEC, VEC): Pipe.V, (VEC, MAT): Pipe.FIX,
-              (ACC, MAT): Pipe.FIX, (ACC, VEC): Pipe.FIX}
+              (ACC, MAT): Pipe.FIX, (ACC, VEC): Pipe.FIX,
+              (MAT, Location.SCALE_LEFT): Pipe.MTE1, (MAT, Location.SCALE_RIGHT): Pipe.MTE1}
 EXTRACT_PATHS = {(MAT, LEFT): Pipe.MTE1, (MAT, RIGHT): Pipe.MTE1, (VEC, MAT): Pipe.FIX,
                  (ACC, MAT): Pipe.FIX, (VEC, VEC): Pipe.V}
 INSERT_PATHS = {(ACC, MAT): Pipe.FIX, (VEC, MAT): Pipe.MTE3, (VEC, VEC): Pipe.V}
@@ -198,7 +199,8 @@ declare(Instruction(
     profile_dtypes=_move_profiles(NPU_STORABLE, dt.STORABLE + dt.MOVABLE_CODED),
     numerics=MOVE_NUMERICS, domain=Domain.SRC, pipe=_pipe_rule(TMOV_PATHS),
     doc="dst[i, j] = convert(relu(src[i, j])) over src's valid region, which must lie inside "
-        "dst's valid region. Data paths: mat -> left/right/bias (MTE1), mat -> scaling, "
+        "dst's valid region. Data paths: mat -> left/right/bias/scale_left/scale_right (MTE1), "
+        "mat -> scaling, "
         "vec -> mat, acc -> mat/vec (FIX), vec -> vec (V); vec -> mat and acc -> vec exist on A5 "
         "only (the profile tables cannot narrow locations, so a2/a3 accept them too). Only an acc "
         "source may change dtype (f32 -> f16/bf16). Layouts may differ: the copy is logical. "
