@@ -695,8 +695,8 @@ DECISIONS: tuple[Decision, ...] = (
              "the row untouched. Dtypes: the A2/A3 and A5 tables on their profiles, their union on cpu (i32 "
              "src takes GT too). Other attributes keep their defaults outside their form (STRUCT_ATTR_VALUE); "
              "cdst without idx is STRUCT_MISSING_OPERAND, offset without cdst STRUCT_OPERAND_FORM. In the positional forms an "
-             "SSA offset must follow a written tmp (a literal offset needs none), since the matcher fills "
-             "tmp with the first tile-shaped item. TSCATTER: scatterType (lowerCamel like every attribute); "
+             "SSA offset may be written with or without a tmp: the operand's kind binds it (decision 'Operand "
+             "binding by kind'). TSCATTER: scatterType (lowerCamel like every attribute); "
              "the mask form on every profile with the index form's data dtypes; dst's valid region must be "
              "src's spread exactly (STRUCT_VALID_REGION / RUNTIME_VALID_REGION), unselected elements +0.",
              "The A2/A3 reading is the documented one (compare in the data's type), and flat positions make "
@@ -836,6 +836,53 @@ DECISIONS: tuple[Decision, ...] = (
              "would widen a2/a3 too); no 64-bit data (openpto's vector sets hold no 64-bit types).",
              "Record the gap rather than claim a check that does not exist; widen only where a profile can "
              "still refuse what its headers do not compile."),
+    Decision("Operand binding by kind",
+             "The public spellings leave optional operands out in the middle of a list: TGATHER's compare "
+             "form may give an SSA offset without a tmp, TMRGSORT's single-list form writes (src, blockLen) "
+             "where the multi-list form writes (src0, src1); nothing says how a reader tells them apart.",
+             "Written items bind to declared operands in order, skipping optional operands only. Every "
+             "assignment that fills the required operands is considered; an item may fill an operand only "
+             "if its kind fits: a tile value a tile, a scalar or index value or a literal a scalar or index "
+             "operand, an event value an event, %g[...] a global, #pto.pipe<...> a pipe. A value's kind is "
+             "its written type, else its definition. Assignments that agree on every item's kind differ only "
+             "in which of several same-kind optional operands an item fills: the earliest one is taken "
+             "(positional). Assignments that still disagree on an item's kind are PARSE_ARITY naming both "
+             "readings; an undefined name there is STRUCT_UNDEFINED. Bytecode stores bound operands, "
+             "so it is unchanged.",
+             "Types decide what the text alone cannot, and a statement never binds one way when it could "
+             "equally mean another; the positional rule among same-kind operands is the one every earlier "
+             "form already followed."),
+    Decision("TMRGSORT single-list form",
+             "TMRGSORT(dst, src, blockLen) merges the four blockLen-element blocks of each group of "
+             "4 * blockLen columns of src (vmrgsort4 with repeatTimes = validCol / (4 * blockLen)); blockLen "
+             "a multiple of 64, repeatTimes 1..255 (A2/A3/A5 assertions); no tmp, no exhausted; the CPU "
+             "simulator silently skips a blockLen that is not a whole number of records and writes only "
+             "whole groups.",
+             "One TMRGSORT declaration: the optional index operand blockLen selects the form; executed and "
+             "src1 become optional (required without blockLen: STRUCT_MISSING_OPERAND; with blockLen any of "
+             "executed, src1..src3 is STRUCT_OPERAND_FORM, exhausted = true STRUCT_ATTR_VALUE). The source "
+             "keeps the name src0. Each group is merged on its own into the same columns of dst by the "
+             "multi-list head rule (ties to the earlier block, NaN first, -0 == +0). Faults, in this order: "
+             "blockLen < 64 or not a multiple of 64 RUNTIME_BAD_CONFIG (every profile); src0.valid_cols not "
+             "1..255 whole groups RUNTIME_VALID_REGION; dst's valid region shorter than src0's columns "
+             "RUNTIME_INVALID_WRITE. A src0 valid region with no element writes nothing. Dtypes as the "
+             "multi-list form per profile; the a2/a3/a5 UB-size assertions are not checked.",
+             "The NPU assertions are the only stated limits; checking them everywhere keeps one behaviour "
+             "on every backend instead of the simulator's silent partial results."),
+    Decision("MX scale tiles: scale_left / scale_right",
+             "TMATMUL_MX / TGEMV_MX take TileLeftScale / TileRightScale operands (TileType::ScaleLeft in L0A, "
+             "ScaleRight in L0B; row-major and column-major tile aliases with an MX scale fractal); "
+             "buffer_limits.hpp gives 4 KB each on A5 and A6 and none elsewhere; TMOV lists Mat -> "
+             "ScaleLeft/ScaleRight. Their row alignment is not stated.",
+             "Two locations scale_left and scale_right (PTO-AS loc=scale_left / loc=ScaleLeft). a5 and a6: "
+             "4 KB each, scale_left takes ND and scale_right DN (the fractal inside is not modelled), and "
+             "the 32-byte row rule does not apply to them (a row holds K/32 scales); a2, a3 and the Kirin "
+             "parts have no scale tiles (capacity 0, no layout). TMATMUL_MX / TGEMV_MX take scale_a in "
+             "scale_left or left and scale_b in scale_right or right (left/right kept for existing "
+             "programs); TMOV moves mat -> scale_left / scale_right on MTE1. Location names compare without "
+             "case or underscores, so the public ScaleLeft spelling parses.",
+             "The public operand types name the scale buffers; keeping left/right accepted changes no "
+             "existing program; a row rule in bytes cannot hold for 2-byte scale rows the public examples use."),
     Decision("pto.subset",
              "pto.subset %src[%i, %j] sizes [R, C] : T_src gives a tile_buf that aliases the R x C region of "
              "its parent at run-time offsets (no data movement); element type, location and tile config are the "
@@ -877,18 +924,4 @@ DECISIONS: tuple[Decision, ...] = (
              "PARSE_ATTR; NZ has no stride check.",
              "The view's layout is what TLOAD/TSTORE legality reads; keeping it in the type keeps one place "
              "for it."),
-    Decision("MX scale tiles: scale_left / scale_right",
-             "TMATMUL_MX / TGEMV_MX take TileLeftScale / TileRightScale operands (TileType::ScaleLeft in L0A, "
-             "ScaleRight in L0B; row-major and column-major tile aliases with an MX scale fractal); "
-             "buffer_limits.hpp gives 4 KB each on A5 and A6 and none elsewhere; TMOV lists Mat -> "
-             "ScaleLeft/ScaleRight. Their row alignment is not stated.",
-             "Two locations scale_left and scale_right (PTO-AS loc=scale_left / loc=ScaleLeft). a5 and a6: "
-             "4 KB each, scale_left takes ND and scale_right DN (the fractal inside is not modelled), and "
-             "the 32-byte row rule does not apply to them (a row holds K/32 scales); a2, a3 and the Kirin "
-             "parts have no scale tiles (capacity 0, no layout). TMATMUL_MX / TGEMV_MX take scale_a in "
-             "scale_left or left and scale_b in scale_right or right (left/right kept for existing "
-             "programs); TMOV moves mat -> scale_left / scale_right on MTE1. Location names compare without "
-             "case or underscores, so the public ScaleLeft spelling parses.",
-             "The public operand types name the scale buffers; keeping left/right accepted changes no "
-             "existing program; a row rule in bytes cannot hold for 2-byte scale rows the public examples use."),
 )
