@@ -42,6 +42,19 @@ def sync_layout(instr: Instruction) -> tuple[tuple[Operand, ...], tuple[Operand,
 _SYNC: dict[int, tuple[Instruction, tuple[tuple[Operand, ...], tuple[Operand, ...]]]] = {}
 
 
+def inout_layout(instr: Instruction, written: int) -> tuple[tuple[Operand, ...], tuple[Operand, ...]] | None:
+    """The synchronous layout when ``written`` results are more than the out tiles: the
+    leading inout tiles become results too (the public SSA spelling of accumulating
+    instructions, ``%dst = tfusedmuladd %src0, %src1``: the named tile is read, then written).
+    None when the instruction has not that many inout tiles."""
+    res, _ = sync_layout(instr)
+    inout = [o for o in instr.operands if o.role is Role.INOUT and o.kind is Kind.TILE][:written - len(res)]
+    if len(inout) != written - len(res):
+        return None
+    moved = [o for o in instr.operands if is_result(o) or any(o is x for x in inout)]
+    return tuple(moved), tuple(o for o in instr.operands if not any(o is x for x in moved))
+
+
 def dps_layout(instr: Instruction) -> tuple[tuple[Operand, ...], tuple[Operand, ...]]:
     """(ins, outs) of the DPS form."""
     ins = tuple(o for o in instr.operands if o.role is Role.IN)

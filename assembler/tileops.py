@@ -19,8 +19,8 @@ from ..isa.types import INDEX, SCALAR_NAMES, ScalarType, TileType, Type
 from .cursor import Cursor, Defer, Item, Silent
 from .ir import Lit, MemRef, PipeLit, TileOp, Value, token_lit
 from .lexer import ATTR, FLOAT, IDENT, INT, PUNCT, STRING, TYPE, VALUE, Token
-from .operands import (assign, choose, defines, describe, dps_layout, item_kinds, kind_error, readings,
-                       required_count, sync_layout)
+from .operands import (assign, choose, defines, describe, dps_layout, inout_layout, item_kinds, kind_error,
+                       readings, required_count, sync_layout)
 from .public import declared_name
 from .scope import MISSING, POISON, Scope
 
@@ -173,6 +173,8 @@ class TileOpParser(Cursor):
         outs_sig: list[Slot] | None = None
         short = False
         res_ops, pos_ops = sync_layout(instr)
+        if len(results) > len(res_ops):     # inout tiles named as results: %dst = taxpy %src0, %s
+            res_ops, pos_ops = inout_layout(instr, len(results)) or (res_ops, pos_ops)
         res_items = [Item(t, Value, name=t.text[1:]) for t in results]
         if not results and res_ops:          # PTO-AS destination first: tadd %dst, %src0, %src1
             k = self._destinations(instr, res_ops, pos_ops, items, mt)

@@ -924,4 +924,15 @@ DECISIONS: tuple[Decision, ...] = (
              "PARSE_ATTR; NZ has no stride check.",
              "The view's layout is what TLOAD/TSTORE legality reads; keeping it in the type keeps one place "
              "for it."),
+    Decision("Scratch operands of TSORT32, TCI, TPRINT and TMOV",
+             "The public C++ overloads TSORT32(dst, src, idx, tmp), TCI(dst, start, tmp), TMOV(dst, src, tmp) "
+             "take a scratch tile and TPRINT(src, tmp) a global scratch tensor (to stage Acc and Mat tiles "
+             "through GM, at least Numel * sizeof(T) bytes); what the scratch holds afterwards is not stated.",
+             "Each takes an optional trailing tmp after its existing operands (no operand moves): a tile for "
+             "TSORT32, TCI and TMOV, a global (%g[0, 0], the whole tensor) for TPRINT. As every scratch "
+             "operand in openpto (decision 'Sources of TQUANT and scratch operands') it is accepted and never "
+             "read or written. TPRINT's tmp must hold src.rows * src.cols elements when both are static "
+             "(STRUCT_SHAPE); its dtype is free. TMOV_FP takes no tmp.",
+             "The results do not depend on the scratch on any target, so functional backends need not touch "
+             "it; leaving it unchanged is the one behaviour every backend can promise."),
 )

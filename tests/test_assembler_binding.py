@@ -144,3 +144,47 @@ def test_every_declaration_example_binds_as_declared(instr) -> None:  # noqa: AN
           instr.mnemonic][0]
     ex = instr.example
     assert sorted(op.args) == sorted(o.name for o in instr.operands if o.name in ex.types or o.name in ex.scalars)
+
+
+# ----------------------------------------------------------------------------- inout destinations as results
+
+ACC = "!pto.tile<2x2xf32>"
+ACC_TEXT = f"""
+kernel @k(%dst : {ACC}, %a : {ACC}, %b : {ACC}, %s : f32) {{
+  BODY
+}}
+"""
+
+
+@pytest.mark.parametrize("ssa,positional", [
+    (f"%dst = tfusedmuladd %a, %b : {ACC}", "tfusedmuladd %dst, %a, %b"),
+    (f"%dst = pto.taxpy %a, %s : ({ACC}, f32) -> {ACC}", "taxpy %dst, %a, %s"),
+    ("%dst = tmuladddst %a, %b", "tmuladddst %dst, %a, %b"),
+    ("%dst = tfusedmuladdrelu %a, %b", "tfusedmuladdrelu %dst, %a, %b"),
+])
+def test_inout_destination_written_as_the_result(ssa: str, positional: str) -> None:
+    one = pto.parse(ACC_TEXT.replace("BODY", ssa))
+    two = pto.parse(ACC_TEXT.replace("BODY", positional))
+    assert one.to_text() == two.to_text()
+    assert bytecode.dump(one) == bytecode.dump(two)
+
+
+@pytest.mark.parametrize("backend", ["reference", "llvm"])
+def test_inout_result_reads_then_writes_the_named_tile(backend: str, tmp_path) -> None:  # noqa: ANN001
+    import numpy as np
+    text = ACC_TEXT.replace("BODY", "%dst = tmuladddst %a, %b\n  %dst = tfusedmuladdrelu %a, %b\n"
+                                    "  %dst = taxpy %a, %s")
+    dst = np.array([[1, 2], [3, -4]], np.float32)
+    a = np.array([[2, 3], [-1, 5]], np.float32)
+    b = np.array([[10, 0.5], [2, 1]], np.float32)
+    options = {"cache_dir": tmp_path} if backend == "llvm" else {}
+    pto.compile(pto.parse(text), backend, "cpu", **options)(dst=dst, a=a, b=b, s=np.float32(0.5))
+    # tmuladddst: a * b + dst = [[21, 3.5], [1, 1]]; tfusedmuladdrelu: max(a * dst + b, 0) =
+    # [[52, 11], [1, 6]]; taxpy: 0.5 * a + dst = [[53, 12.5], [0.5, 8.5]]
+    assert dst.tolist() == [[53, 12.5], [0.5, 8.5]]
+
+
+def test_more_results_than_inout_tiles_is_an_arity_error() -> None:
+    with pytest.raises(PTOError) as e:
+        pto.parse(ACC_TEXT.replace("BODY", "%dst, %x = taxpy %a, %s"))
+    assert e.value.code == "PARSE_ARITY"

@@ -763,3 +763,35 @@ kernel @k(%dst : !pto.tile<4x40xu32>, %cnt : !pto.tile<4x1xu32, layout=DN>, %src
     assert bytecode.load_bytes(bytecode.dump(m)).to_text() == m.to_text()
     from openpto.assembler.verifier import verify
     verify(m, "cpu")
+
+
+# ----------------------------------------------------------------------------- optional scratch operands
+
+def test_tsort32_tmp_is_accepted_and_never_touched() -> None:
+    src = tile([[3, 1, 2, 5]], np.float32)
+    idx = tile([[10, 11, 12, 13]], np.uint32)
+    tmp = filled((1, 8), np.float32, 42)
+    dst = filled((1, 8), np.float32, 0)
+    run("TSORT32", dst=dst, src=src, idx=idx, tmp=tmp)
+    assert dst.data[0, ::2].tolist() == [5, 3, 2, 1]
+    assert dst.data.view(np.uint32)[0, 1::2].tolist() == [13, 10, 12, 11]
+    assert (tmp.data == 42).all()
+    assert codes("TSORT32", {"dst": "!pto.tile<2x64xf32>", "src": "!pto.tile<2x32xf32>",
+                             "idx": "!pto.tile<2x32xu32>", "tmp": "!pto.tile<2x64xf32>"}, profile="a3") == []
+
+
+def test_tci_tmp_is_accepted_and_never_touched() -> None:
+    dst, tmp = filled((1, 5), np.int16, 0), filled((1, 5), np.int16, -9)
+    run("TCI", dst=dst, start=2, tmp=tmp, descending=True)
+    assert dst.data.tolist() == [[2, 1, 0, -1, -2]] and (tmp.data == -9).all()
+
+
+def test_tprint_global_tmp_is_accepted_checked_and_never_touched() -> None:
+    got: list[str] = []
+    scratch = np.full((2, 3), 5.0, np.float32)
+    run("TPRINT", src=tile([[1, 2, 3], [4, 5, 6]], np.int32), tmp=scratch, sink=got.append)
+    assert got == ["tprint 2x3xi32 valid=2x3\n  1 2 3\n  4 5 6\n"] and (scratch == 5).all()
+    ok = {"src": "!pto.tile<16x16xf32>", "tmp": "!pto.memref<256xf32>"}
+    assert codes("TPRINT", ok) == [] and codes("TPRINT", ok, profile="a3") == []
+    assert codes("TPRINT", {**ok, "tmp": "!pto.memref<16x8xf16>"}) == ["STRUCT_SHAPE"]
+    assert codes("TPRINT", {**ok, "tmp": "!pto.memref<?xf32>"}) == []        # dynamic: not checkable

@@ -551,3 +551,13 @@ def test_timg2col_window_outside_matrix_faults(m0: int, k0: int) -> None:
 def test_timg2col_rules(attrs: dict, src: str) -> None:
     dst = src.replace("loc=mat", "loc=left")
     assert "STRUCT_ATTR" in rule_codes("TIMG2COL", {"dst": dst, "src": src}, attrs)
+
+
+def test_tmov_tmp_is_accepted_and_never_touched() -> None:
+    src = tile("!pto.tile<4x4xf32>", [[1, -2], [3, -4]], valid=(2, 2))
+    dst = tile("!pto.tile<4x4xf32>", fill=0)
+    tmp = tile("!pto.tile<4x4xf32>", fill=9)
+    run("TMOV", dst=dst, src=src, tmp=tmp, relu=ReluMode.RELU)
+    assert dst.data[:2, :2].tolist() == [[1, 0], [3, 0]] and (tmp.data == 9).all()
+    assert rule_codes("TMOV", {"dst": "!pto.tile<16x16xf32>", "src": "!pto.tile<16x16xf32>",
+                               "tmp": "!pto.tile<16x16xf32>"}) == set()

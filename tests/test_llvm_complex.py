@@ -429,3 +429,24 @@ kernel @k(%src : !pto.tile<3x5x{d}, valid=2x4>) {{
     install_hooks(exe._loaded)
     exe(src=src)
     assert capsys.readouterr().out == want
+
+
+# --------------------------------------------------------------------------- optional scratch operands
+
+def test_scratch_tmp_operands_match_the_reference_and_stay_untouched() -> None:
+    text = """
+kernel @k(%dst : !pto.tile<2x80xf32>, %src : !pto.tile<2x40xf32, valid=2x37>, %idx : !pto.tile<2x40xu32>,
+          %t : !pto.tile<2x80xf32>, %c : !pto.tile<1x16xi32>, %ct : !pto.tile<1x16xi32>, %g : !pto.memref<2x40xf32>) {
+  %dst = tsort32 %src, %idx, %t
+  %c = tci 7, %ct {descending = true}
+  tprint %src, %g[0, 0]
+}
+"""
+    rng = np.random.default_rng(5)
+    args = dict(dst=_fill((2, 80), np.float32), src=rng.standard_normal((2, 40)).astype(np.float32),
+                idx=np.arange(80, dtype=np.uint32).reshape(2, 40), t=np.full((2, 80), 9, np.float32),
+                c=np.zeros((1, 16), np.int32), ct=np.full((1, 16), 4, np.int32), g=np.full((2, 40), 5, np.float32))
+    assert same(text, ("dst", "c"), **args) is None
+    _, got = _run(text, "llvm", args)
+    assert got["c"].tolist() == [list(range(7, -9, -1))]
+    assert (got["t"] == 9).all() and (got["ct"] == 4).all() and (got["g"] == 5).all()

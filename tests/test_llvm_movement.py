@@ -267,3 +267,16 @@ def test_ttrans_in_place(valid: str, tmp_path: pathlib.Path) -> None:
     text = f"kernel @k(%t : {t}) {{\n  %t = ttrans %t : ({t}) -> {t}\n}}\n"
     r, c = map(int, valid.split("x"))
     _run(text, tmp_path, {"t": _data((8, 8), np.int32)}, {"t": (r, c)})
+
+
+def test_tmov_tmp_is_never_touched(tmp_path: pathlib.Path) -> None:
+    t = _tt((8, 12), "f16")
+    text = (f"kernel @k(%dst : {t}, %src : {_tt((8, 12), 'f16', ', valid=5x7')}, %tmp : {t}) {{\n"
+            f"  pto.tmov ins(%src, %tmp) outs(%dst) {{relu = #pto.relu<RELU>}}\n}}\n")
+    args = dict(dst=np.zeros((8, 12), np.float16), src=_data((8, 12), np.float16), tmp=np.full((8, 12), 3, np.float16))
+    _run(text, tmp_path, args, {"dst": (5, 7), "tmp": None})
+    module = pto.parse(text)
+    mine = {k: v.copy() for k, v in args.items()}
+    pto.compile(module, "llvm", "cpu", cache_dir=tmp_path)(**mine)
+    assert (mine["tmp"] == 3).all()
+    np.testing.assert_array_equal(mine["dst"][:5, :7], np.maximum(args["src"][:5, :7], 0))

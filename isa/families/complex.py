@@ -13,8 +13,9 @@ from .. import dtypes as dt
 from ..attrs import CmpMode, GatherAxis, MaskPattern, QuantType, ScatterAxis
 from ..diagnostics import RuntimeFault, SpecError
 from ..registry import declare
-from ..spec import Attr, Domain, EXACT, Example, Family, Instruction, Numerics, ROUNDED, same, tuples
-from ..types import Layout, Pipe, TileType, Type
+from ..spec import (WHOLE, Attr, Domain, EXACT, Example, Family, Instruction, Kind, Numerics, Operand, ROUNDED,
+                    Role, same, tuples)
+from ..types import GlobalType, Layout, Pipe, TileType, Type
 from ..values import Tile
 from ._helpers import index_in, scalar_in, tile_in, tile_out
 from .elementwise import TMP_DOC, TMP_NOTE
@@ -87,7 +88,7 @@ def _records(values: np.ndarray, index: np.ndarray) -> np.ndarray:
     return raw.reshape(r, n * RECORD_BYTES).view(values.dtype)
 
 
-def _tsort32(dst: Tile, src: Tile, idx: Tile) -> None:
+def _tsort32(dst: Tile, src: Tile, idx: Tile, tmp: Tile | None = None) -> None:
     rows, n = src.valid
     _require_region(dst, rows, n * _per_record(src.dtype), "dst")
     values = src.read(rows, n, "src").reshape(-1)
@@ -205,7 +206,8 @@ def _row_major(*names: str) -> tuple:
 declare(Instruction(
     mnemonic="TSORT32", family=Family.COMPLEX, summary="sort 32-element blocks into (value, index) records",
     operands=(tile_out("dst", "records, 8 bytes per element of src"), tile_in("src", "values to sort"),
-              tile_in("idx", "u32 index payload carried with each value")),
+              tile_in("idx", "u32 index payload carried with each value"),
+              tile_in("tmp", TMP_DOC, optional=True)),
     semantics=_tsort32,
     dtypes=tuples(("dst", "src", "idx"), [(d, d, dt.U32) for d in _SORT_TYPES]),
     profile_dtypes={p: tuples(("dst", "src", "idx"), [(d, d, dt.U32) for d in _SORT_NPU])
@@ -219,14 +221,16 @@ declare(Instruction(
         "[value, 0, index low 16 bits, index high 16 bits] (4 elements). The u32 index is stored by bit "
         "reinterpretation, as the hardware does (the public CPU simulator converts it numerically "
         "instead). dst's valid region must hold the records (RUNTIME_INVALID_WRITE otherwise). Records "
-        "reinterpret bytes inside a row, so every tile is row-major (ND). The public optional tmp operand "
-        "is scratch and not part of the instruction.",
+        "reinterpret bytes inside a row, so every tile is row-major (ND)." + TMP_NOTE +
+        " (The A2/A3 kernels stage a last partial block of 32 through it; the result is the same.)",
     special_values="Order: NaN (any sign or payload) first, then +inf down to -inf; -0 and +0 compare equal. "
                    "Equal values (and NaNs among themselves) go in ascending order of their idx value "
                    "(unsigned), as the public page and CPU simulator break ties; equal values with equal "
                    "idx keep their column order. Values and indices are copied bit for bit (NaN payloads, "
                    "-0 preserved).",
     example=Example({"dst": "!pto.tile<2x64xf32>", "src": "!pto.tile<2x32xf32>", "idx": "!pto.tile<2x32xu32>"}),
+    more_examples=(Example({"dst": "!pto.tile<2x80xf32>", "src": "!pto.tile<2x40xf32>", "idx": "!pto.tile<2x40xu32>",
+                            "tmp": "!pto.tile<2x80xf32>"}),),
     constraints=(K.custom("dst.rows >= src.rows and dst.cols >= (8 / sizeof(dtype)) * src.cols", _sort_shape),
                  K.custom("dst's valid region holds the records of src's valid region", _sort_region,
                           "STRUCT_VALID_REGION"),
@@ -782,7 +786,7 @@ declare(Instruction(
 
 # ----------------------------------------------------------------------------- TCI / TTRI
 
-def _tci(dst: Tile, start: int | float, descending: bool = False) -> None:
+def _tci(dst: Tile, start: int | float, tmp: Tile | None = None, descending: bool = False) -> None:
     rows, cols = dst.valid
     if not rows:
         return
@@ -807,7 +811,8 @@ _CI_FLOATS = (dt.F32, dt.F16, dt.BF16)
 declare(Instruction(
     mnemonic="TCI", family=Family.COMPLEX, summary="contiguous integer sequence",
     operands=(tile_out("dst", "first row receives the sequence"),
-              scalar_in("start", "first value, converted to dst's dtype (integers wrap, floats round)")),
+              scalar_in("start", "first value, converted to dst's dtype (integers wrap, floats round)"),
+              tile_in("tmp", TMP_DOC, optional=True)),
     attrs=(Attr("descending", bool, False, "count down instead of up"),),
     semantics=_tci,
     dtypes=same(("dst",), _CI_TYPES + _CI_FLOATS),
@@ -820,11 +825,13 @@ declare(Instruction(
         "Float dtypes (a2/a3's scalar loop takes any 2- or 4-byte type; A5 only integers): start is first "
         "converted to dst's dtype (RNE; an integer scalar through f64 and f32), then every element is "
         "computed from start itself, not accumulated: dst[0, k] = round(s +- k) with s +- k formed in f32 "
-        "(k is exact there) and rounded once to dst's dtype (RNE; f32 needs no second rounding).",
+        "(k is exact there) and rounded once to dst's dtype (RNE; f32 needs no second rounding)." + TMP_NOTE,
     special_values="Integers wrap (two's complement): e.g. u16 start 65535 ascending gives 65535, 0, 1, ... "
                    "Floats: an inf start gives inf everywhere, NaN gives NaN; steps below the spacing of "
                    "start vanish (f16 2048 + 1 rounds to 2048, ties to even).",
-    example=Example({"dst": "!pto.tile<1x16xi32>", "start": "i32"}, {"descending": False}, {"start": 5})))
+    example=Example({"dst": "!pto.tile<1x16xi32>", "start": "i32"}, {"descending": False}, {"start": 5}),
+    more_examples=(Example({"dst": "!pto.tile<1x16xu16>", "start": "u16", "tmp": "!pto.tile<1x16xu16>"},
+                           {"descending": True}, {"start": 3}),)))
 
 
 # a2/a3 TTri.hpp: (u)int32, (u)int16, half, float; a5 TTri.hpp adds (u)int8 and bfloat16 (and 64-bit
@@ -1029,7 +1036,15 @@ def _render(tile: Tile) -> str:
     return "\n".join([head] + ["  " + " ".join(c.rjust(width) for c in row) for row in cells]) + "\n"
 
 
-def _tprint(src: Tile, sink: Sink = None) -> None:
+def _print_scratch(types: Types, attrs: Attrs) -> str | None:
+    s, g = _tile(types, "src"), types.get("tmp")
+    if s is None or not isinstance(g, GlobalType) or any(d is None for d in g.shape):
+        return None
+    have = int(np.prod(g.shape))
+    return None if have >= s.rows * s.cols else f"tmp holds {have} elements, src has {s.rows * s.cols}"
+
+
+def _tprint(src: Tile, tmp: Any = None, sink: Sink = None) -> None:
     text = _render(src)
     if sink is None:
         sys.stdout.write(text)
@@ -1041,8 +1056,12 @@ def _tprint(src: Tile, sink: Sink = None) -> None:
 
 declare(Instruction(
     mnemonic="TPRINT", family=Family.COMPLEX, summary="print a tile's valid region (debug)",
-    operands=(tile_in("src", "tile to print"),),
+    operands=(tile_in("src", "tile to print"),
+              Operand("tmp", Role.IN, Kind.GLOBAL, "global scratch of the public Acc/Mat print (at least "
+                      "src.rows * src.cols elements); accepted and never read or written", optional=True,
+                      window=WHOLE)),
     semantics=_tprint,
+    constraints=(K.custom("tmp holds src's static elements", _print_scratch, "STRUCT_SHAPE"),),
     dtypes=same(("src",), dt.STORABLE),
     profile_dtypes={p: same(("src",), (dt.F32, dt.F16, dt.I8, dt.I16, dt.I32, dt.U8, dt.U16, dt.U32))
                     for p in ("a2", "a3", "a5")},
@@ -1056,6 +1075,9 @@ declare(Instruction(
         "list (the text is appended), a callable (called with the text) or None (sys.stdout); backends "
         "route the text to their own debug stream. The public NPU form prints with %6.2f / %6d, marks "
         "the invalid part with '|' and brackets the print with pipe_barrier(PIPE_ALL); it can also "
-        "print a global tensor, which openpto's TPRINT does not.",
+        "print a global tensor, which openpto's TPRINT does not. The optional tmp is the public "
+        "TPRINT(src, tmp) global scratch (used there to stage Acc and Mat tiles through GM): it must hold "
+        "src.rows * src.cols elements of any dtype when both are static (STRUCT_SHAPE) and is never read "
+        "or written, so its contents are unchanged.",
     special_values="Values are read, never modified; elements outside the valid region are not printed.",
     example=Example({"src": "!pto.tile<16x16xf32>"})))

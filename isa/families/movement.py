@@ -24,6 +24,7 @@ from ..spec import (Attr, Constraint, Domain, DTypeRule, EXACT, Example, Family,
 from ..types import Layout, Location, PadValue, Pipe, TileType, Type
 from ..values import Tile
 from ._helpers import index_in, tile_in, tile_inout, tile_out
+from .elementwise import TMP_DOC, TMP_NOTE
 
 VEC, MAT, ACC = Location.VEC, Location.MAT, Location.ACC
 LEFT, RIGHT, BIAS, SCALING = Location.LEFT, Location.RIGHT, Location.BIAS, Location.SCALING
@@ -172,7 +173,8 @@ def _move_operands(table: Mapping, dst_role: Role = Role.OUT,
 # One semantics function per shape of move; the _FP forms pass their scaling tile as ``fp``.
 
 
-def _tmov(dst: Tile, src: Tile, relu: ReluMode = ReluMode.NONE, fp: Tile | None = None) -> None:
+def _tmov(dst: Tile, src: Tile, relu: ReluMode = ReluMode.NONE, fp: Tile | None = None,
+          tmp: Tile | None = None) -> None:
     r, c = src.valid
     _check_fits(dst, r, c)
     dst.write(_transfer(src.read(r, c), dst, fp, relu), r, c)
@@ -194,7 +196,8 @@ OFFSETS = (index_in("r0", "row offset", bounds=(0, None)), index_in("c0", "colum
 
 declare(Instruction(
     mnemonic="TMOV", family=Family.MOVEMENT, summary="move a tile between buffers",
-    operands=_move_operands(TMOV_PATHS), attrs=(RELU_ATTR,), semantics=_tmov,
+    operands=_move_operands(TMOV_PATHS) + (tile_in("tmp", TMP_DOC, optional=True),), attrs=(RELU_ATTR,),
+    semantics=_tmov,
     dtypes=_move_rules(dt.STORABLE + dt.MOVABLE_CODED),
     profile_dtypes=_move_profiles(NPU_STORABLE, dt.STORABLE + dt.MOVABLE_CODED),
     numerics=MOVE_NUMERICS, domain=Domain.SRC, pipe=_pipe_rule(TMOV_PATHS),
@@ -205,10 +208,13 @@ declare(Instruction(
         "only (the profile tables cannot narrow locations, so a2/a3 accept them too). Only an acc "
         "source may change dtype (f32 -> f16/bf16). Layouts may differ: the copy is logical. "
         "hifloat8 tiles (cpu, A5) move as their codes; relu on them reads the codes as values: "
-        "a code with the sign bit set becomes 0x00 (+0), except the NaN code 0x80, which stays.",
+        "a code with the sign bit set becomes 0x00 (+0), except the NaN code 0x80, which stays." + TMP_NOTE
+        + " (The public TMOV(dst, src, tmp) overload stages A5's layout transforms through it.)",
     special_values=CONV_SPECIAL,
     example=Example({"dst": "!pto.tile<16x16xf16, loc=mat, layout=NZ>",
                      "src": "!pto.tile<16x16xf32, loc=acc, layout=NZ>"}, {"relu": ReluMode.RELU}),
+    more_examples=(Example({"dst": "!pto.tile<16x16xf32>", "src": "!pto.tile<16x16xf32>",
+                            "tmp": "!pto.tile<16x16xf32>"}),),
     constraints=(K.same_shape("dst", "src"), *_covers("dst", "src"),
                  _loc_rule(TMOV_PATHS), CONVERT_RULE)))
 
