@@ -460,9 +460,15 @@ def _parse_memref(text: str, body: str) -> GlobalType:
     return GlobalType(dims, dtype, strides, layout)
 
 
+#: Public type names that stand for an openpto type: ``!pto.fmatrix_config``, the IMG2COL
+#: config of SETFMATRIX / SET_IMG2COL_* (decision "Config tiles"), is a 1x16 f32 config tile.
+TYPE_ALIASES = {"!pto.fmatrix_config": "!pto.tile<1x16xf32>"}
+
+
 def parse_type(text: str) -> Type:
     """Parse one type spelling; raises ``ParseError`` (code ``PARSE_TYPE``) when malformed."""
     t = text.strip()
+    t = TYPE_ALIASES.get(t, t)
     if t in SCALAR_NAMES:
         return ScalarType(t)
     if t in ("!pto.event", "!pto.event<>"):

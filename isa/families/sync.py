@@ -22,9 +22,9 @@ from ..attrs import RoundMode
 from ..diagnostics import RuntimeFault
 from ..registry import declare, former_names
 from ..spec import (Attr, Domain, EXACT, Example, Family, Instruction, Kind, Operand, Role, same)
-from ..types import Pipe, Type
+from ..types import TYPE_ALIASES, Pipe, TileType, Type
 from ..values import Tile
-from ._helpers import index_in, scalar_in
+from ._helpers import index_in
 
 EVENT_IDS = 8          # event ids per (src pipe, dst pipe) pair
 ALIGN = 32             # on-chip buffers are 32-byte aligned
@@ -197,16 +197,97 @@ FMATRIX_FIELDS = {"fmap_h": (1, 0xFFFF), "fmap_w": (1, 0xFFFF), "pad_left": _U8,
 RPT_FIELDS = {"repeat_stride": _U16, "repeat_time": _U8, "repeat_mode": _U8}
 
 
-def _tsetfmatrix(state: dict | None = None, **fields: int) -> None:
-    _record(state, "SETFMATRIX", _fields(FMATRIX_FIELDS, fields))
+#: The config tile of the public forms (``pto.setfmatrix %cfg``; decision "Config tiles"): row 0
+#: holds every IMG2COL field, one per column in this order, so one tile feeds all three writers.
+CONFIG_COLUMNS = (*FMATRIX_FIELDS, *RPT_FIELDS, "pad_value")
+CONFIG_DTYPES = (dt.F32, dt.I32)
+CONFIG_TYPE = TYPE_ALIASES["!pto.fmatrix_config"]
 
 
-def _tset_img2col_rpt(state: dict | None = None, **fields: int) -> None:
-    _record(state, "SET_IMG2COL_RPT", _fields(RPT_FIELDS, fields))
+def _from_config(cfg: Tile, names: tuple[str, ...]) -> dict[str, Any]:
+    """The fields ``names`` read from row 0 of a config tile: RUNTIME_INVALID_READ unless every
+    config column is in its valid region; integer fields must hold integers (RUNTIME_BAD_CONFIG)."""
+    row = cfg.read(1, len(CONFIG_COLUMNS), "the config tile")[0]
+    out: dict[str, Any] = {}
+    for name in names:
+        v = row[CONFIG_COLUMNS.index(name)].item()
+        if name != "pad_value" and isinstance(v, float):
+            if not v.is_integer():
+                raise RuntimeFault("RUNTIME_BAD_CONFIG", f"{name} out of range", expected="an integer",
+                                   actual=repr(v))
+            v = int(v)
+        out[name] = v
+    return out
 
 
-def _tset_img2col_padding(pad_value: float, state: dict | None = None) -> None:
+def _configured(limits: Mapping[str, tuple[int, int]], cfg: Tile | None, fields: Mapping[str, Any]) -> dict[str, int]:
+    return _fields(limits, _from_config(cfg, tuple(limits)) if cfg is not None else fields)
+
+
+def _tsetfmatrix(cfg: Tile | None = None, state: dict | None = None, **fields: int) -> None:
+    _record(state, "SETFMATRIX", _configured(FMATRIX_FIELDS, cfg, fields))
+
+
+def _tset_img2col_rpt(cfg: Tile | None = None, state: dict | None = None, **fields: int) -> None:
+    _record(state, "SET_IMG2COL_RPT", _configured(RPT_FIELDS, cfg, fields))
+
+
+def _tset_img2col_padding(pad_value: float | None = None, cfg: Tile | None = None,
+                          state: dict | None = None) -> None:
+    if cfg is not None:
+        pad_value = _from_config(cfg, ("pad_value",))["pad_value"]
     _record(state, "SET_IMG2COL_PADDING", {"pad_value": pad_value})
+
+
+def _config_form(fields: tuple[str, ...]) -> Callable[[Mapping[str, Type], Mapping[str, Any]], str | None]:
+    """Exactly one form: the field operands or the config tile."""
+    def check(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | None:
+        if ("cfg" in types) == any(f in types for f in fields):
+            return f"give either the fields ({', '.join(fields)}) or the config tile cfg"
+        return None
+    return check
+
+
+def _every_field(fields: tuple[str, ...]) -> Callable[[Mapping[str, Type], Mapping[str, Any]], str | None]:
+    """The field form names every field (the text cannot leave out one in the middle either)."""
+    def check(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | None:
+        missing = [f for f in fields if f not in types]
+        if "cfg" not in types and missing and len(missing) < len(fields):
+            return f"the field form needs every field: {', '.join(missing)} missing"
+        return None
+    return check
+
+
+def _config_tile(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | None:
+    t = types.get("cfg")
+    if isinstance(t, TileType) and ((t.valid_rows is not None and t.valid_rows < 1)
+                                    or (t.valid_cols is not None and t.valid_cols < len(CONFIG_COLUMNS))):
+        return f"a config tile holds its {len(CONFIG_COLUMNS)} fields in row 0: valid region >= 1x{len(CONFIG_COLUMNS)}"
+    return None
+
+
+def _config_dtype(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | None:
+    t = types.get("cfg")
+    if isinstance(t, TileType) and t.dtype not in CONFIG_DTYPES:
+        return f"a config tile is {' or '.join(d.name for d in CONFIG_DTYPES)}, not {t.dtype.name}"
+    return None
+
+
+def _config_rules(fields: tuple[str, ...], dtype: bool = False) -> tuple[Any, ...]:
+    """The form and config-tile rules; ``dtype``: also cfg's dtype, for an instruction whose
+    dtype rule covers its scalar form instead (SET_IMG2COL_PADDING)."""
+    rules = (K.custom("either the fields or the config tile cfg", _config_form(fields), "STRUCT_OPERAND_FORM"),
+             K.custom("the field form names every field", _every_field(fields), "STRUCT_MISSING_OPERAND"),
+             K.custom(f"cfg's valid region holds the {len(CONFIG_COLUMNS)} config columns", _config_tile,
+                      "STRUCT_VALID_REGION"))
+    return rules + ((K.custom("cfg is f32 or i32", _config_dtype, "LEGAL_DTYPE"),) if dtype else ())
+
+
+_CFG = Operand("cfg", Role.IN, Kind.TILE, "config tile (the public form; !pto.fmatrix_config): row 0 holds "
+               + ", ".join(CONFIG_COLUMNS) + " in that order", optional=True)
+_CFG_DOC = (" The public form names a config tile instead (`pto.setfmatrix %cfg : !pto.fmatrix_config`, "
+            "a 1x16 f32 tile; an f32 or i32 tile whose row 0 holds " + ", ".join(CONFIG_COLUMNS)
+            + " in that order): the same fields read from it, integer fields holding integers.")
 
 
 _STATE_DOC = " The semantics record {fields} into state[{key!r}] when a `state` dict is passed; "
@@ -216,42 +297,49 @@ _IMG2COL_NOTE = ("backends that model the IMG2COL unit read it. TIMG2COL carries
 declare(Instruction(
     mnemonic="SETFMATRIX", family=Family.SYNC, aliases=former_names("SETFMATRIX"),
     summary="set the IMG2COL feature-map registers",
-    operands=tuple(index_in(n, f"feature-map {n.replace('_', ' ')}", bounds=FMATRIX_FIELDS[n])
-                   for n in FMATRIX_FIELDS),
-    semantics=_tsetfmatrix, dtypes=None, numerics=EXACT, domain=Domain.NONE, pipe=Pipe.S,
+    operands=tuple(index_in(n, f"feature-map {n.replace('_', ' ')}", bounds=FMATRIX_FIELDS[n], optional=True)
+                   for n in FMATRIX_FIELDS) + (_CFG,),
+    semantics=_tsetfmatrix, dtypes=same(("cfg",), CONFIG_DTYPES), numerics=EXACT, domain=Domain.NONE,
+    pipe=Pipe.S, constraints=_config_rules(tuple(FMATRIX_FIELDS)),
     doc="Writes the FMATRIX register: feature-map height and width (1..65535) and the pad list "
         "left, right, top, bottom (0..255 each), the public Img2colTileConfig fields."
-        + _STATE_DOC.format(fields="the six fields", key="fmatrix") + _IMG2COL_NOTE,
+        + _STATE_DOC.format(fields="the six fields", key="fmatrix") + _IMG2COL_NOTE + _CFG_DOC,
     special_values="A field outside its range (or not an integer): RUNTIME_BAD_CONFIG.",
     example=Example({k: "index" for k in FMATRIX_FIELDS},
                     scalars={"fmap_h": 4, "fmap_w": 4, "pad_left": 1, "pad_right": 1,
-                             "pad_top": 1, "pad_bottom": 1})))
+                             "pad_top": 1, "pad_bottom": 1}),
+    more_examples=(Example({"cfg": CONFIG_TYPE}),)))
 
 declare(Instruction(
     mnemonic="SET_IMG2COL_RPT", family=Family.SYNC, aliases=former_names("SET_IMG2COL_RPT"),
     summary="set the IMG2COL repeat registers",
-    operands=tuple(index_in(n, n.replace("_", " "), bounds=RPT_FIELDS[n]) for n in RPT_FIELDS),
-    semantics=_tset_img2col_rpt, dtypes=None, numerics=EXACT, domain=Domain.NONE, pipe=Pipe.S,
+    operands=tuple(index_in(n, n.replace("_", " "), bounds=RPT_FIELDS[n], optional=True) for n in RPT_FIELDS)
+    + (_CFG,),
+    semantics=_tset_img2col_rpt, dtypes=same(("cfg",), CONFIG_DTYPES), numerics=EXACT, domain=Domain.NONE,
+    pipe=Pipe.S, constraints=_config_rules(tuple(RPT_FIELDS)),
     doc="Writes the IMG2COL repeat configuration: repeat_stride (0..65535), repeat_time and "
         "repeat_mode (0..255 each), the public ConvTile repeat fields."
-        + _STATE_DOC.format(fields="the three fields", key="img2col_rpt") + _IMG2COL_NOTE,
+        + _STATE_DOC.format(fields="the three fields", key="img2col_rpt") + _IMG2COL_NOTE + _CFG_DOC,
     special_values="A field outside its range (or not an integer): RUNTIME_BAD_CONFIG.",
     example=Example({k: "index" for k in RPT_FIELDS},
-                    scalars={"repeat_stride": 16, "repeat_time": 1, "repeat_mode": 0})))
+                    scalars={"repeat_stride": 16, "repeat_time": 1, "repeat_mode": 0}),
+    more_examples=(Example({"cfg": CONFIG_TYPE}),)))
 
 declare(Instruction(
     mnemonic="SET_IMG2COL_PADDING", family=Family.SYNC, aliases=former_names("SET_IMG2COL_PADDING"),
     summary="set the IMG2COL pad value",
-    operands=(scalar_in("pad_value", "value IMG2COL reads at padded positions"),),
-    semantics=_tset_img2col_padding,
+    operands=(Operand("pad_value", Role.IN, Kind.SCALAR, "value IMG2COL reads at padded positions",
+                      optional=True), _CFG),
+    semantics=_tset_img2col_padding, constraints=_config_rules(("pad_value",), dtype=True),
     dtypes=same(("pad_value",), dt.FLOATS + dt.INTS_32), numerics=EXACT, domain=Domain.NONE,
     pipe=Pipe.S,
     doc="Writes the value IMG2COL produces at padded positions (the config's padValue); the "
         "consumer converts it to the feature-map dtype."
         + _STATE_DOC.format(fields="{'pad_value': value}", key="img2col_padding")
-        + _IMG2COL_NOTE,
+        + _IMG2COL_NOTE + _CFG_DOC,
     special_values="Any value of the scalar type is accepted and recorded as given.",
-    example=Example({"pad_value": "f16"}, scalars={"pad_value": 0.0})))
+    example=Example({"pad_value": "f16"}, scalars={"pad_value": 0.0}),
+    more_examples=(Example({"cfg": CONFIG_TYPE}),)))
 
 
 def _set_mode(mnemonic: str) -> Callable[..., None]:

@@ -15,7 +15,7 @@ from llvmlite import ir
 
 from ....assembler.ir import PipeLit, TileOp
 from ....isa.attrs import RoundMode
-from ....isa.families.sync import ALIGN, EVENT_IDS, FMATRIX_FIELDS, RPT_FIELDS, STATE_KEYS
+from ....isa.families.sync import ALIGN, CONFIG_COLUMNS, EVENT_IDS, FMATRIX_FIELDS, RPT_FIELDS, STATE_KEYS
 from ....isa.types import Pipe
 from .. import numerics as N
 from ..codegen import KernelCodegen, widen
@@ -118,15 +118,41 @@ def _tassign(cg: KernelCodegen, op: TileOp) -> None:
              actual="{0}", details=[addr])
 
 
+def _from_config(cg: KernelCodegen, op: TileOp, names: tuple[str, ...]) -> dict[str, ir.Value] | None:
+    """The public form's fields read from row 0 of the config tile (the reference's
+    ``_from_config``, checks in its order: the valid region, then each integer field holding an
+    integer); None for the scalar-field form."""
+    if "cfg" not in op.args:
+        return None
+    b = cg.b
+    t = cg.tile(op, "cfg")
+    cg.check_read(t, _c(1), _c(len(CONFIG_COLUMNS)), "the config tile")
+    out = {n: t.load(b, _c(0), _c(CONFIG_COLUMNS.index(n))) for n in names}
+    for name, v in out.items():
+        if name != "pad_value" and isinstance(v.type, ir.FloatType):
+            whole = cg.intrinsic("llvm.trunc.f32", v.type, [v])
+            cg.fault(b.fcmp_unordered("!=", v, whole), "RUNTIME_BAD_CONFIG", f"{name} out of range",
+                     expected="an integer", actual="a fraction, NaN or infinity")
+    return out
+
+
 def _config(key: str, fields: dict[str, tuple[int, int]]) -> Any:
     def rule(cg: KernelCodegen, op: TileOp) -> None:
         b = cg.b
+        read = _from_config(cg, op, tuple(fields))
         values = []
         for name, (lo, hi) in fields.items():         # every field checked before any is recorded
-            v = cg.scalar(op, name)
+            v = cg.scalar(op, name) if read is None else read[name]
             if v is None:
                 _always(cg, "RUNTIME_BAD_CONFIG", f"{name} out of range", f"an integer in [{lo}, {hi}]", "None")
                 return
+            if isinstance(v.type, ir.FloatType):       # an integral f32 from the config tile
+                bad = b.or_(b.fcmp_ordered("<", v, ir.Constant(v.type, lo)), b.fcmp_ordered(">", v, ir.Constant(v.type, hi)))
+                cg.fault(bad, "RUNTIME_BAD_CONFIG", f"{name} out of range", expected=f"an integer in [{lo}, {hi}]",
+                         actual="{0}", details=[v])
+                v = b.fptosi(v, I64)
+            elif v.type != I64:                        # an i32 config tile
+                v = b.sext(v, I64)
             bad = b.or_(b.icmp_signed("<", v, _c(lo)), b.icmp_signed(">", v, _c(hi)))
             cg.fault(bad, "RUNTIME_BAD_CONFIG", f"{name} out of range", expected=f"an integer in [{lo}, {hi}]",
                      actual="{0}", details=[v])
@@ -139,6 +165,12 @@ def _config(key: str, fields: dict[str, tuple[int, int]]) -> Any:
 def _tset_img2col_padding(cg: KernelCodegen, op: TileOp) -> None:
     """Records the pad value as given (f64; integers converted by their signedness)."""
     b = cg.b
+    read = _from_config(cg, op, ("pad_value",))
+    if read is not None:
+        v = read["pad_value"]
+        f = b.fpext(v, F64) if isinstance(v.type, ir.FloatType) else b.sitofp(v, F64)
+        b.store(f, config_slot(cg, IMG2COL_PADDING_KEY, "pad_value"))
+        return
     v = cg.scalar(op, "pad_value")
     if v is None:
         return
