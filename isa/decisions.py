@@ -380,8 +380,8 @@ DECISIONS: tuple[Decision, ...] = (
              "the IMG2COL pair take a config tile (!pto.fmatrix_config, ConvTileData).",
              "The public names are the declared mnemonics (listed by pto isa, printed by the assembler); "
              "openpto's earlier TSETFMATRIX, TSET_IMG2COL_RPT, TSET_IMG2COL_PADDING, TSETHF32MODE and "
-             "TSETTF32MODE stay accepted as aliases (registry.RENAMED). The operands stay scalar fields: a "
-             "config-tile type is not part of PTO-AS yet.",
+             "TSETTF32MODE stay accepted as aliases (registry.RENAMED). SETFMATRIX and the IMG2COL pair keep "
+             "their scalar fields and also take the public config tile (decision 'Config tiles').",
              "Programs in the public spelling assemble; existing programs keep working."),
     Decision("Precision modes",
              "TDIV, TDIVS, TEXP, TLOG, TSQRT, TRSQRT, TRECIP, TREM, TREMS, TFMOD, TFMODS, TROWEXPANDDIV and "
@@ -935,4 +935,18 @@ DECISIONS: tuple[Decision, ...] = (
              "(STRUCT_SHAPE); its dtype is free. TMOV_FP takes no tmp.",
              "The results do not depend on the scratch on any target, so functional backends need not touch "
              "it; leaving it unchanged is the one behaviour every backend can promise."),
+    Decision("Config tiles",
+             "SETFMATRIX, SET_IMG2COL_RPT and SET_IMG2COL_PADDING take one configuration operand, "
+             "`%cfg : !pto.fmatrix_config` (a ConvTile / Img2colTileConfig in C++: feature-map height and width, "
+             "the pad list, repeat stride/time/mode, the pad value); the type's layout is not printed.",
+             "!pto.fmatrix_config is the tile type !pto.tile<1x16xf32> (a type alias, printed as the tile). "
+             "Each instruction takes either its scalar fields or an optional tile operand cfg (f32 or i32) "
+             "whose row 0 holds fmap_h, fmap_w, pad_left, pad_right, pad_top, pad_bottom, repeat_stride, "
+             "repeat_time, repeat_mode, pad_value in that order, so one tile feeds all three; each reads its "
+             "own columns with the scalar form's ranges. An integer field holding a fraction, NaN or an "
+             "infinity, or one out of range, is RUNTIME_BAD_CONFIG; fewer than ten valid columns is "
+             "STRUCT_VALID_REGION (RUNTIME_INVALID_READ at run time); both forms or neither is "
+             "STRUCT_OPERAND_FORM, some fields only STRUCT_MISSING_OPERAND.",
+             "A tile carries run-time values the way the C++ config object does, and one fixed column order "
+             "lets a program build or load the config like any tile; f32 holds every field exactly."),
 )
