@@ -949,4 +949,23 @@ DECISIONS: tuple[Decision, ...] = (
              "STRUCT_OPERAND_FORM, some fields only STRUCT_MISSING_OPERAND.",
              "A tile carries run-time values the way the C++ config object does, and one fixed column order "
              "lets a program build or load the config like any tile; f32 holds every field exactly."),
+    Decision("TQUANT_HIF4 (HiFloat4 quantisation)",
+             "A6 TQUANT<grp_axis=1, MxQuantAlg::Hif4> takes bf16 and writes float4_e1m2x2_t (the header's "
+             "static_asserts); the page gives the three levels (Ea e6m2 per 64, Eb per 8, Ec per 4) and the "
+             "thresholds; the public golden generator fixes the arithmetic (bf16 after every product, Ea = "
+             "e6m2 of bf16(max * bf16(1/7)), round-half-even codes). Not stated: the exp tile's layout as an "
+             "interface (the header carves a workspace of flat Ea/Eb/Ec regions plus the Cube patch layout), "
+             "NaN, infinities, values below the e6m2 range, -0, rows not a multiple of 64 elements, and the "
+             "kernel's vcvt ROUND_A against the golden's ties to even.",
+             "TQUANT_HIF4 dst float4_e1m2x2, src bf16, exp u8, legal on cpu and a6; blocks are 64 consecutive "
+             "elements of a row and dst's valid columns must be a multiple of 64 (STRUCT_VALID_REGION, "
+             "RUNTIME_VALID_REGION when dynamic). exp holds R x C/16 bytes: per block Ea, the Eb byte (bit k: "
+             "octet k, all eight kept as the page's pstu store does, not the old downsampled golden), then "
+             "the Ec bits of quads 0-7 and 8-15. The maxima read NaN as 0; NaN and zero of either sign encode "
+             "as +0; e6m2 rounds to 3 significant bits half-even, below 2**-48 gives code 0 (a zero scale) "
+             "and above 1.5 * 2**15 (inf too) 0xFE; codes round half to the even code (the golden) and "
+             "saturate at ±1.75. max and scaling are accepted scratch, never accessed.",
+             "The golden is the only executable statement of the algorithm; one record per block keeps the "
+             "32 bits the page counts next to their block without modelling the Cube's data movement; the "
+             "undefined corners get the answers of TQUANT_DN and the fp4 types (NaN ignored, saturate)."),
 )

@@ -305,3 +305,134 @@ def test_tquant_dn_fp4_static_rules() -> None:
     f8 = {**good, "dst": "!pto.tile<64x32xf8e4m3>"}
     assert "LEGAL_DTYPE" in codes("TQUANT_DN", f8, {"mx_alg": MxQuantAlg.NvMxFp4E2M1})
     assert codes("TQUANT_DN", good, alg, "a3") != []
+
+
+# ----------------------------------------------------------------------------- TQUANT_HIF4
+
+import math  # noqa: E402
+
+import ml_dtypes  # noqa: E402
+
+
+def _hif4(x: np.ndarray, exp_cols: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    r, c = x.shape
+    dst = isa.Tile.of(np.full((r, c), 0xA, np.uint8), dtype=isa.dtypes.FP4_E1M2)
+    exp = isa.Tile.of(np.full((r, exp_cols or c // 16), 0x55, np.uint8))
+    run("TQUANT_HIF4", dst=dst, src=isa.Tile.of(np.asarray(x, np.float32).astype(ml_dtypes.bfloat16)), exp=exp)
+    return dst.data, exp.data
+
+
+def test_tquant_hif4_hand_block() -> None:
+    """Max 7: 7 * bf16(1/7) = 0.998046875 rounds (bf16 tie, to even) to 1.0, Ea = 2**0 -> code
+    48 << 2 = 0xC0, reciprocal 1. Octet 0 (max 7 >= 4) sets Eb; quad 0 (7 / 2 = 3.5 >= 2) sets
+    Ec: scale 1/4, 7 -> 1.75 (7), -3.5 -> -0.875, the tie of 0.75 and 1.0 -> even code 4 -> 0xC,
+    bf16(0.3) / 4 -> 0; quad 1 (max 1 / 2 < 2): scale 1/2, 1 -> 0.5 (2). Octet 1 (max 2 < 4) has
+    no Eb; its quads (2 >= 2) set Ec: 2 / 2 = 1 (4). Octet 2: -0 -> +0; 1.5 -> code 6, 0.625 (a
+    tie of 0.5 and 0.75) -> code 2, bf16(-0.1) -> -0 (8), NaN -> 0."""
+    x = np.zeros((1, 64), np.float32)
+    x[0, :24] = [7, -3.5, 0.3, 0, 1, 1, 1, 1] + [2.0] * 8 + [-0.0] * 4 + [1.5, 0.625, -0.1, np.nan]
+    codes, exp = _hif4(x)
+    assert codes[0, :24].tolist() == [7, 0xC, 0, 0, 2, 2, 2, 2] + [4] * 8 + [0, 0, 0, 0, 6, 2, 8, 0]
+    assert not codes[0, 24:].any()
+    assert exp.tolist() == [[0xC0, 0x01, 0x0D, 0x00]]
+
+
+def test_tquant_hif4_e6m2_mantissa_and_second_block() -> None:
+    """Block 1 max 10: bf16(10 * 0.142578125) = 1.421875 (a bf16 tie to even), e6m2 rounds its
+    mantissa 1.6875 / 4 up to 2/4: 1.5 * 2**0 = code 0xC2, reciprocal bf16(2/3) = 0.66796875;
+    bf16(10 * 0.66796875) = 6.6875 sets Eb, 3.34375 sets Ec; scale bf16(0.66796875 / 4) =
+    0.1669921875, 10 * scale -> bf16 1.671875 -> 1.75 (7). Block 0 is all zero: Ea 0, codes 0."""
+    x = np.zeros((2, 128), np.float32)
+    x[1, 64] = 10.0
+    codes, exp = _hif4(x)
+    assert codes[1, 64] == 7 and codes.sum() == 7
+    assert exp.tolist() == [[0] * 8, [0] * 4 + [0xC2, 0x01, 0x01, 0x00]]
+
+
+def test_tquant_hif4_extremes() -> None:
+    """inf: Ea saturates at 0xFE (1.5 * 2**15), inf -> 1.75, every finite value -> 0. A tiny block
+    (max 2**-60, below 7 * 2**-48) gets Ea 0, a zero scale and so +0 codes only
+    (the products are ±0, and zero of either sign encodes as +0)."""
+    x = np.zeros((2, 64), np.float32)
+    x[0, 0], x[0, 1], x[0, 5] = np.inf, -np.inf, 1000.0
+    x[1, 0], x[1, 1] = 2.0 ** -60, -2.0 ** -60
+    codes, exp = _hif4(x)
+    assert exp[0, 0] == 0xFE and codes[0, :2].tolist() == [7, 15] and codes[0, 5] == 0
+    assert exp[0, 1:].tolist() == [0x01, 0x01, 0x00]
+    assert exp[1].tolist() == [0, 0, 0, 0] and codes[1, :2].tolist() == [0, 0]
+
+
+def _bf(v: float) -> float:
+    return float(np.float32(v).astype(ml_dtypes.bfloat16))
+
+
+def _e6m2(v: float) -> tuple[int, float]:
+    """Independent scalar e6m2 (code, value): floor(log2), mantissa rounded half-even in quarters."""
+    if v == 0 or v < 2.0 ** -48 * 0.875:
+        return 0, 0.0
+    if math.isinf(v):
+        return 0xFE, 1.5 * 2.0 ** 15
+    e = math.floor(math.log2(v))
+    m = round((v / 2.0 ** e - 1) * 4)
+    if m == 4:
+        e, m = e + 1, 0
+    if e < -48:
+        return 0, 0.0
+    if e > 15 or (e == 15 and m == 3):
+        e, m = 15, 2
+    return ((e + 48) << 2) | m, (1 + m / 4) * 2.0 ** e
+
+
+_E1M2 = [0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75]
+
+
+def _e1m2(v: float) -> int:
+    if math.isnan(v) or v == 0:
+        return 0
+    mag = min(abs(v), 1.75)                                            # saturate
+    best = min(range(8), key=lambda k: (abs(_E1M2[k] - mag), k % 2))   # nearest, ties to even code
+    return best | (8 if v < 0 else 0)
+
+
+def _hif4_scalar(row: list[float]) -> tuple[list[int], list[int]]:
+    """One row, element by element (plain Python floats, bf16 after every product)."""
+    codes, rec = [], []
+    for g in range(0, len(row), 64):
+        blk = [0.0 if math.isnan(v) else abs(v) for v in row[g:g + 64]]
+        ea, val = _e6m2(_bf(max(blk) * _bf(1 / 7)))
+        r = 0.0 if ea == 0 else _bf(1 / val)
+        eb_bits = ec_bits = 0
+        for o in range(8):
+            eb = _bf(max(blk[8 * o:8 * o + 8]) * r) >= 4
+            eb_bits |= eb << o
+            for d in range(2):
+                q = 2 * o + d
+                ec = _bf(_bf(max(blk[4 * q:4 * q + 4]) * r) * (0.5 if eb else 1.0)) >= 2
+                ec_bits |= ec << q
+                s = _bf(r * (0.5 if eb else 1.0) * (0.5 if ec else 1.0))
+                codes += [_e1m2(_bf(v * s)) for v in row[g + 4 * q:g + 4 * q + 4]]
+        rec += [ea, eb_bits, ec_bits & 0xFF, ec_bits >> 8]
+    return codes, rec
+
+
+def test_tquant_hif4_matches_a_scalar_rederivation() -> None:
+    rng = np.random.default_rng(5)
+    x = rng.uniform(-1, 1, (6, 128)) * np.exp2(rng.integers(-50, 20, (6, 2))).repeat(64, axis=1)
+    x = x.astype(np.float32).astype(ml_dtypes.bfloat16).astype(np.float32)
+    x[0, 3], x[1, :8], x[2, 70] = np.nan, 0.0, -np.inf
+    codes, exp = _hif4(x)
+    for i in range(6):
+        want_codes, want_rec = _hif4_scalar([float(v) for v in x[i]])
+        assert codes[i].tolist() == want_codes, i
+        assert exp[i].tolist() == want_rec, i
+
+
+def test_tquant_hif4_static_rules() -> None:
+    good = {"dst": "!pto.tile<16x64xfloat4_e1m2x2>", "src": "!pto.tile<16x64xbf16>", "exp": "!pto.tile<16x32xu8, valid=16x4>"}
+    assert codes("TQUANT_HIF4", good) == [] and codes("TQUANT_HIF4", good, profile="a6") == []
+    assert "STRUCT_VALID_REGION" in codes("TQUANT_HIF4", {**good, "exp": "!pto.tile<16x32xu8, valid=16x3>"})
+    assert "STRUCT_VALID_REGION" in codes("TQUANT_HIF4", {"dst": "!pto.tile<16x64xfloat4_e1m2x2, valid=16x32>",
+                                                          "src": "!pto.tile<16x64xbf16>", "exp": "!pto.tile<16x32xu8>"})
+    assert codes("TQUANT_HIF4", {**good, "src": "!pto.tile<16x64xf16>"}) != []
+    for p in ("a2", "a3", "a5"):
+        assert codes("TQUANT_HIF4", good, profile=p) != [], p

@@ -243,3 +243,63 @@ def test_tquant_dn_fp4_hand_values(tmp_path: pathlib.Path) -> None:
     ref, got = _run_both(_dn4_text((32, 1), "f16", "OcpMxFp4E2M1"), tmp_path, dst=np.zeros((32, 1), np.uint8),
                          src=x, exp=np.zeros((1, 1), np.uint8))
     assert got["exp"].tolist() == [[126]] and got["dst"][:5, 0].tolist() == [0x7, 0xB, 0x4, 0x4, 0x1]
+
+
+# ----------------------------------------------------------------------------- TQUANT_HIF4
+
+def _hif4_text(shape: tuple[int, int], valid: str = "", exp_cols: int | None = None) -> str:
+    r, c = shape
+    v = f"valid={valid}" if valid else ""
+    dst, src = _tile((r, c), "float4_e1m2x2", v), _tile((r, c), "bf16", v)
+    exp = _tile((r, exp_cols or c // 16), "u8")
+    return (f"kernel @k(%dst : {dst}, %src : {src}, %exp : {exp}) {{\n"
+            f"  %dst, %exp = tquant_hif4 %src : ({src}) -> ({dst}, {exp})\n}}\n")
+
+
+def _hif4_both(x: np.ndarray, tmp: pathlib.Path, **kw: object) -> tuple[dict, dict]:
+    r, c = x.shape
+    return _run_both(_hif4_text((r, c), **kw), tmp, dst=np.full((r, c), 0xA, np.uint8),
+                     src=x.astype(ml_dtypes.bfloat16), exp=np.full((r, c // 16), 0x55, np.uint8))
+
+
+def test_tquant_hif4_hand_block(tmp_path: pathlib.Path) -> None:
+    """As tests/test_isa_quant.py's hand block: Ea 0xC0 (max 7), octet 0 sets Eb, quads 0, 2, 3 Ec."""
+    x = np.zeros((1, 64), np.float32)
+    x[0, :24] = [7, -3.5, 0.3, 0, 1, 1, 1, 1] + [2.0] * 8 + [-0.0] * 4 + [1.5, 0.625, -0.1, np.nan]
+    ref, got = _hif4_both(x, tmp_path)
+    assert got["dst"][0, :24].tolist() == [7, 0xC, 0, 0, 2, 2, 2, 2] + [4] * 8 + [0, 0, 0, 0, 6, 2, 8, 0]
+    assert got["exp"].tolist() == [[0xC0, 0x01, 0x0D, 0x00]]
+    np.testing.assert_array_equal(got["dst"], ref["dst"])
+
+
+def test_tquant_hif4_random_against_reference(tmp_path: pathlib.Path) -> None:
+    rng = np.random.default_rng(21)
+    x = rng.standard_normal((9, 192)) * np.exp2(rng.integers(-55, 22, (9, 3))).repeat(64, axis=1)
+    x[0, 0], x[1, 65], x[2, 130], x[3, :64], x[4, 7] = np.nan, np.inf, -np.inf, 0.0, -0.0
+    x[5, 64:128] = rng.integers(-8, 8, 64) * 0.25                  # small exact values: many ties
+    ref, got = _hif4_both(x.astype(np.float32), tmp_path)
+    np.testing.assert_array_equal(got["dst"], ref["dst"])
+    np.testing.assert_array_equal(got["exp"], ref["exp"])
+    assert got["dst"].max() <= 0xF and got["exp"][3, 0] == 0
+
+
+def test_tquant_hif4_every_e6m2_rounding(tmp_path: pathlib.Path) -> None:
+    """Block maxima over every bf16 exponent the e6m2 range meets, each with several mantissas:
+    the llvm integer rounding agrees with the reference's code for code."""
+    exps = np.arange(-60, 20)
+    mants = np.array([1.0, 1.0078125, 1.125, 1.1875, 1.375, 1.5, 1.625, 1.875, 1.9921875])
+    maxima = (mants[None, :] * np.exp2(exps)[:, None]).ravel()
+    x = np.zeros((maxima.size, 64), np.float32)
+    x[:, 0] = maxima
+    x[:, 1:] = maxima[:, None] * 0.37
+    ref, got = _hif4_both(x, tmp_path)
+    np.testing.assert_array_equal(got["exp"], ref["exp"])
+    np.testing.assert_array_equal(got["dst"], ref["dst"])
+    assert len(set(got["exp"][:, 0].tolist())) > 200
+
+
+def test_tquant_hif4_partial_columns_fault(tmp_path: pathlib.Path) -> None:
+    """A dynamic-free kernel whose valid columns are not whole blocks is rejected before running."""
+    with pytest.raises(pto.PTOError) as e:
+        pto.compile(pto.parse(_hif4_text((2, 128), valid="2x96", exp_cols=8)), "llvm", "cpu", cache_dir=tmp_path)
+    assert e.value.code == "STRUCT_VALID_REGION"

@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import constraints as K
 from .. import dtypes as dt
-from .. import fp4
+from .. import fp4, hifloat4
 from ..attrs import MxQuantAlg, QuantOutType
 from ..diagnostics import RuntimeFault
 from ..registry import declare
@@ -304,4 +304,84 @@ declare(Instruction(
     constraints=(K.covers(("src",)), K.same_shape("dst", "src"),
                  K.custom("exp's valid region holds the exponent block", _exp_covers, "STRUCT_VALID_REGION"),
                  K.custom("mx_alg's format is dst's element type", _alg_matches, "LEGAL_DTYPE"),
+                 K.layout_in("dst", Layout.ND), K.layout_in("src", Layout.ND), K.layout_in("exp", Layout.ND))))
+
+
+# ----------------------------------------------------------------------------- TQUANT_HIF4
+
+def _tquant_hif4(dst: Tile, src: Tile, exp: Tile, max: Tile | None = None,  # noqa: A002
+                 scaling: Tile | None = None) -> None:
+    rows, cols = dst.valid
+    if cols % hifloat4.BLOCK:
+        raise RuntimeFault("RUNTIME_VALID_REGION", "TQUANT_HIF4 quantises whole 64-element blocks",
+                           expected="valid columns a multiple of 64", actual=f"{cols} valid columns")
+    want = cols // hifloat4.BLOCK * hifloat4.RECORD
+    if rows > exp.valid[0] or want > exp.valid[1]:
+        raise RuntimeFault("RUNTIME_INVALID_WRITE", "exp is written outside its valid region",
+                           expected=f"a {rows}x{want} block inside the valid region",
+                           actual=f"valid region {exp.valid[0]}x{exp.valid[1]}")
+    codes, records = hifloat4.quantise(src.read(rows, cols, "src").astype(np.float32))
+    dst.write(codes, rows, cols)
+    exp.write(records, rows, want)
+
+
+def _hif4_blocks(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | None:
+    d, e = types.get("dst"), types.get("exp")
+    if not isinstance(d, TileType) or d.dynamic:
+        return None
+    if d.valid_cols % hifloat4.BLOCK:
+        return f"dst has {d.valid_cols} valid columns, not a multiple of {hifloat4.BLOCK}"
+    want = d.valid_cols // hifloat4.BLOCK * hifloat4.RECORD
+    if isinstance(e, TileType) and not e.dynamic and (e.valid_rows < d.valid_rows or e.valid_cols < want):
+        return f"exp valid region {e.valid_rows}x{e.valid_cols} is smaller than the {d.valid_rows}x{want} it receives"
+    return None
+
+
+_HIF4_DOC = (
+    "HiFloat4 quantisation (the public TQUANT<grp_axis=1, MxQuantAlg::Hif4>, A6): bf16 rows to "
+    "4-bit E1M2 codes under a three-level shared exponent. Over dst's valid region (R x C, C a "
+    "multiple of 64; float4_e1m2x2 columns count 4-bit elements), each row is cut into blocks of 64 "
+    "elements, octets of 8 and quads of 4, and every step below is an f32 product rounded to bf16 "
+    "(nearest even). a = |src| with NaN read as 0; Ma, Mb, Mc = the maxima of a over the block, "
+    "octet and quad. Ea = e6m2(bf16(Ma * r7)) with r7 = bf16(1/7) = 0.142578125: e6m2 rounds to 3 "
+    "significant bits (nearest even) and codes (e + 48) << 2 | m for 2**e * (1 + m/4), e in -48 .. 15; "
+    "a value below 2**-48 after rounding (0 included) is code 0, meaning zero, and anything above "
+    "1.5 * 2**15 (inf included) is 0xFE. R_a = the bf16 reciprocal: bf16(1/(1 + m/4)) * 2**-e "
+    "(1, 0.80078125, 0.66796875, 0.5703125 for m = 0..3), 0 for code 0. Eb (per octet) = "
+    "bf16(Mb * R_a) >= 4; Ec (per quad) = bf16(bf16(Mc * R_a) * (Eb ? 0.5 : 1)) >= 2; the quad's scale "
+    "s = bf16(R_a * (Eb ? 0.5 : 1) * (Ec ? 0.5 : 1)); dst[i, j] = the E1M2 code nearest to "
+    "bf16(src[i, j] * s), ties to the even code, saturating to ±1.75 (code 7 / 15), a zero product of "
+    "either sign and NaN giving code 0. exp receives 4 bytes per block, R x C/16 in all: exp[i, 4g] = "
+    "Ea of block g of row i, exp[i, 4g + 1] = its Eb bits (bit k: octet k), exp[i, 4g + 2] and "
+    "exp[i, 4g + 3] = its Ec bits (bit q: quad q, then quad 8 + q). The value an element stands for "
+    "is E1M2(code) * e6m2(Ea) * 2**(Eb + Ec). The public target carves its exp workspace into flat "
+    "Ea/Eb/Ec regions plus the Cube's interleaved patch layout; openpto's exp holds the per-block "
+    "records only (the same 32 bits per 64 elements). The optional max and scaling tiles are the "
+    "target's scratch: accepted and never read or written. dst may also be named hifloat4x2 on the "
+    "consuming matmul's side: the codes are the same E1M2 nibbles.")
+
+declare(Instruction(
+    mnemonic="TQUANT_HIF4", family=Family.COMPLEX,
+    summary="HiFloat4-quantise bf16 rows to E1M2 codes with Ea/Eb/Ec block exponents",
+    operands=(tile_out("dst", "float4_e1m2x2 codes, dst's valid region is the domain"),
+              tile_in("src", "bf16 values"),
+              tile_out("exp", "u8 scale records, 4 bytes per 64-element block: R x C/16"),
+              tile_inout("max", "block-maximum scratch of the public target (never accessed)", optional=True),
+              tile_inout("scaling", "per-quad scale scratch of the public target (never accessed)",
+                         optional=True)),
+    semantics=_tquant_hif4,
+    dtypes=tuples(("dst", "src", "exp"), [(dt.FP4_E1M2, dt.BF16, dt.U8)]),
+    profiles=("cpu", "a6"), numerics=EXACT, domain=Domain.DST, pipe=Pipe.V,
+    doc=_HIF4_DOC,
+    special_values="NaN is ignored by the maxima and encodes as +0; ±inf makes its block's Ea 0xFE, "
+                   "sets its octet's Eb and quad's Ec and saturates to ±1.75; -0 encodes as +0 "
+                   "(code 0) while a negative value rounding to zero keeps its sign (code 8); a block "
+                   "whose maximum is below about 7 * 2**-48 gets Ea 0, a zero scale and only +0 codes.",
+    example=Example({"dst": "!pto.tile<16x64xfloat4_e1m2x2>", "src": "!pto.tile<16x64xbf16>",
+                     "exp": "!pto.tile<16x32xu8, valid=16x4>"}),
+    more_examples=(Example({"dst": "!pto.tile<8x128xfloat4_e1m2x2>", "src": "!pto.tile<8x128xbf16>",
+                            "exp": "!pto.tile<8x32xu8, valid=8x8>"}),),
+    constraints=(K.covers(("src",)), K.same_shape("dst", "src"),
+                 K.custom("dst's valid columns are whole 64-element blocks and exp holds their records",
+                          _hif4_blocks, "STRUCT_VALID_REGION"),
                  K.layout_in("dst", Layout.ND), K.layout_in("src", Layout.ND), K.layout_in("exp", Layout.ND))))

@@ -1,5 +1,9 @@
 """llvm lowering rules: quantisation (``isa/families/quant.py``).
 
+TQUANT_HIF4 walks each row's 64-element blocks: quad maxima into a stack array, the block's e6m2
+exponent and bf16 reciprocal (``backends/llvm/hif4.py``), then per octet its Eb bit and its quads'
+Ec bits, scales and E1M2 codes, each product rounded to bf16 as ``isa/hifloat4.py`` does.
+
 TQUANT_DN loops per column over its 32-row groups: a NaN-ignoring maximum (NaN read as 0) in a
 loop kept scalar (LLVM's vectoriser aborts on it for bf16 columns; ``_scalar_loop``),
 the E8M0 code in integers, then each element scaled by the power of two, saturated to ±448 and
@@ -29,7 +33,8 @@ from ....isa import dtypes as dt
 from ....isa.attrs import MxQuantAlg, QuantOutType
 from ....isa.families.quant import (E2M1_EMAX, E2M1_MAX, E4M3_MAX, E4M3_NAN, E8M0_NAN, FP4_ALGS,
                                      FP4_NAN_GROUP_CODE, MX_GROUP, STATE_KEYS)
-from .. import fp4, fp8
+from ....isa import hifloat4
+from .. import fp4, fp8, hif4
 from .. import numerics as N
 from ..codegen import Access, KernelCodegen, MapRule
 
@@ -223,3 +228,81 @@ def _fp4_code(b: ir.IRBuilder, v: ir.Value, scale: ir.Value) -> ir.Value:
 
 
 RULES["TQUANT_DN"] = _tquant_dn
+
+
+# ----------------------------------------------------------------------------- TQUANT_HIF4
+
+def _abs0(cg: KernelCodegen, v: ir.Value) -> ir.Value:
+    """|v| with any NaN read as 0 (the maxima's rule)."""
+    x = cg.intrinsic("llvm.fabs.f32", F32, [v])
+    return cg.b.select(cg.b.fcmp_unordered("uno", v, v), ir.Constant(F32, 0.0), x)
+
+
+def _fmax(b: ir.IRBuilder, a: ir.Value, c: ir.Value) -> ir.Value:
+    return b.select(b.fcmp_ordered(">", c, a), c, a)
+
+
+def _tquant_hif4(cg: KernelCodegen, op: TileOp) -> None:
+    """Per row and 64-element block: the 16 quad maxima into a stack array (their maximum is the
+    block's), Ea and its reciprocal, then per octet (a loop) its Eb bit and, unrolled, its two
+    quads' Ec bits, scales and codes; the Eb byte and Ec half-words gather in registers."""
+    b = cg.b
+    dst, src, exp = cg.tile(op, "dst"), cg.tile(op, "src"), cg.tile(op, "exp")
+    rows, cols = dst.vrows, dst.vcols
+    cg.fault(b.icmp_signed("!=", b.srem(cols, _i64(hifloat4.BLOCK)), _i64(0)), "RUNTIME_VALID_REGION",
+             "TQUANT_HIF4 quantises whole 64-element blocks", expected="valid columns a multiple of 64",
+             actual="{0} valid columns", details=[cols])
+    blocks = b.sdiv(cols, _i64(hifloat4.BLOCK))
+    cg.check_write(exp, rows, b.mul(blocks, _i64(hifloat4.RECORD)), "exp")
+    cg.check_read(src, rows, cols, "src")
+    quads = cg.alloca(F32, "hif4.mc", size=hifloat4.BLOCK // hifloat4.QUAD)
+    bits = cg.alloca(I32, "hif4.bits", size=2)                   # Eb byte, Ec 16 bits
+    with cg.loop(0, rows, name="hif4.i") as i:
+        with cg.loop(0, blocks, name="hif4.g") as g:
+            base = b.mul(g, _i64(hifloat4.BLOCK))
+            with cg.loop(0, hifloat4.BLOCK // hifloat4.QUAD, name="hif4.q") as q:
+                j0 = b.add(base, b.mul(q, _i64(hifloat4.QUAD)))
+                m = ir.Constant(F32, 0.0)
+                for d in range(hifloat4.QUAD):
+                    m = _fmax(b, m, _abs0(cg, src.load(b, i, b.add(j0, _i64(d)))))
+                b.store(m, b.gep(quads, [q], source_etype=F32))
+            ma = ir.Constant(F32, 0.0)
+            for q in range(hifloat4.BLOCK // hifloat4.QUAD):
+                ma = _fmax(b, ma, b.load(b.gep(quads, [_i64(q)], source_etype=F32), typ=F32))
+            ea = hif4.e6m2_encode(b, hif4.bf16r(b, b.fmul(ma, ir.Constant(F32, float(hifloat4.INV7)))))
+            rec = hif4.e6m2_reciprocal(b, ea)
+            col = b.mul(g, _i64(hifloat4.RECORD))
+            exp.store_raw(b, i, col, b.trunc(ea, I8))
+            for k in range(2):
+                b.store(_i32(0), b.gep(bits, [_i64(k)], source_etype=I32))
+            half, one = ir.Constant(F32, 0.5), ir.Constant(F32, 1.0)
+            with cg.loop(0, hifloat4.BLOCK // hifloat4.OCTET, name="hif4.o") as o:
+                o32 = b.trunc(o, I32)
+                mcs = [b.load(b.gep(quads, [b.add(b.mul(o, _i64(2)), _i64(d))], source_etype=F32), typ=F32)
+                       for d in range(2)]
+                eb = b.fcmp_ordered(">=", hif4.bf16r(b, b.fmul(_fmax(b, mcs[0], mcs[1]), rec)), ir.Constant(F32, 4.0))
+                eb_slot = b.gep(bits, [_i64(0)], source_etype=I32)
+                b.store(b.or_(b.load(eb_slot, typ=I32), b.shl(b.zext(eb, I32), o32)), eb_slot)
+                eb_rec = b.select(eb, half, one)
+                for d in range(2):
+                    t = hif4.bf16r(b, b.fmul(hif4.bf16r(b, b.fmul(mcs[d], rec)), eb_rec))
+                    ec = b.fcmp_ordered(">=", t, ir.Constant(F32, 2.0))
+                    ec_slot = b.gep(bits, [_i64(1)], source_etype=I32)
+                    shift = b.add(b.mul(o32, _i32(2)), _i32(d))
+                    b.store(b.or_(b.load(ec_slot, typ=I32), b.shl(b.zext(ec, I32), shift)), ec_slot)
+                    scale = hif4.bf16r(b, b.fmul(rec, b.fmul(eb_rec, b.select(ec, half, one))))
+                    j0 = b.add(base, b.add(b.mul(o, _i64(hifloat4.OCTET)), _i64(d * hifloat4.QUAD)))
+                    for e in range(hifloat4.QUAD):
+                        j = b.add(j0, _i64(e))
+                        v = hif4.bf16r(b, b.fmul(src.load(b, i, j), scale))
+                        code = fp4.encode(b, dt.FP4_E1M2.name, v)
+                        code = b.select(b.fcmp_unordered("ueq", v, ir.Constant(F32, 0.0)), ir.Constant(I8, 0), code)
+                        dst.store_raw(b, i, j, code)
+            ebits = b.load(b.gep(bits, [_i64(0)], source_etype=I32), typ=I32)
+            ecbits = b.load(b.gep(bits, [_i64(1)], source_etype=I32), typ=I32)
+            exp.store_raw(b, i, b.add(col, _i64(1)), b.trunc(ebits, I8))
+            exp.store_raw(b, i, b.add(col, _i64(2)), b.trunc(ecbits, I8))
+            exp.store_raw(b, i, b.add(col, _i64(3)), b.trunc(b.lshr(ecbits, _i32(8)), I8))
+
+
+RULES["TQUANT_HIF4"] = _tquant_hif4
