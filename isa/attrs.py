@@ -145,6 +145,16 @@ class HistByte(enum.Enum):
     BYTE_3 = 3
 
 
+class AccToVecMode(enum.Enum):
+    """TMOV ``mode`` for an acc -> vec move (the public AccToVecMode): the whole tile to vector
+    sub-block 0 or 1, or split between both by rows (M) or columns (N)."""
+
+    SingleModeVec0 = 0
+    SingleModeVec1 = 1
+    DualModeSplitM = 2
+    DualModeSplitN = 3
+
+
 class TileSplitAxis(enum.Enum):
     """TPUSH/TPOP ``Split``: how a tile moving between one cube and two vector sub-blocks is
     divided (the public TileSplitAxis): whole, row halves or column halves; the _ODD forms give
@@ -175,6 +185,7 @@ ENUM_SPELLING: dict[type[enum.Enum], str] = {
     SyncCoreType: "sync_core",
     HistByte: "hist_byte",
     TileSplitAxis: "split",
+    AccToVecMode: "acc_to_vec",
     GatherAxis: "gather_axis",
     ScatterAxis: "scatter_axis",
 }

@@ -968,4 +968,21 @@ DECISIONS: tuple[Decision, ...] = (
              "The golden is the only executable statement of the algorithm; one record per block keeps the "
              "32 bits the page counts next to their block without modelling the Cube's data movement; the "
              "undefined corners get the answers of TQUANT_DN and the fp4 types (NaN ignored, saturate)."),
+    Decision("TMOV acc -> vec modes (AccToVecMode)",
+             "TMOV<..., AccToVecMode mode>(dst, src) sends the cube's acc tile to vector sub-block 0 or 1 "
+             "(SingleModeVec0/1) or splits it between both (DualModeSplitM by rows, DualModeSplitN by "
+             "columns); A5 asserts no quantisation and no nz2dn destination in the dual modes, and valid "
+             "columns a multiple of 32 for a 4-byte DualModeSplitN; which half goes where and what a "
+             "single-program run sees are not stated.",
+             "An attribute mode (#pto.acc_to_vec<...>, default SingleModeVec0), only on acc -> vec moves "
+             "(STRUCT_ATTR_VALUE elsewhere). As decision 'FIFO split modes', a functional run is vector "
+             "sub-block 0: SingleModeVec1 writes nothing into dst (the data lands in sub-block 1's buffer; "
+             "the fit check still applies), DualModeSplitM writes the upper src.valid_rows / 2 rows, "
+             "DualModeSplitN the left src.valid_cols / 2 columns. Dual modes: an odd split extent (or a "
+             "4-byte SplitN width not a multiple of 32) is STRUCT_VALID_REGION, RUNTIME_VALID_REGION when "
+             "dynamic; dst's static shape is the half of src's (STRUCT_SHAPE); same dtype and no DN "
+             "destination (STRUCT_ATTR_VALUE). The TMOV pre-quantising forms (scalar, or reading the "
+             "SET_QUANT_* state) and TINSERT's mode are not part of this decision.",
+             "Sub-block 0 is what a one-program run executes on every backend; the header's assertions "
+             "become static checks, and the run-time forms of the same checks fault identically."),
 )

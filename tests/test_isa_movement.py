@@ -561,3 +561,62 @@ def test_tmov_tmp_is_accepted_and_never_touched() -> None:
     assert dst.data[:2, :2].tolist() == [[1, 0], [3, 0]] and (tmp.data == 9).all()
     assert rule_codes("TMOV", {"dst": "!pto.tile<16x16xf32>", "src": "!pto.tile<16x16xf32>",
                                "tmp": "!pto.tile<16x16xf32>"}) == set()
+
+
+# ----------------------------------------------------------------------------- TMOV acc -> vec modes
+
+from openpto.isa.attrs import AccToVecMode  # noqa: E402
+
+ACC44 = "!pto.tile<4x4xf32, loc=acc, layout=NZ>"
+ACC_VALUES = [[1, -2, 3, -4], [5, 6, -7, 8], [9, 10, 11, 12], [-13, 14, 15, 16]]
+
+
+def test_tmov_split_m_gives_sub_block_0_the_upper_rows() -> None:
+    src, dst = tile(ACC44, ACC_VALUES), tile("!pto.tile<2x4xf32>", fill=0)
+    run("TMOV", dst=dst, src=src, mode=AccToVecMode.DualModeSplitM, relu=ReluMode.RELU)
+    assert dst.data.tolist() == [[1, 0, 3, 0], [5, 6, 0, 8]]
+
+
+def test_tmov_split_n_gives_sub_block_0_the_left_columns() -> None:
+    values = np.arange(128).reshape(2, 64) - 40
+    src, dst = tile("!pto.tile<2x64xi32, loc=acc, layout=NZ>", values), tile("!pto.tile<2x32xi32>", fill=0)
+    run("TMOV", dst=dst, src=src, mode=AccToVecMode.DualModeSplitN)
+    assert dst.data.tolist() == [list(range(-40, -8)), list(range(24, 56))]
+
+
+def test_tmov_single_modes() -> None:
+    src = tile(ACC44, ACC_VALUES)
+    dst = tile("!pto.tile<4x4xf32>", fill=0)
+    run("TMOV", dst=dst, src=src, mode=AccToVecMode.SingleModeVec0)
+    assert dst.data.tolist() == ACC_VALUES
+    dst = tile("!pto.tile<4x4xf32>", fill=77)
+    run("TMOV", dst=dst, src=src, mode=AccToVecMode.SingleModeVec1)     # lands in sub-block 1
+    assert (dst.data == 77).all()
+    fault("TMOV", "RUNTIME_INVALID_WRITE", dst=tile("!pto.tile<4x4xf32>", valid=(3, 4)), src=src,
+          mode=AccToVecMode.SingleModeVec1)
+
+
+def test_tmov_dual_mode_run_time_faults() -> None:
+    src = tile(ACC44, ACC_VALUES, valid=(3, 4))
+    fault("TMOV", "RUNTIME_VALID_REGION", dst=tile("!pto.tile<2x4xf32>"), src=src, mode=AccToVecMode.DualModeSplitM)
+    src = tile("!pto.tile<2x64xf32, loc=acc, layout=NZ>", valid=(2, 48))     # even, not a multiple of 32
+    fault("TMOV", "RUNTIME_VALID_REGION", dst=tile("!pto.tile<2x32xf32>"), src=src, mode=AccToVecMode.DualModeSplitN)
+    fault("TMOV", "RUNTIME_INVALID_WRITE", dst=tile("!pto.tile<2x4xf32>", valid=(1, 4)), src=tile(ACC44, ACC_VALUES),
+          mode=AccToVecMode.DualModeSplitM)
+
+
+def test_tmov_mode_static_rules() -> None:
+    split_m = {"mode": AccToVecMode.DualModeSplitM}
+    assert rule_codes("TMOV", {"dst": "!pto.tile<2x4xf32>", "src": ACC44}, split_m) == set()
+    assert rule_codes("TMOV", {"dst": "!pto.tile<4x4xf32>", "src": "!pto.tile<4x4xf32>"},
+                      {"mode": AccToVecMode.SingleModeVec1}) == {"STRUCT_ATTR_VALUE"}
+    assert rule_codes("TMOV", {"dst": "!pto.tile<2x4xf16>", "src": ACC44}, split_m) == {"STRUCT_ATTR_VALUE"}
+    assert rule_codes("TMOV", {"dst": "!pto.tile<2x4xf32, layout=DN>", "src": ACC44}, split_m) \
+        == {"STRUCT_ATTR_VALUE"}
+    assert rule_codes("TMOV", {"dst": "!pto.tile<4x4xf32>", "src": ACC44}, split_m) == {"STRUCT_SHAPE"}
+    assert rule_codes("TMOV", {"dst": "!pto.tile<2x4xf32>", "src": ACC44.replace(">", ", valid=3x4>")},
+                      split_m) == {"STRUCT_VALID_REGION"}
+    assert rule_codes("TMOV", {"dst": "!pto.tile<4x2xf32>", "src": ACC44},
+                      {"mode": AccToVecMode.DualModeSplitN}) == {"STRUCT_VALID_REGION"}   # 4 cols, f32
+    assert rule_codes("TMOV", {"dst": "!pto.tile<4x4xf32>", "src": ACC44},
+                      {"mode": AccToVecMode.SingleModeVec1}) == set()

@@ -280,3 +280,23 @@ def test_tmov_tmp_is_never_touched(tmp_path: pathlib.Path) -> None:
     pto.compile(module, "llvm", "cpu", cache_dir=tmp_path)(**mine)
     assert (mine["tmp"] == 3).all()
     np.testing.assert_array_equal(mine["dst"][:5, :7], np.maximum(args["src"][:5, :7], 0))
+
+
+@pytest.mark.parametrize("mode,src_t,dst_t,valid", [
+    ("DualModeSplitM", (8, 16), (4, 16), "8x16"), ("DualModeSplitM", (8, 16), (4, 16), "6x10"),
+    ("DualModeSplitM", (8, 16), (4, 16), "5x16"), ("DualModeSplitN", (4, 64), (4, 32), "4x64"),
+    ("DualModeSplitN", (4, 64), (4, 32), "3x32"), ("DualModeSplitN", (4, 64), (4, 32), "4x48"),
+    ("SingleModeVec0", (8, 16), (8, 16), "7x9"), ("SingleModeVec1", (8, 16), (8, 16), "8x16")])
+@pytest.mark.parametrize("d", ["f32", "i32"])
+def test_tmov_acc_to_vec_modes_match_the_reference(mode: str, src_t: tuple, dst_t: tuple, valid: str, d: str,
+                                                    tmp_path: pathlib.Path) -> None:
+    """Dynamic valid regions (run-time parity and 32-column faults), relu, both dtypes; dst
+    inside the domain compares whole (pre-filled identically: unwritten parts must agree)."""
+    s, dyn = _tt(src_t, d, ", loc=acc, layout=NZ"), _tt(src_t, d, ", loc=acc, layout=NZ, valid=?x?")
+    text = (f"kernel @k(%dst : {_tt(dst_t, d)}, %src : {s}, %r : index, %c : index) {{\n"
+            f"  .tile %t valid_row = %r valid_col = %c : {dyn}\n"
+            f"  %t = treshape %src : ({s}) -> {dyn}\n"
+            f"  %dst = tmov %t {{mode = #pto.acc_to_vec<{mode}>, relu = #pto.relu<RELU>}}\n}}\n")
+    r, c = (int(x) for x in valid.split("x"))
+    args = dict(dst=_data(dst_t, NP[d]), src=_data(src_t, NP[d]), r=r, c=c)
+    _run(text, tmp_path, args, {"dst": (min(dst_t[0], r), min(dst_t[1], c))})   # outside the domain: unspecified

@@ -7,6 +7,7 @@ down-conversion); the ``_FP`` forms first scale each column by an f32 factor fro
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -15,7 +16,7 @@ from .. import compute as C
 from .. import constraints as K
 from .. import dtypes as dt
 from .. import hifloat8
-from ..attrs import ReluMode
+from ..attrs import AccToVecMode, ReluMode
 from ..diagnostics import RuntimeFault
 from ..profiles import fractal_box
 from ..registry import declare
@@ -173,11 +174,80 @@ def _move_operands(table: Mapping, dst_role: Role = Role.OUT,
 # One semantics function per shape of move; the _FP forms pass their scaling tile as ``fp``.
 
 
+# AccToVecMode dual modes and the axis they split (0: rows, M; 1: columns, N)
+DUAL_SPLIT = {AccToVecMode.DualModeSplitM: 0, AccToVecMode.DualModeSplitN: 1}
+SPLIT_N_WORD_COLS = 32     # DualModeSplitN with a 4-byte dst: valid columns before the split
+
+
+def acc_part(rows: int, cols: int, mode: AccToVecMode, itemsize: int) -> tuple[int, int]:
+    """The rows x cols block of an acc -> vec move that vector sub-block 0 receives; a split
+    extent that cannot be halved as the targets require is RUNTIME_VALID_REGION."""
+    axis = DUAL_SPLIT.get(mode)
+    if axis is None:
+        return rows, cols
+    ext = (rows, cols)[axis]
+    if ext % 2 or (axis == 1 and itemsize == 4 and cols % SPLIT_N_WORD_COLS):
+        need = "an even number of valid rows" if axis == 0 else (
+            f"valid columns a multiple of {SPLIT_N_WORD_COLS}" if itemsize == 4 else "an even number of valid columns")
+        raise RuntimeFault("RUNTIME_VALID_REGION", f"{mode.name} cannot split src's valid region",
+                           expected=need, actual=f"valid region {rows}x{cols}")
+    return (rows // 2, cols) if axis == 0 else (rows, cols // 2)
+
+
 def _tmov(dst: Tile, src: Tile, relu: ReluMode = ReluMode.NONE, fp: Tile | None = None,
-          tmp: Tile | None = None) -> None:
-    r, c = src.valid
+          tmp: Tile | None = None, mode: AccToVecMode = AccToVecMode.SingleModeVec0) -> None:
+    r, c = acc_part(*src.valid, mode, dst.dtype.itemsize)
     _check_fits(dst, r, c)
+    if mode is AccToVecMode.SingleModeVec1:
+        return              # lands in vector sub-block 1's buffer; a functional run is sub-block 0
     dst.write(_transfer(src.read(r, c), dst, fp, relu), r, c)
+
+
+def _unless_dual(c: Constraint) -> Constraint:
+    """A whole-tile rule that the dual acc -> vec modes replace with their half-tile rules."""
+    def check(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | None:
+        return None if attrs.get("mode") in DUAL_SPLIT else c.check(types, attrs)
+    return dataclasses.replace(c, doc=c.doc + " (dual modes: see below)", check=check)
+
+
+def _mode_path(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | None:
+    mode, pair = attrs.get("mode", AccToVecMode.SingleModeVec0), _tile_pair(types)
+    if mode is AccToVecMode.SingleModeVec0 or not pair:
+        return None
+    if (pair[0].loc, pair[1].loc) != (ACC, VEC):
+        return f"mode {mode.name} belongs to acc -> vec moves, not {pair[0].loc.value} -> {pair[1].loc.value}"
+    if mode in DUAL_SPLIT and pair[0].dtype != pair[1].dtype:
+        return f"{mode.name} moves without conversion (no pre-quantisation in dual modes)"
+    if mode in DUAL_SPLIT and pair[1].layout is Layout.DN:
+        return f"{mode.name} does not write a DN (nz2dn) destination"
+    return None
+
+
+def _dual_shape(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | None:
+    """Dual modes: dst is sub-block 0's half of src (static shape), and its valid region holds
+    that half; the split extent halves (and is a multiple of 32 columns for a 4-byte SplitN)."""
+    axis, pair = DUAL_SPLIT.get(attrs.get("mode")), _tile_pair(types)
+    if axis is None or not pair:
+        return None
+    s, d = pair
+    half = (s.rows // 2, s.cols) if axis == 0 else (s.rows, s.cols // 2)
+    if (s.rows, s.cols)[axis] % 2 or (d.rows, d.cols) != half:
+        return f"dst {d.rows}x{d.cols} is not the half {half[0]}x{half[1]} of src {s.rows}x{s.cols}"
+    return None
+
+
+def _dual_valid(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | None:
+    axis, pair = DUAL_SPLIT.get(attrs.get("mode")), _tile_pair(types)
+    if axis is None or not pair or None in pair[0].valid:
+        return None
+    s, d = pair
+    try:
+        r, c = acc_part(s.valid_rows, s.valid_cols, attrs["mode"], d.dtype.itemsize)
+    except RuntimeFault as e:
+        return f"{e.message}: {e.expected}"
+    if (d.valid_rows is not None and d.valid_rows < r) or (d.valid_cols is not None and d.valid_cols < c):
+        return f"dst valid region {d.valid_rows}x{d.valid_cols} does not hold the {r}x{c} half"
+    return None
 
 
 def _textract(dst: Tile, src: Tile, r0: int, c0: int, fp: Tile | None = None) -> None:
@@ -196,7 +266,10 @@ OFFSETS = (index_in("r0", "row offset", bounds=(0, None)), index_in("c0", "colum
 
 declare(Instruction(
     mnemonic="TMOV", family=Family.MOVEMENT, summary="move a tile between buffers",
-    operands=_move_operands(TMOV_PATHS) + (tile_in("tmp", TMP_DOC, optional=True),), attrs=(RELU_ATTR,),
+    operands=_move_operands(TMOV_PATHS) + (tile_in("tmp", TMP_DOC, optional=True),),
+    attrs=(RELU_ATTR, Attr("mode", AccToVecMode, AccToVecMode.SingleModeVec0,
+                           "acc -> vec: the vector sub-block that receives the tile, or the split "
+                           "between both (#pto.acc_to_vec<...>)")),
     semantics=_tmov,
     dtypes=_move_rules(dt.STORABLE + dt.MOVABLE_CODED),
     profile_dtypes=_move_profiles(NPU_STORABLE, dt.STORABLE + dt.MOVABLE_CODED),
@@ -209,14 +282,35 @@ declare(Instruction(
         "source may change dtype (f32 -> f16/bf16). Layouts may differ: the copy is logical. "
         "hifloat8 tiles (cpu, A5) move as their codes; relu on them reads the codes as values: "
         "a code with the sign bit set becomes 0x00 (+0), except the NaN code 0x80, which stays." + TMP_NOTE
-        + " (The public TMOV(dst, src, tmp) overload stages A5's layout transforms through it.)",
+        + " (The public TMOV(dst, src, tmp) overload stages A5's layout transforms through it.) "
+        "mode (the public AccToVecMode, acc -> vec moves only; STRUCT_ATTR_VALUE elsewhere) says "
+        "where the cube's tile goes: SingleModeVec0 (default) to vector sub-block 0, SingleModeVec1 to "
+        "sub-block 1, DualModeSplitM its upper valid rows to sub-block 0 and the lower to 1, "
+        "DualModeSplitN its left valid columns to 0 and the right to 1. A functional run is vector "
+        "sub-block 0 (as the TPUSH/TPOP split modes): SingleModeVec1 writes nothing into dst (the "
+        "data lands in sub-block 1's buffer), the dual modes write sub-block 0's half, "
+        "dst[i, j] = convert(relu(src[i, j])) for i < src.valid_rows / 2 (SplitM) or "
+        "j < src.valid_cols / 2 (SplitN). Dual modes need an even split extent (SplitN with a 4-byte "
+        "dtype: valid columns a multiple of 32), else STRUCT_VALID_REGION (RUNTIME_VALID_REGION when "
+        "dynamic); dst's static shape is the half of src's (STRUCT_SHAPE) and its valid region holds "
+        "the half; no conversion (dst's dtype is src's) and no DN destination (STRUCT_ATTR_VALUE), as "
+        "the A5 header asserts. Every mode still requires the moved block to fit dst's valid region.",
     special_values=CONV_SPECIAL,
     example=Example({"dst": "!pto.tile<16x16xf16, loc=mat, layout=NZ>",
                      "src": "!pto.tile<16x16xf32, loc=acc, layout=NZ>"}, {"relu": ReluMode.RELU}),
     more_examples=(Example({"dst": "!pto.tile<16x16xf32>", "src": "!pto.tile<16x16xf32>",
-                            "tmp": "!pto.tile<16x16xf32>"}),),
-    constraints=(K.same_shape("dst", "src"), *_covers("dst", "src"),
-                 _loc_rule(TMOV_PATHS), CONVERT_RULE)))
+                            "tmp": "!pto.tile<16x16xf32>"}),
+                   Example({"dst": "!pto.tile<8x16xf32>", "src": "!pto.tile<16x16xf32, loc=acc, layout=NZ>"},
+                           {"mode": AccToVecMode.DualModeSplitM}),
+                   Example({"dst": "!pto.tile<16x32xf32>", "src": "!pto.tile<16x64xf32, loc=acc, layout=NZ>"},
+                           {"mode": AccToVecMode.DualModeSplitN, "relu": ReluMode.RELU})),
+    constraints=(_unless_dual(K.same_shape("dst", "src")), *map(_unless_dual, _covers("dst", "src")),
+                 _loc_rule(TMOV_PATHS), CONVERT_RULE,
+                 K.custom("mode only on acc -> vec moves; dual modes: same dtype, no DN dst", _mode_path,
+                          "STRUCT_ATTR_VALUE"),
+                 K.custom("dual modes: dst is the half of src", _dual_shape, "STRUCT_SHAPE"),
+                 K.custom("dual modes: the split halves and dst's valid region holds the half", _dual_valid,
+                          "STRUCT_VALID_REGION"))))
 
 declare(Instruction(
     mnemonic="TMOV_FP", family=Family.MOVEMENT,

@@ -17,8 +17,9 @@ from llvmlite import ir
 
 from ....assembler.ir import TileOp
 from ....isa import dtypes as dt
-from ....isa.attrs import ReluMode
-from ....isa.families.movement import _GEOMETRY, _as_dtype, _out_hw, layout_offsets, pad_value
+from ....isa.attrs import AccToVecMode, ReluMode
+from ....isa.families.movement import (DUAL_SPLIT, SPLIT_N_WORD_COLS, _GEOMETRY, _as_dtype, _out_hw,
+                                       layout_offsets, pad_value)
 from ....isa.types import TileType
 from .. import numerics as N
 from ..codegen import KernelCodegen, TileRef
@@ -128,11 +129,33 @@ def _fp(cg: KernelCodegen, op: TileOp) -> TileRef | None:
 
 # --------------------------------------------------------------------------- TMOV / TEXTRACT / TINSERT
 
-def _tmov(cg: KernelCodegen, op: TileOp) -> None:
-    """dst[i, j] = transfer(src[i, j]) over src's valid region (inside dst's)."""
-    dst, src, fp = cg.tile(op, "dst"), cg.tile(op, "src"), _fp(cg, op)
+def _acc_part(cg: KernelCodegen, src: TileRef, dst: TileRef, mode: AccToVecMode) -> tuple[ir.Value, ir.Value]:
+    """Vector sub-block 0's block of an acc -> vec move (``acc_part`` in the reference): a dual
+    mode halves its split extent, which must halve (RUNTIME_VALID_REGION)."""
+    b = cg.b
     r, c = src.vrows, src.vcols
+    axis = DUAL_SPLIT.get(mode)
+    if axis is None:
+        return r, c
+    ext = (r, c)[axis]
+    bad = b.icmp_signed("!=", b.srem(ext, cg.i64(2)), cg.i64(0))
+    if axis == 1 and dst.dtype.itemsize == 4:
+        bad = b.or_(bad, b.icmp_signed("!=", b.srem(c, cg.i64(SPLIT_N_WORD_COLS)), cg.i64(0)))
+    cg.fault(bad, "RUNTIME_VALID_REGION", f"{mode.name} cannot split src's valid region",
+             expected="a split extent that halves", actual="valid region {0}x{1}", details=[r, c])
+    half = b.sdiv(ext, cg.i64(2))
+    return (half, c) if axis == 0 else (r, half)
+
+
+def _tmov(cg: KernelCodegen, op: TileOp) -> None:
+    """dst[i, j] = transfer(src[i, j]) over src's valid region (inside dst's), or over vector
+    sub-block 0's part of it for an acc -> vec mode (nothing for SingleModeVec1)."""
+    dst, src, fp = cg.tile(op, "dst"), cg.tile(op, "src"), _fp(cg, op)
+    mode = cg.attrs(op).get("mode", AccToVecMode.SingleModeVec0)
+    r, c = _acc_part(cg, src, dst, mode)
     cg.check_write(dst, r, c, "destination")
+    if mode is AccToVecMode.SingleModeVec1:
+        return
     if fp is not None:
         cg.check_read(fp, cg.i64(1), c, "scaling tile fp")
     move = _transfer(cg, src, dst, fp, _relu(cg, op))
