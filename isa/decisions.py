@@ -985,4 +985,14 @@ DECISIONS: tuple[Decision, ...] = (
              "SET_QUANT_* state) and TINSERT's mode are not part of this decision.",
              "Sub-block 0 is what a one-program run executes on every backend; the header's assertions "
              "become static checks, and the run-time forms of the same checks fault identically."),
+    Decision("TINSERT acc -> vec",
+             "A5's TINSERT writes an acc tile into a vec tile at (indexRow, indexCol) with an AccToVecMode "
+             "(TInsertAccToVec); the TINSERT page lists acc -> mat, vec -> mat and vec -> vec only.",
+             "TINSERT takes acc -> vec (FIX; accepted on a2/a3 too, as TMOV's acc -> vec, because the profile "
+             "tables cannot narrow locations) and the attribute mode with TMOV's meaning (decision 'TMOV acc "
+             "-> vec modes (AccToVecMode)'): sub-block 0's part is inserted at (r0, c0), SingleModeVec1 "
+             "inserts nothing; the window check (RUNTIME_OOB) applies to that part; in dual modes dst's valid "
+             "region need only hold the half, not the whole source.",
+             "The header implements it and the mode means the same for both moves; one helper keeps them in "
+             "step on every backend."),
 )

@@ -620,3 +620,24 @@ def test_tmov_mode_static_rules() -> None:
                       {"mode": AccToVecMode.DualModeSplitN}) == {"STRUCT_VALID_REGION"}   # 4 cols, f32
     assert rule_codes("TMOV", {"dst": "!pto.tile<4x4xf32>", "src": ACC44},
                       {"mode": AccToVecMode.SingleModeVec1}) == set()
+
+
+def test_tinsert_acc_to_vec_modes() -> None:
+    src = tile(ACC44, ACC_VALUES)
+    dst = tile("!pto.tile<4x8xf32>", fill=0)
+    run("TINSERT", dst=dst, src=src, r0=1, c0=3, mode=AccToVecMode.DualModeSplitM)
+    want = np.zeros((4, 8))
+    want[1:3, 3:7] = [[1, -2, 3, -4], [5, 6, -7, 8]]
+    assert dst.data.tolist() == want.tolist()
+    dst = tile("!pto.tile<4x8xf32>", fill=0)
+    run("TINSERT", dst=dst, src=src, r0=0, c0=4, mode=AccToVecMode.SingleModeVec0)
+    assert dst.data[:, 4:].tolist() == ACC_VALUES and (dst.data[:, :4] == 0).all()
+    dst = tile("!pto.tile<4x8xf32>", fill=5)
+    run("TINSERT", dst=dst, src=src, r0=0, c0=4, mode=AccToVecMode.SingleModeVec1)
+    assert (dst.data == 5).all()
+    fault("TINSERT", "RUNTIME_OOB", dst=tile("!pto.tile<4x8xf32>"), src=src, r0=3, c0=0,
+          mode=AccToVecMode.DualModeSplitM)                      # the 2-row half at row 3 leaves dst
+    assert rule_codes("TINSERT", {"dst": "!pto.tile<2x4xf32>", "src": ACC44, "r0": "index", "c0": "index"},
+                      {"mode": AccToVecMode.DualModeSplitM}) == set()
+    assert rule_codes("TINSERT", {"dst": "!pto.tile<4x4xf32>", "src": "!pto.tile<4x4xf32>", "r0": "index",
+                                  "c0": "index"}, {"mode": AccToVecMode.DualModeSplitM}) == {"STRUCT_ATTR_VALUE"}

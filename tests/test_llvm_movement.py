@@ -300,3 +300,14 @@ def test_tmov_acc_to_vec_modes_match_the_reference(mode: str, src_t: tuple, dst_
     r, c = (int(x) for x in valid.split("x"))
     args = dict(dst=_data(dst_t, NP[d]), src=_data(src_t, NP[d]), r=r, c=c)
     _run(text, tmp_path, args, {"dst": (min(dst_t[0], r), min(dst_t[1], c))})   # outside the domain: unspecified
+
+
+@pytest.mark.parametrize("mode,r0,c0", [("DualModeSplitM", 1, 2), ("DualModeSplitM", 3, 0), ("DualModeSplitN", 0, 0),
+                                        ("SingleModeVec0", 2, 3), ("SingleModeVec1", 0, 1)])
+def test_tinsert_acc_to_vec_modes_match_the_reference(mode: str, r0: int, c0: int, tmp_path: pathlib.Path) -> None:
+    s, d = _tt((6, 64), "f32", ", loc=acc, layout=NZ"), _tt((8, 80), "f32")
+    text = (f"kernel @k(%dst : {d}, %src : {s}, %r0 : index, %c0 : index) {{\n"
+            f"  pto.tinsert ins(%src, %r0, %c0 : {s}, index, index) outs(%dst : {d}) "
+            f"{{mode = #pto.acc_to_vec<{mode}>}}\n}}\n")
+    _run(text, tmp_path, dict(dst=_data((8, 80), np.float32), src=_data((6, 64), np.float32), r0=r0, c0=c0),
+         {"dst": None})

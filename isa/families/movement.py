@@ -143,7 +143,7 @@ TMOV_PATHS = {(MAT, LEFT): Pipe.MTE1, (MAT, RIGHT): Pipe.MTE1, (MAT, BIAS): Pipe
               (MAT, Location.SCALE_LEFT): Pipe.MTE1, (MAT, Location.SCALE_RIGHT): Pipe.MTE1}
 EXTRACT_PATHS = {(MAT, LEFT): Pipe.MTE1, (MAT, RIGHT): Pipe.MTE1, (VEC, MAT): Pipe.FIX,
                  (ACC, MAT): Pipe.FIX, (VEC, VEC): Pipe.V}
-INSERT_PATHS = {(ACC, MAT): Pipe.FIX, (VEC, MAT): Pipe.MTE3, (VEC, VEC): Pipe.V}
+INSERT_PATHS = {(ACC, MAT): Pipe.FIX, (VEC, MAT): Pipe.MTE3, (VEC, VEC): Pipe.V, (ACC, VEC): Pipe.FIX}
 FP_PATHS = {(ACC, MAT): Pipe.FIX, (ACC, VEC): Pipe.FIX}
 FP_TYPES = tuples(("dst", "src", "fp"),
                   [(d, s, dt.F32) for s in (dt.F32, dt.I32) for d in (dt.F32, dt.F16, dt.BF16)])
@@ -256,10 +256,13 @@ def _textract(dst: Tile, src: Tile, r0: int, c0: int, fp: Tile | None = None) ->
     dst.write(_transfer(src.data[r0:r0 + r, c0:c0 + c], dst, fp), r, c)
 
 
-def _tinsert(dst: Tile, src: Tile, r0: int, c0: int, fp: Tile | None = None) -> None:
-    (r, c), r0, c0 = src.valid, int(r0), int(c0)
+def _tinsert(dst: Tile, src: Tile, r0: int, c0: int, fp: Tile | None = None,
+             mode: AccToVecMode = AccToVecMode.SingleModeVec0) -> None:
+    (r, c), r0, c0 = acc_part(*src.valid, mode, dst.dtype.itemsize), int(r0), int(c0)
     _check_window(dst, r0, c0, r, c, "destination")
-    dst.data[r0:r0 + r, c0:c0 + c] = _transfer(src.region(), dst, fp)
+    if mode is AccToVecMode.SingleModeVec1:
+        return              # lands in vector sub-block 1's buffer, as TMOV's mode
+    dst.data[r0:r0 + r, c0:c0 + c] = _transfer(src.read(r, c), dst, fp)
 
 
 OFFSETS = (index_in("r0", "row offset", bounds=(0, None)), index_in("c0", "column offset", bounds=(0, None)))
@@ -373,16 +376,31 @@ declare(Instruction(
 declare(Instruction(
     mnemonic="TINSERT", family=Family.MOVEMENT, summary="insert a tile into another at an offset",
     operands=_move_operands(INSERT_PATHS, Role.INOUT) + OFFSETS, semantics=_tinsert,
+    attrs=(Attr("mode", AccToVecMode, AccToVecMode.SingleModeVec0,
+                "acc -> vec: the vector sub-block that receives the tile, or the split between both"),),
     dtypes=_move_rules(dt.STORABLE), profile_dtypes=_move_profiles(NPU_STORABLE, dt.STORABLE),
     numerics=MOVE_NUMERICS, domain=Domain.SPECIAL, pipe=_pipe_rule(INSERT_PATHS),
     doc="dst[r0 + i, c0 + j] = convert(src[i, j]) over src's valid region; every other element "
         "of dst keeps its value. The window must lie inside dst's valid region. Data paths: "
-        "acc -> mat with f32 -> f16/bf16 conversion (FIX), vec -> mat (MTE3), vec -> vec (V).",
+        "acc -> mat with f32 -> f16/bf16 conversion (FIX), vec -> mat (MTE3), vec -> vec (V), acc -> "
+        "vec (FIX; A5's TInsertAccToVec, which a2/a3 accept too as the profile tables cannot narrow "
+        "locations). mode (AccToVecMode, acc -> vec only) as TMOV's: a functional run is vector "
+        "sub-block 0, so SingleModeVec1 writes nothing, DualModeSplitM inserts the upper "
+        "src.valid_rows / 2 rows and DualModeSplitN the left src.valid_cols / 2 columns at (r0, c0); "
+        "the split rules, same dtype and no DN dst are TMOV's (the window check applies to the half).",
     special_values=_OOB + CONV_SPECIAL,
     example=Example({"dst": "!pto.tile<32x32xf16, loc=mat, layout=NZ>",
                      "src": "!pto.tile<16x16xf32, loc=acc, layout=NZ>",
                      "r0": "index", "c0": "index"}, scalars={"r0": 16, "c0": 16}),
-    constraints=_WINDOW_DST + (_loc_rule(INSERT_PATHS), CONVERT_RULE)))
+    more_examples=(Example({"dst": "!pto.tile<16x32xf32>", "src": "!pto.tile<16x16xf32, loc=acc, layout=NZ>",
+                            "r0": "index", "c0": "index"}, {"mode": AccToVecMode.DualModeSplitM},
+                           scalars={"r0": 4, "c0": 8}),),
+    constraints=tuple(map(_unless_dual, _WINDOW_DST)) + (
+        _loc_rule(INSERT_PATHS), CONVERT_RULE,
+        K.custom("mode only on acc -> vec moves; dual modes: same dtype, no DN dst", _mode_path,
+                 "STRUCT_ATTR_VALUE"),
+        K.custom("dual modes: the split halves and dst's valid region holds the half", _dual_valid,
+                 "STRUCT_VALID_REGION"))))
 
 declare(Instruction(
     mnemonic="TINSERT_FP", family=Family.MOVEMENT,

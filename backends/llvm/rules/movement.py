@@ -166,14 +166,18 @@ def _tmov(cg: KernelCodegen, op: TileOp) -> None:
 
 def _windowed(into_dst: bool) -> Callable[[KernelCodegen, TileOp], None]:
     """TEXTRACT (``into_dst`` false): dst[i, j] = transfer(src[r0 + i, c0 + j]) over dst's
-    valid region. TINSERT: dst[r0 + i, c0 + j] = transfer(src[i, j]) over src's valid region,
-    the rest of dst unchanged. The window must lie inside the offset tile."""
+    valid region. TINSERT: dst[r0 + i, c0 + j] = transfer(src[i, j]) over src's valid region
+    (vector sub-block 0's part of it for an acc -> vec mode), the rest of dst unchanged. The
+    window must lie inside the offset tile."""
     def rule(cg: KernelCodegen, op: TileOp) -> None:
         dst, src, fp = cg.tile(op, "dst"), cg.tile(op, "src"), _fp(cg, op)
         r0, c0 = cg.scalar(op, "r0"), cg.scalar(op, "c0")
+        mode = cg.attrs(op).get("mode", AccToVecMode.SingleModeVec0)
         small = src if into_dst else dst
-        r, c = small.vrows, small.vcols
+        r, c = _acc_part(cg, src, dst, mode) if into_dst else (small.vrows, small.vcols)
         _check_window(cg, dst if into_dst else src, r0, c0, r, c, "destination" if into_dst else "source")
+        if mode is AccToVecMode.SingleModeVec1:
+            return
         if fp is not None:
             cg.check_read(fp, cg.i64(1), c, "scaling tile fp")
         move = _transfer(cg, src, dst, fp, _relu(cg, op))
