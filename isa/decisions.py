@@ -995,4 +995,22 @@ DECISIONS: tuple[Decision, ...] = (
              "region need only hold the half, not the whole source.",
              "The header implements it and the mode means the same for both moves; one helper keeps them in "
              "step on every backend."),
+    Decision("TMATMUL_MX_HIF4 and the hifloat4x2 spelling",
+             "A6 TMATMUL_MX takes hifloat4x2_t A and B (also f8e4m3 / f16 / bf16 A with hifloat4x2_t B) with "
+             "the HiF4 scales in HIF4_A_ZZ / HIF4_B_NN 64-byte patches, f32 in L0C; the page says the Cube "
+             "applies Ea/Eb/Ec internally and requires an even K; TQUANT's HiF4 path writes float4_e1m2x2_t "
+             "codes. How the scales combine with the codes (the e6m2 value or its bf16 reciprocal), the "
+             "summation order and rounding, and how hifloat4x2_t relates to float4_e1m2x2_t are not stated.",
+             "hifloat4x2 and hifloat4x2_t are accepted spellings of float4_e1m2x2 (the same E1M2 nibbles; "
+             "dt.ALIASES), so TQUANT_HIF4's output feeds the matmul directly. TMATMUL_MX_HIF4 (cpu, a6; the "
+             "mixed fp8/f16/bf16 x HiF4 overloads are not declared) multiplies A (M x K) and B (K x N) of "
+             "such codes, K a multiple of 64; scale_a is M x K/16 and scale_b K/16 x N, holding "
+             "TQUANT_HIF4's 4-byte records per 64-element K block (B's records run down scale_b's rows, as "
+             "the MX form's scale_b). Each element is E1M2(code) * e6m2(Ea) * 2**(Eb + Ec) exactly (the e6m2 "
+             "value itself, not the quantiser's bf16 reciprocal; Ea 0 is zero, every other code of 0..255 "
+             "its formula value); products exact in f64, summed in f64, rounded once to f32 (the matrix "
+             "family's contract).",
+             "One type for one bit pattern keeps the fp4 machinery (decode, moves, conversions) shared; the "
+             "records TQUANT_HIF4 writes are the natural scale operand; exact values and one rounding are "
+             "the contract every other matrix form has."),
 )

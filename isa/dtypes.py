@@ -123,6 +123,9 @@ CODED: tuple[DType, ...] = (HIF8,) + FP4 + (I4,)
 #: coded types the bit-moving instructions (TLOAD, TSTORE, TMOV) take
 MOVABLE_CODED: tuple[DType, ...] = (HIF8,)
 BY_NAME: dict[str, DType] = {d.name: d for d in ALL + CODED}
+#: other spellings of a type: the public hifloat4x2_t (A6 HiFloat4 matmul data) is the same E1M2
+#: nibble codes as float4_e1m2x2 (its scales travel in separate tiles), so it names that type
+ALIASES: dict[str, DType] = {"hifloat4x2": FP4_E1M2, "hifloat4x2_t": FP4_E1M2}
 
 # Groups used by declarations (architecture-wide legality; profiles narrow them).
 FP8 = (F8E4M3, F8E5M2)
@@ -137,7 +140,7 @@ B16_B32 = (F32, F16, BF16, I16, U16, I32, U32)  # 2- and 4-byte element types
 
 def get(name: str) -> DType:
     """Look a dtype up by its PTO-AS spelling (``f32``, ``i1``, ...); KeyError if unknown."""
-    return BY_NAME[name]
+    return BY_NAME[name] if name in BY_NAME else ALIASES[name]
 
 
 def of_numpy(dt: np.dtype) -> DType:

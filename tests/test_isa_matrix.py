@@ -268,7 +268,7 @@ def test_tgemv_mx() -> None:
 
 # ----------------------------------------------------------------------------- declarations
 
-MNEMONICS = ["TMATMUL", "TMATMUL_ACC", "TMATMUL_BIAS", "TMATMUL_MX", "TGEMV", "TGEMV_ACC", "TGEMV_BIAS", "TGEMV_MX"]
+MNEMONICS = ["TMATMUL", "TMATMUL_ACC", "TMATMUL_BIAS", "TMATMUL_MX", "TMATMUL_MX_HIF4", "TGEMV", "TGEMV_ACC", "TGEMV_BIAS", "TGEMV_MX"]
 
 
 def test_family_metadata() -> None:

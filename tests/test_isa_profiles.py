@@ -93,7 +93,8 @@ def test_a6_is_the_bring_up_subset() -> None:
     legal = {i.mnemonic for i in isa.all_instructions() if i.supported_on("a6")}
     assert legal == {"SYNCALL", "TADD", "TASSIGN", "TEXTRACT", "TEXTRACT_FP", "TGEMV", "TGEMV_ACC",
                      "TGEMV_BIAS", "TGEMV_MX", "TLOAD", "TMATMUL", "TMATMUL_ACC", "TMATMUL_BIAS",
-                     "TMATMUL_MX", "TQUANT", "TQUANT_HIF4", "TRESHAPE", "TSTORE", "TSTORE_FP", "TSYNC"}
+                     "TMATMUL_MX", "TMATMUL_MX_HIF4", "TQUANT", "TQUANT_HIF4", "TRESHAPE", "TSTORE",
+                     "TSTORE_FP", "TSYNC"}
     tadd = {t[0].name for t in isa.get("TADD").dtype_rule("a6").tuples}
     assert tadd == {"i32", "u32", "f32", "i16", "u16", "f16", "bf16", "u8", "i8"}   # a5's TADD table
 

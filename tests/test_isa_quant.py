@@ -436,3 +436,65 @@ def test_tquant_hif4_static_rules() -> None:
     assert codes("TQUANT_HIF4", {**good, "src": "!pto.tile<16x64xf16>"}) != []
     for p in ("a2", "a3", "a5"):
         assert codes("TQUANT_HIF4", good, profile=p) != [], p
+
+
+# ----------------------------------------------------------------------------- TMATMUL_MX_HIF4
+
+def _mm_hif4(a: np.ndarray, sa: np.ndarray, b: np.ndarray, sb: np.ndarray) -> np.ndarray:
+    fp4t = isa.dtypes.FP4_E1M2
+    dst = isa.Tile.of(np.full((a.shape[0], b.shape[1]), 99.0, np.float32))
+    run("TMATMUL_MX_HIF4", dst=dst, a=isa.Tile.of(a.astype(np.uint8), dtype=fp4t), scale_a=isa.Tile.of(sa.astype(np.uint8)),
+        b=isa.Tile.of(b.astype(np.uint8), dtype=fp4t), scale_b=isa.Tile.of(sb.astype(np.uint8)))
+    return dst.data
+
+
+def test_tmatmul_mx_hif4_hand_values() -> None:
+    """A row 0: code 4 (1.0) at k = 0, code 7 (1.75) at k = 9; record Ea 0xC0 (2**0), Eb 0x02 (octet 1),
+    Ec 0x04 (quad 2, k = 8..11): A(0, 0) = 1, A(0, 9) = 1.75 * 2**2 = 7. B column 0: code 2 (0.5) at
+    k = 0, 0xB (-0.75) at k = 9; Ea 0xC5 = (49 << 2) | 1: 1.25 * 2**1 = 2.5, Ec 0x01 (quad 0):
+    B(0, 0) = 0.5 * 2.5 * 2 = 2.5, B(9, 0) = -1.875. dst = 2.5 + 7 * -1.875 = -10.625. Column 1 of B
+    has Ea 0: zero whatever its codes."""
+    a = np.zeros((1, 64))
+    a[0, 0], a[0, 9] = 4, 7
+    b = np.zeros((64, 2))
+    b[0, 0], b[9, 0], b[:, 1] = 2, 0xB, 7
+    sa = np.array([[0xC0, 0x02, 0x04, 0x00]])
+    sb = np.array([[0xC5, 0], [0x00, 0xFF], [0x01, 0xFF], [0x00, 0xFF]])
+    assert _mm_hif4(a, sa, b, sb).tolist() == [[-10.625, 0.0]]
+
+
+def test_tmatmul_mx_hif4_of_tquant_hif4_approximates_the_product() -> None:
+    """Quantise A and B^T with TQUANT_HIF4, multiply: close to the bf16 product (HiF4 keeps about
+    two significant bits per element), and exactly the f64 sum of the values the records encode,
+    computed here element by element."""
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((4, 128)).astype(np.float32)
+    y = rng.standard_normal((128, 3)).astype(np.float32)
+    ca, ra = _hif4(x)
+    cbt, rbt = _hif4(y.T.copy())
+    got = _mm_hif4(ca, ra, cbt.T, rbt.T)
+
+    def val(codes: np.ndarray, rec: np.ndarray, r: int, k: int) -> float:
+        mag = _E1M2[codes[r, k] & 7] * (-1 if codes[r, k] & 8 else 1)
+        g, p = divmod(k, 64)
+        ea, eb, ec_lo, ec_hi = (int(v) for v in rec[r, 4 * g:4 * g + 4])
+        eav = 0.0 if ea == 0 else (1 + (ea & 3) / 4) * 2.0 ** ((ea >> 2) - 48)
+        ec = ((ec_hi << 8 | ec_lo) >> (p // 4)) & 1
+        return mag * eav * 2.0 ** (((eb >> (p // 8)) & 1) + ec)
+    want = np.array([[sum(val(ca, ra, i, k) * val(cbt, rbt, j, k) for k in range(128)) for j in range(3)]
+                     for i in range(4)], np.float32)
+    np.testing.assert_array_equal(got, want)
+    exact = x.astype(np.float64) @ y.astype(np.float64)
+    assert np.abs(got - exact).max() < 0.25 * np.abs(exact).max() + 2
+
+
+def test_tmatmul_mx_hif4_static_rules() -> None:
+    good = {"dst": "!pto.tile<16x16xf32, loc=acc, layout=NZ>", "a": "!pto.tile<16x64xfloat4_e1m2x2, loc=left, layout=NZ>",
+            "scale_a": "!pto.tile<16x4xu8, loc=scale_left>", "b": "!pto.tile<64x16xhifloat4x2_t, loc=right, layout=ZN>",
+            "scale_b": "!pto.tile<4x16xu8, loc=scale_right, layout=DN>"}
+    assert codes("TMATMUL_MX_HIF4", good) == [] and codes("TMATMUL_MX_HIF4", good, profile="a6") == []
+    assert codes("TMATMUL_MX_HIF4", good, profile="a5") != []
+    assert "STRUCT_VALID_REGION" in codes("TMATMUL_MX_HIF4", {**good, "scale_a": "!pto.tile<16x4xu8, loc=scale_left, valid=16x3>"})
+    assert "STRUCT_VALID_REGION" in codes("TMATMUL_MX_HIF4", {**good, "scale_b": "!pto.tile<4x16xu8, loc=scale_right, layout=DN, valid=3x16>"})
+    assert "STRUCT_VALID_REGION" in codes("TMATMUL_MX_HIF4", {**good, "a": "!pto.tile<16x64xfloat4_e1m2x2, loc=left, layout=NZ, valid=16x32>"})
+    assert parse_type("!pto.tile<2x64xhifloat4x2>").dtype is isa.dtypes.FP4_E1M2

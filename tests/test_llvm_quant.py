@@ -303,3 +303,40 @@ def test_tquant_hif4_partial_columns_fault(tmp_path: pathlib.Path) -> None:
     with pytest.raises(pto.PTOError) as e:
         pto.compile(pto.parse(_hif4_text((2, 128), valid="2x96", exp_cols=8)), "llvm", "cpu", cache_dir=tmp_path)
     assert e.value.code == "STRUCT_VALID_REGION"
+
+
+# ----------------------------------------------------------------------------- TMATMUL_MX_HIF4
+
+def _mm_hif4_text(m: int, k: int, n: int, spelling: str = "float4_e1m2x2") -> str:
+    c = f"!pto.tile<{m}x{n}xf32, loc=acc>"
+    a, b = f"!pto.tile<{m}x{k}x{spelling}, loc=left>", f"!pto.tile<{k}x{n}x{spelling}, loc=right>"
+    sa, sb = f"!pto.tile<{m}x{k // 16}xu8, loc=scale_left>", f"!pto.tile<{k // 16}x{n}xu8, loc=scale_right>"
+    return (f"kernel @k(%dst : {c}, %a : {a}, %sa : {sa}, %b : {b}, %sb : {sb}) {{\n"
+            f"  %dst = tmatmul_mx_hif4 %a, %sa, %b, %sb : ({a}, {sa}, {b}, {sb}) -> {c}\n}}\n")
+
+
+def test_tmatmul_mx_hif4_hand_values(tmp_path: pathlib.Path) -> None:
+    """As tests/test_isa_quant.py: A(0, 0) = 1, A(0, 9) = 1.75 * 2**2, B(0, 0) = 0.5 * 2.5 * 2,
+    B(9, 0) = -0.75 * 2.5: -10.625; B's column 1 has Ea 0 and gives 0 (hifloat4x2_t spelling)."""
+    a = np.zeros((1, 64), np.uint8)
+    a[0, 0], a[0, 9] = 4, 7
+    b = np.zeros((64, 2), np.uint8)
+    b[0, 0], b[9, 0], b[:, 1] = 2, 0xB, 7
+    sa = np.array([[0xC0, 0x02, 0x04, 0x00]], np.uint8)
+    sb = np.array([[0xC5, 0], [0x00, 0xFF], [0x01, 0xFF], [0x00, 0xFF]], np.uint8)
+    ref, got = _run_both(_mm_hif4_text(1, 64, 2, "hifloat4x2_t"), tmp_path, dst=np.full((1, 2), 9.0, np.float32),
+                         a=a, sa=sa, b=b, sb=sb)
+    assert got["dst"].tolist() == ref["dst"].tolist() == [[-10.625, 0.0]]
+
+
+def test_tmatmul_mx_hif4_random_against_reference(tmp_path: pathlib.Path) -> None:
+    """Random codes and records (every e6m2 code, every Eb / Ec pattern): bit-identical f32 sums."""
+    rng = np.random.default_rng(30)
+    m, k, n = 5, 192, 7
+    args = {"dst": np.zeros((m, n), np.float32), "a": rng.integers(0, 16, (m, k)).astype(np.uint8),
+            "sa": rng.integers(0, 256, (m, k // 16)).astype(np.uint8),
+            "b": rng.integers(0, 16, (k, n)).astype(np.uint8),
+            "sb": rng.integers(0, 256, (k // 16, n)).astype(np.uint8)}
+    ref, got = _run_both(_mm_hif4_text(m, k, n), tmp_path, **args)
+    _same_bits(ref["dst"], got["dst"])
+    assert np.isfinite(got["dst"]).all() and np.abs(got["dst"]).max() > 0

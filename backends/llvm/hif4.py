@@ -44,3 +44,23 @@ def e6m2_reciprocal(b: ir.IRBuilder, code: ir.Value) -> ir.Value:
     field = b.sub(_c(hifloat4.E6M2_BIAS + 127), b.lshr(code, _c(2)))   # 2**(48 - field) = 2**-e
     power = b.bitcast(b.shl(field, _c(23)), _F32)
     return b.select(b.icmp_unsigned("==", code, _c(0)), ir.Constant(_F32, 0.0), b.fmul(sig, power))
+
+
+_I64, _F64 = ir.IntType(64), ir.DoubleType()
+
+
+def element_value(b: ir.IRBuilder, code: ir.Value, ea: ir.Value, eb_byte: ir.Value, ec_byte: ir.Value,
+                  octet: ir.Value, quad: ir.Value) -> ir.Value:
+    """One HiF4 element's exact value (f64): E1M2(code) * e6m2(ea) * 2**(Eb + Ec), the Eb bit
+    ``octet`` of ``eb_byte`` and the Ec bit ``quad`` (0..7) of ``ec_byte`` (all bytes i8, the
+    positions i64). The scale is built in the f64 bit fields: exponent field + Eb + Ec, the e6m2
+    mantissa as the top two fraction bits; Ea code 0 gives 0."""
+    from . import fp4
+    v = b.fpext(fp4.decode(b, "float4_e1m2x2", code), _F64)
+    c = b.zext(ea, _I64)
+    eb = b.and_(b.lshr(b.zext(eb_byte, _I64), octet), ir.Constant(_I64, 1))
+    ec = b.and_(b.lshr(b.zext(ec_byte, _I64), quad), ir.Constant(_I64, 1))
+    field = b.add(b.add(b.lshr(c, ir.Constant(_I64, 2)), ir.Constant(_I64, 1023 - hifloat4.E6M2_BIAS)), b.add(eb, ec))
+    bits = b.or_(b.shl(field, ir.Constant(_I64, 52)), b.shl(b.and_(c, ir.Constant(_I64, 3)), ir.Constant(_I64, 50)))
+    scale = b.select(b.icmp_unsigned("==", c, ir.Constant(_I64, 0)), ir.Constant(_F64, 0.0), b.bitcast(bits, _F64))
+    return b.fmul(v, scale)

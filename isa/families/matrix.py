@@ -14,6 +14,8 @@ import numpy as np
 from .. import compute as C
 from .. import constraints as K
 from .. import dtypes as dt
+from .. import hifloat4
+from ..diagnostics import RuntimeFault
 from ..registry import declare
 from ..spec import Constraint, Domain, DTypeRule, Example, Family, Instruction, Numerics, Operand, tuples
 from ..types import Location, Layout, Pipe, TileType, Type
@@ -254,3 +256,76 @@ def _declare_family(prefix: str, gemv: bool) -> None:
 
 _declare_family("TMATMUL", gemv=False)
 _declare_family("TGEMV", gemv=True)
+
+
+# ----------------------------------------------------------------------------- TMATMUL_MX_HIF4
+
+def _hif4_columns(t: TileType | None) -> str | None:
+    if isinstance(t, TileType) and t.valid_cols is not None and t.valid_cols % hifloat4.BLOCK:
+        return f"a has {t.valid_cols} valid columns (K), not a multiple of {hifloat4.BLOCK}"
+    return None
+
+
+def _hif4_records(types: Mapping[str, Type], attrs: Mapping[str, object]) -> str | None:
+    """K is whole 64-element blocks; scale_a holds M x K/16 and scale_b K/16 x N record bytes."""
+    a, sa, sb, b = (types.get(n) for n in ("a", "scale_a", "scale_b", "b"))
+    bad = _hif4_columns(a if isinstance(a, TileType) else None)
+    if bad or not isinstance(a, TileType) or a.valid_cols is None:
+        return bad
+    need = a.valid_cols // hifloat4.BLOCK * hifloat4.RECORD
+    if isinstance(sa, TileType) and sa.valid_cols is not None and sa.valid_cols < need:
+        return f"scale_a.valid_cols = {sa.valid_cols} holds fewer than the {need} record bytes of K = {a.valid_cols}"
+    if isinstance(sb, TileType) and sb.valid_rows is not None and sb.valid_rows < need:
+        return f"scale_b.valid_rows = {sb.valid_rows} holds fewer than the {need} record bytes of K = {a.valid_cols}"
+    return None
+
+
+def _mx_hif4(dst: Tile, a: Tile, scale_a: Tile, b: Tile, scale_b: Tile) -> None:
+    m, k = a.valid
+    n = b.valid[1]
+    if k % hifloat4.BLOCK:
+        raise RuntimeFault("RUNTIME_VALID_REGION", "TMATMUL_MX_HIF4 multiplies whole 64-element K blocks",
+                           expected="a.valid_cols a multiple of 64", actual=f"{k} valid columns")
+    kr = k // hifloat4.BLOCK * hifloat4.RECORD
+    x = hifloat4.dequantise(a.read(m, k, "a"), scale_a.read(m, kr, "scale_a"))
+    y = hifloat4.dequantise(b.read(k, n, "b").T, scale_b.read(kr, n, "scale_b").T).T
+    _finish(dst, _dot(x, y))
+
+
+_HIF4_DOC = (
+    "HiFloat4 matrix multiply (the A6 TMATMUL_MX overload for hifloat4x2_t A and B): dst[i, j] = "
+    "sum_k A(i, k) * B(k, j) for i < M = A.valid_rows, j < N = B.valid_cols, K = A.valid_cols a "
+    "multiple of 64, where A and B hold 4-bit E1M2 codes (float4_e1m2x2; the public hifloat4x2_t "
+    "spelling names the same type) and each value is E1M2(code) * e6m2(Ea) * 2**(Eb + Ec) with the "
+    "TQUANT_HIF4 scale record of its 64-element K block (decision 'TQUANT_HIF4 (HiFloat4 "
+    "quantisation)'): scale_a[i, 4g .. 4g + 3] is the record of A's row i, block g (Ea, the Eb byte, the "
+    "two Ec bytes: exactly what TQUANT_HIF4 writes for A); scale_b[4g .. 4g + 3, j] the record of B's "
+    "column j, block g (TQUANT_HIF4 of B's transpose, transposed). Every value and product is exact "
+    "in f64; the sum is in f64, rounded once (RNE) to f32; elements of dst outside M x N are "
+    "unspecified. Ea code 0 makes its block zero. The public kernel moves the records into the Cube's "
+    "interleaved 64-byte patches (HIF4_A_ZZ / HIF4_B_NN); openpto's scale tiles hold the records "
+    "unpatched. Tiles are logical matrices (any layout, boxed tiles whole fractals).")
+
+declare(Instruction(
+    mnemonic="TMATMUL_MX_HIF4", family=Family.MATRIX, summary="matrix multiply of HiFloat4 A and B",
+    operands=(_DST, tile_in("a", "left matrix A (M x K) of E1M2 codes", locations=(Location.LEFT,)),
+              tile_in("scale_a", "u8 HiF4 records of A: M x K/16", locations=(Location.SCALE_LEFT, Location.LEFT)),
+              tile_in("b", "right matrix B (K x N) of E1M2 codes", locations=(Location.RIGHT,)),
+              tile_in("scale_b", "u8 HiF4 records of B: K/16 x N", locations=(Location.SCALE_RIGHT, Location.RIGHT))),
+    semantics=_mx_hif4,
+    dtypes=tuples(("dst", "a", "scale_a", "b", "scale_b"), [(dt.F32, dt.FP4_E1M2, dt.U8, dt.FP4_E1M2, dt.U8)]),
+    profiles=("cpu", "a6"), numerics=_SUM, domain=Domain.MATMUL, pipe=Pipe.M,
+    doc=_HIF4_DOC,
+    example=Example({"dst": _ACC_T[False], "a": "!pto.tile<16x64xfloat4_e1m2x2, loc=left, layout=NZ>",
+                     "scale_a": "!pto.tile<16x4xu8, loc=scale_left>",
+                     "b": "!pto.tile<64x16xfloat4_e1m2x2, loc=right, layout=ZN>",
+                     "scale_b": "!pto.tile<4x16xu8, loc=scale_right, layout=DN>"}),
+    constraints=_shape_rules(False) + (
+        K.custom("K is whole 64-element blocks and the scale tiles hold their records", _hif4_records,
+                 "STRUCT_VALID_REGION"),
+        K.at_least("scale_a", "valid_rows", "a", "valid_rows", "STRUCT_VALID_REGION"),
+        K.at_least("scale_b", "valid_cols", "b", "valid_cols", "STRUCT_VALID_REGION"),
+        _whole_fractals("dst", "a", "b")),
+    special_values="No NaN or infinity can be encoded: the E1M2 codes are finite and Ea tops out at "
+                   "1.5 * 2**15, so every value is at most 1.75 * 1.5 * 2**17 and no sum of the public K range (< 4096) can "
+                   "overflow f32. A zero product is +0; the sign of a zero result is unspecified."))

@@ -1,4 +1,5 @@
-"""llvm lowering rules: matrix instructions (TMATMUL / TGEMV and their _ACC, _BIAS, _MX forms).
+"""llvm lowering rules: matrix instructions (TMATMUL / TGEMV and their _ACC, _BIAS, _MX forms, and
+TMATMUL_MX_HIF4: exact f64 element values from the E1M2 codes and HiF4 records, one f32 rounding).
 
 Domain: M = a.valid_rows (1 for GEMV), K = a.valid_cols, N = b.valid_cols; dst's top-left
 M x N block is written. Reads outside a source's valid region raise RUNTIME_INVALID_READ in the
@@ -25,6 +26,8 @@ from typing import Any, Callable
 from llvmlite import ir
 
 from ....assembler.ir import TileOp
+from ....isa import hifloat4
+from .. import hif4
 from .. import numerics as N
 from ..codegen import KernelCodegen, TileRef
 
@@ -205,3 +208,50 @@ RULES: dict[str, Any] = {}
 for _prefix, _gemv in (("TMATMUL", False), ("TGEMV", True)):
     for _suffix, _kind in (("", "plain"), ("_ACC", "acc"), ("_BIAS", "bias"), ("_MX", "mx")):
         RULES[_prefix + _suffix] = _rule(_kind, _gemv)
+
+
+# --------------------------------------------------------------------------- TMATMUL_MX_HIF4
+
+def _hif4_value(cg: KernelCodegen, data: TileRef, scale: TileRef, row: ir.Value, kk: ir.Value,
+                by_rows: bool) -> ir.Value:
+    """The exact value (f64) of element (row, kk) of A (``by_rows``: records along scale's
+    columns) or of element (kk, row) of B (records along scale's rows)."""
+    b = cg.b
+    c64 = lambda v: ir.Constant(I64, v)  # noqa: E731
+    blk, pos = b.sdiv(kk, c64(hifloat4.BLOCK)), b.srem(kk, c64(hifloat4.BLOCK))
+    base = b.mul(blk, c64(hifloat4.RECORD))
+    quad = b.sdiv(pos, c64(hifloat4.QUAD))
+
+    def rec(t: int, extra: ir.Value | None = None) -> ir.Value:
+        off = b.add(base, c64(t)) if extra is None else b.add(b.add(base, c64(t)), extra)
+        return scale.load_raw(b, row, off) if by_rows else scale.load_raw(b, off, row)
+    code = data.load_raw(b, row, kk) if by_rows else data.load_raw(b, kk, row)
+    return hif4.element_value(b, code, rec(0), rec(1), rec(2, b.sdiv(quad, c64(8))),
+                              b.sdiv(pos, c64(hifloat4.OCTET)), b.srem(quad, c64(8)))
+
+
+def _tmatmul_mx_hif4(cg: KernelCodegen, op: TileOp) -> None:
+    """f64 products of the exact element values, summed in f64 and rounded once to f32."""
+    b = cg.b
+    dst, a, bm = cg.tile(op, "dst"), cg.tile(op, "a"), cg.tile(op, "b")
+    sa, sb = cg.tile(op, "scale_a"), cg.tile(op, "scale_b")
+    m, k, n = a.vrows, a.vcols, bm.vcols
+    cg.fault(b.icmp_signed("!=", b.srem(k, ir.Constant(I64, hifloat4.BLOCK)), ir.Constant(I64, 0)),
+             "RUNTIME_VALID_REGION", "TMATMUL_MX_HIF4 multiplies whole 64-element K blocks",
+             expected="a.valid_cols a multiple of 64", actual="{0} valid columns", details=[k])
+    kr = b.mul(b.sdiv(k, ir.Constant(I64, hifloat4.BLOCK)), ir.Constant(I64, hifloat4.RECORD))
+    cg.check_read(a, m, k, "a")
+    cg.check_read(bm, k, n, "b")
+    cg.check_read(sa, m, kr, "scale_a")
+    cg.check_read(sb, kr, n, "scale_b")
+    slot = cg.alloca(F64, "hif4.acc")
+    with cg.loop(0, m, name="hi") as i:
+        with cg.loop(0, n, name="hj") as j:
+            b.store(ir.Constant(F64, 0.0), slot)
+            with cg.loop(0, k, name="hk") as kk:
+                p = b.fmul(_hif4_value(cg, a, sa, i, kk, True), _hif4_value(cg, bm, sb, j, kk, False))
+                b.store(b.fadd(b.load(slot, typ=F64), p), slot)
+            dst.store(b, i, j, b.fptrunc(b.load(slot, typ=F64), F32))
+
+
+RULES["TMATMUL_MX_HIF4"] = _tmatmul_mx_hif4
