@@ -6,6 +6,7 @@ import enum
 from typing import Any, Mapping
 
 from . import constraints as K
+from . import dtypes as dt
 from .diagnostics import LegalityError, Location as Loc, PTOError, StructError
 from .profiles import PROFILES, Profile
 from .spec import Instruction, Kind
@@ -107,11 +108,12 @@ def check_legality(instr: Instruction, types: Mapping[str, Type], attrs: Mapping
             e = tile_layout_error(t, profile, where, f"operand '{op.name}'")
             if e is not None:
                 errs.append(e)
-        if t.nbytes > profile.capacity[t.loc]:
+        size = -(-t.rows * t.cols * dt.memory_bits(t.dtype) // 8)     # 4-bit types: half a byte each
+        if size > profile.capacity[t.loc]:
             errs.append(LegalityError("LEGAL_CAPACITY", f"operand '{op.name}' does not fit in {t.loc.value}",
                                       location=where, expected=f"<= {profile.capacity[t.loc]} bytes",
-                                      actual=f"{t.nbytes} bytes"))
-        why = profile.row_alignment_error(t.rows, t.cols, t.dtype.itemsize, t.layout, t.loc)
+                                      actual=f"{size} bytes"))
+        why = profile.row_alignment_error(t.rows, t.cols, dt.memory_bits(t.dtype) / 8, t.layout, t.loc)
         if why:
             errs.append(LegalityError("LEGAL_ALIGNMENT", f"operand '{op.name}': {why} on {profile.name}",
                                       location=where, expected=f"{profile.alignment}-byte aligned rows",

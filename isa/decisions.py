@@ -1013,4 +1013,22 @@ DECISIONS: tuple[Decision, ...] = (
              "One type for one bit pattern keeps the fp4 machinery (decode, moves, conversions) shared; the "
              "records TQUANT_HIF4 writes are the natural scale operand; exact values and one rounding are "
              "the contract every other matrix form has."),
+    Decision("4-bit moves and sizes",
+             "The A5 TLoad halves its strides for fp4 (one byte moves two elements) and TMov lists "
+             "float4_e2m1x2_t / float4_e1m2x2_t; global memory holds the packed two-per-byte image; the "
+             "32-byte row rule and the buffer capacities count bytes. Neither the A2/A3 nor the A5 moves "
+             "name int4b_t, and nothing says how relu treats a 4-bit code.",
+             "TLOAD, TSTORE and TMOV take float4_e2m1x2 / float4_e1m2x2 on cpu and a5 and i4 on cpu "
+             "(dt.MOVABLE_CODED, dt.CPU_MOVABLE_CODED) as bit copies of the element bytes, no atomic ADD. "
+             "openpto's tensors of a 4-bit type hold one element per array element, as its tiles do: the "
+             "public packed image is the host's fp4.pack of that array. relu keeps a code whose low "
+             "nibble is 1 .. 7 and writes 0 for the rest (-0 and the negatives; i4's too). The legality "
+             "rules count a 4-bit element as half a byte (dt.memory_bits): a row is whole 32-byte units "
+             "only at a multiple of 64 elements, a fractal box is 16 x 64 (64 x 16 for ZN), and a tile's "
+             "capacity use is rows * cols / 2 bytes; the verifier's per-buffer totals and the simulated "
+             "storage still take one byte per element. This replaces the closing sentences of the "
+             "'4-bit floats' and 'int4 (i4)' decisions (no moves, byte-counted rules).",
+             "One element per array element keeps every move a plain copy on both backends and lets a "
+             "kernel index 4-bit tensors like any other; counting bits in the rules gives the public "
+             "limits (twice the elements per row and per buffer)."),
 )

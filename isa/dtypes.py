@@ -120,8 +120,10 @@ FP4_E2M1 = CodedFloat("float4_e2m1x2", np.dtype(np.uint8), "float", 4, largest=6
 FP4_E1M2 = CodedFloat("float4_e1m2x2", np.dtype(np.uint8), "float", 4, largest=1.75)
 FP4 = (FP4_E2M1, FP4_E1M2)
 CODED: tuple[DType, ...] = (HIF8,) + FP4 + (I4,)
-#: coded types the bit-moving instructions (TLOAD, TSTORE, TMOV) take
-MOVABLE_CODED: tuple[DType, ...] = (HIF8,)
+#: coded types the bit-moving instructions (TLOAD, TSTORE, TMOV) take on cpu and a5 (a5's TLoad / TMov
+#: list the fp4 types next to hifloat8); cpu also moves i4
+MOVABLE_CODED: tuple[DType, ...] = (HIF8,) + FP4
+CPU_MOVABLE_CODED: tuple[DType, ...] = MOVABLE_CODED + (I4,)
 BY_NAME: dict[str, DType] = {d.name: d for d in ALL + CODED}
 #: other spellings of a type: the public hifloat4x2_t (A6 HiFloat4 matmul data) is the same E1M2
 #: nibble codes as float4_e1m2x2 (its scales travel in separate tiles), so it names that type
@@ -141,6 +143,12 @@ B16_B32 = (F32, F16, BF16, I16, U16, I32, U32)  # 2- and 4-byte element types
 def get(name: str) -> DType:
     """Look a dtype up by its PTO-AS spelling (``f32``, ``i1``, ...); KeyError if unknown."""
     return BY_NAME[name] if name in BY_NAME else ALIASES[name]
+
+
+def memory_bits(d: DType) -> int:
+    """Bits one element takes in a hardware buffer or in global memory: the sub-byte types (fp4,
+    i4) pack two per byte there, although openpto's arrays hold one per uint8; i1 masks take a byte."""
+    return d.bits if d in CODED and d.bits < 8 else 8 * d.itemsize
 
 
 def of_numpy(dt: np.dtype) -> DType:

@@ -50,9 +50,10 @@ class Profile:
         take = " or ".join(f"{l.value} ({l.describe})" for l in allowed)
         return f"{loc.value} tiles on {self.name} take layout {take}; got {layout.value}"
 
-    def row_alignment_error(self, rows: int, cols: int, itemsize: int, layout: Layout,
+    def row_alignment_error(self, rows: int, cols: int, itemsize: float, layout: Layout,
                             loc: Location) -> str | None:
-        """Why a tile's static shape breaks this profile's alignment rule, or None."""
+        """Why a tile's static shape breaks this profile's alignment rule, or None. ``itemsize``
+        is the element's memory size in bytes: 0.5 for the 4-bit types (``dt.memory_bits``)."""
         if not self.enforce_row_alignment or loc in _NO_ROW_RULE:
             return None
         if layout is Layout.ND and (cols * itemsize) % self.alignment:
@@ -66,12 +67,12 @@ class Profile:
         return None
 
 
-def fractal_box(layout: Layout, itemsize: int, loc: Location) -> tuple[int, int]:
+def fractal_box(layout: Layout, itemsize: float, loc: Location) -> tuple[int, int]:
     """Inner box (rows, cols) of a boxed layout: 16x16 for 1024-byte acc fractals, else
     16 x (32 / itemsize) when the box is row-major inside, (32 / itemsize) x 16 when col-major."""
     if loc is Location.ACC:
         return (16, 16)
-    c0 = max(32 // itemsize, 1)
+    c0 = max(int(32 / itemsize), 1)             # 64 four-bit elements fill 32 bytes
     return (c0, 16) if layout is Layout.ZN else (16, c0)
 
 

@@ -441,3 +441,80 @@ def test_scale_buffers_capacity_per_profile() -> None:
     from openpto.isa.types import Location
     assert profiles.get("a5").capacity[Location.SCALE_RIGHT] == 4096
     assert profiles.get("a3").capacity[Location.SCALE_LEFT] == 0
+
+
+# ----------------------------------------------------------------------------- 4-bit sizes
+
+@pytest.mark.parametrize("d", ["float4_e2m1x2", "float4_e1m2x2", "i4"])
+def test_four_bit_rows_count_half_bytes(d: str) -> None:
+    """A row of C four-bit elements is C / 2 bytes: 64 fill the 32-byte unit the NPU profiles
+    require, 32 (16 bytes) do not; the f16 / bf16 partner has whole rows either way."""
+    other = "f16" if d == "i4" else "bf16"
+    npu = "a3" if d == "i4" else "a5"
+    wide = {"dst": f"!pto.tile<2x64x{d}>", "src": f"!pto.tile<2x64x{other}>"}
+    narrow = {"dst": f"!pto.tile<2x32x{d}>", "src": f"!pto.tile<2x32x{other}>"}
+    assert _codes(wide, npu) == [] and _codes(narrow, "cpu") == []
+    assert _codes(narrow, npu) == ["LEGAL_ALIGNMENT"]
+    assert dt.memory_bits(dt.get(d)) == 4 and dt.memory_bits(dt.HIF8) == 8 and dt.memory_bits(dt.I1) == 8
+
+
+def test_four_bit_capacity_counts_half_bytes() -> None:
+    """A vec tile of 4-bit elements takes rows * cols / 2 bytes of the buffer: twice as many
+    elements fit as u8 ones (one more row than fits is LEGAL_CAPACITY)."""
+    from openpto.isa.types import Location
+    cap = profiles.get("a5").capacity[Location.VEC]
+    rows = cap * 2 // 256                                     # rows of 256 four-bit elements (128 B)
+    fits = {"dst": f"!pto.tile<{rows}x256xfloat4_e2m1x2>", "src": "!pto.tile<16x256xbf16>"}
+    over = {"dst": f"!pto.tile<{rows + 1}x256xfloat4_e2m1x2>", "src": "!pto.tile<16x256xbf16>"}
+    instr = isa.get("TCVT")
+    legal = {k: parse_type(v) for k, v in fits.items()}
+    assert not [e for e in checks.check_legality(instr, legal, {}, profiles.get("a5")) if e.code == "LEGAL_CAPACITY"]
+    big = {k: parse_type(v) for k, v in over.items()}
+    assert [e.code for e in checks.check_legality(instr, big, {}, profiles.get("a5"))
+            if e.code == "LEGAL_CAPACITY"] == ["LEGAL_CAPACITY"]
+    u8 = {"dst": f"!pto.tile<{rows}x256xu8>", "src": "!pto.tile<16x256xbf16>"}
+    u8t = {k: parse_type(v) for k, v in u8.items()}
+    assert "LEGAL_CAPACITY" in [e.code for e in checks.check_legality(instr, u8t, {}, profiles.get("a5"))]
+
+
+def test_four_bit_fractal_boxes_are_64_wide() -> None:
+    """NZ boxes hold 32 bytes per row: 64 four-bit elements (TMATMUL_MX_HIF4's left operand)."""
+    from openpto.isa.profiles import fractal_box
+    from openpto.isa.types import Layout, Location
+    assert fractal_box(Layout.NZ, 0.5, Location.LEFT) == (16, 64)
+    assert fractal_box(Layout.ZN, 0.5, Location.RIGHT) == (64, 16)
+    ok = {"dst": "!pto.tile<16x16xf32, loc=acc, layout=NZ>", "a": "!pto.tile<16x64xfloat4_e1m2x2, loc=left, layout=NZ>",
+          "scale_a": "!pto.tile<16x4xu8, loc=scale_left>", "b": "!pto.tile<64x16xfloat4_e1m2x2, loc=right, layout=ZN>",
+          "scale_b": "!pto.tile<4x16xu8, loc=scale_right, layout=DN>"}
+    instr = isa.get("TMATMUL_MX_HIF4")
+    parsed = {k: parse_type(v) for k, v in ok.items()}
+    assert checks.check_structure(instr, parsed, {}) == []
+    assert checks.check_legality(instr, parsed, {}, profiles.get("a6")) == []
+
+
+def _move_codes(mnemonic: str, types: dict[str, str], profile: str) -> list[str]:
+    instr, parsed = isa.get(mnemonic), {k: parse_type(v) for k, v in types.items()}
+    errs = checks.check_structure(instr, parsed, {})
+    return [e.code for e in errs] or [e.code for e in checks.check_legality(instr, parsed, {}, profiles.get(profile))]
+
+
+@pytest.mark.parametrize("d,legal", [("float4_e2m1x2", {"cpu", "a5"}), ("float4_e1m2x2", {"cpu", "a5"}),
+                                     ("i4", {"cpu"}), ("hifloat8", {"cpu", "a5"})])
+def test_coded_moves_per_profile(d: str, legal: set[str]) -> None:
+    """TLOAD / TSTORE / TMOV take the fp4 types on cpu and a5 (a5's TLoad / TMov list them), i4 on
+    cpu only, never on a2/a3."""
+    t, g = f"!pto.tile<2x64x{d}>", f"!pto.memref<2x64x{d}>"
+    forms = {"TLOAD": {"dst": t, "src": g}, "TSTORE": {"dst": g, "src": t}, "TMOV": {"dst": t, "src": t}}
+    for name, types in forms.items():
+        for p in ("cpu", "a3", "a5"):
+            assert (_move_codes(name, types, p) == []) == (p in legal), (name, p)
+
+
+def test_four_bit_tmov_relu_by_hand() -> None:
+    """Reference relu on 4-bit codes: 0x3 (E2M1 1.5 / i4 3) stays, 0x8 (-0) and 0xB (negative) become 0."""
+    for d in (dt.FP4_E2M1, dt.I4):
+        src = isa.Tile.of(np.array([[0x3, 0x8, 0xB, 0x7, 0x0, 0xF]], np.uint8), dtype=d)
+        dst = isa.Tile.of(np.full((1, 6), 0x5, np.uint8), dtype=d)
+        from openpto.isa.attrs import ReluMode
+        isa.get("TMOV").execute(dst=dst, src=src, relu=ReluMode.RELU)
+        assert dst.data.tolist() == [[0x3, 0, 0, 0x7, 0, 0]]

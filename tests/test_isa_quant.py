@@ -296,13 +296,16 @@ def test_tquant_dn_fp4_nan_group_and_infinity() -> None:
 
 def test_tquant_dn_fp4_static_rules() -> None:
     from openpto.isa.attrs import MxQuantAlg
-    good = {"dst": "!pto.tile<64x32xfloat4_e2m1x2>", "src": "!pto.tile<64x32xbf16>", "exp": "!pto.tile<2x32xu8>"}
+    good = {"dst": "!pto.tile<64x64xfloat4_e2m1x2>", "src": "!pto.tile<64x64xbf16>", "exp": "!pto.tile<2x64xu8>"}
     alg = {"mx_alg": MxQuantAlg.OcpMxFp4E2M1}
     assert codes("TQUANT_DN", good, alg) == [] and codes("TQUANT_DN", good, alg, "a5") == []
-    f32 = {**good, "src": "!pto.tile<64x32xf32>"}
+    # 32 four-bit columns are 16 bytes: not a whole 32-byte row on a5
+    narrow = {"dst": "!pto.tile<64x32xfloat4_e2m1x2>", "src": "!pto.tile<64x32xbf16>", "exp": "!pto.tile<2x32xu8>"}
+    assert codes("TQUANT_DN", narrow, alg) == [] and codes("TQUANT_DN", narrow, alg, "a5") == ["LEGAL_ALIGNMENT"]
+    f32 = {**good, "src": "!pto.tile<64x64xf32>"}
     assert codes("TQUANT_DN", f32, alg) == [] and "LEGAL_DTYPE" in codes("TQUANT_DN", f32, alg, "a5")
     assert "LEGAL_DTYPE" in codes("TQUANT_DN", good, {"mx_alg": MxQuantAlg.OcpMxFp8E4M3})
-    f8 = {**good, "dst": "!pto.tile<64x32xf8e4m3>"}
+    f8 = {**good, "dst": "!pto.tile<64x64xf8e4m3>"}
     assert "LEGAL_DTYPE" in codes("TQUANT_DN", f8, {"mx_alg": MxQuantAlg.NvMxFp4E2M1})
     assert codes("TQUANT_DN", good, alg, "a3") != []
 

@@ -164,8 +164,9 @@ def test_every_bf16_to_fp4(fmt: str, mode: str, tmp_path: pathlib.Path) -> None:
                                       ("float4_e1m2x2", [0, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 1.75])])
 def test_every_fp4_code_to_bf16(fmt: str, mags: list[float], tmp_path: pathlib.Path) -> None:
     import ml_dtypes
-    codes = np.tile(np.arange(16, dtype=np.uint8), 4).reshape(2, 32) | np.uint8(0x50)   # junk high nibbles
-    got = _tcvt_a5(codes, fmt, "bf16", "RINT", "llvm", np.zeros((2, 32), ml_dtypes.bfloat16), tmp_path)
+    codes = np.tile(np.arange(16, dtype=np.uint8), 4).reshape(1, 64) | np.uint8(0x50)   # junk high nibbles
+    # one row of 64: a5 rows are whole 32-byte units, 64 four-bit elements
+    got = _tcvt_a5(codes, fmt, "bf16", "RINT", "llvm", np.zeros((1, 64), ml_dtypes.bfloat16), tmp_path)
     want = np.array(mags + [-m for m in mags], np.float64)
     np.testing.assert_array_equal(got.astype(np.float64).ravel(), np.tile(want, 4))
     assert np.signbit(got.astype(np.float32)[0, 8])
@@ -201,8 +202,8 @@ def test_every_f16_to_i4(mode: str, sat: str, tmp_path: pathlib.Path) -> None:
 
 
 def test_every_i4_code_to_f16(tmp_path: pathlib.Path) -> None:
-    codes = (np.arange(32, dtype=np.uint8) * 7).reshape(1, 32)                # every nibble, junk above it
-    got = _tcvt_a3(codes, "i4", "f16", "RINT", "ON", "llvm", np.zeros((1, 32), np.float16), tmp_path)
+    codes = (np.arange(64, dtype=np.uint8) * 7).reshape(1, 64)     # every nibble, junk above it (64: 32 B)
+    got = _tcvt_a3(codes, "i4", "f16", "RINT", "ON", "llvm", np.zeros((1, 64), np.float16), tmp_path)
     low = (codes & 0xF).astype(np.int64)
     np.testing.assert_array_equal(got.astype(np.int64), np.where(low >= 8, low - 16, low))
 
@@ -248,3 +249,33 @@ def test_tmatmul_mx_with_scales_in_the_scale_buffers(tmp_path: pathlib.Path) -> 
         options = {"cache_dir": tmp_path} if backend == "llvm" else {}
         pto.compile(pto.parse(_mx_kernel()), backend, "cpu", **options)(c=c, a=a, b=b, sa=sa, sb=sb)
         np.testing.assert_array_equal(c, want)
+
+
+# ----------------------------------------------------------------------------- 4-bit moves
+
+def _move4_kernel(d: str, relu: bool) -> str:
+    t, g = f"!pto.tile<2x64x{d}>", f"!pto.memref<2x64x{d}>"
+    attr = " {relu = #pto.relu<RELU>}" if relu else ""
+    return (f"kernel @k(%out : {g}, %in : {g}) {{\n"
+            f"  %a = pto.alloc_tile : {t}\n  %b = pto.alloc_tile : {t}\n"
+            f"  tload %a, %in[0, 0] : {t}, {g}\n  tmov %b, %a{attr} : {t}, {t}\n"
+            f"  tstore %out[0, 0], %b : {g}, {t}\n}}\n")
+
+
+@pytest.mark.parametrize("d,profile", [("float4_e2m1x2", "a5"), ("float4_e1m2x2", "a5"), ("i4", "cpu")])
+@pytest.mark.parametrize("relu", [False, True])
+def test_four_bit_load_move_store(d: str, profile: str, relu: bool, tmp_path: pathlib.Path) -> None:
+    """Every 4-bit code (eight times) through TLOAD, TMOV and TSTORE: bit copies, one element per
+    array element; relu keeps codes 1..7 (positive E2M1 / E1M2 values, positive i4) and writes 0
+    for 0 and for 8..15 (-0 and the negatives), by hand."""
+    codes = np.tile(np.arange(16, dtype=np.uint8), 8).reshape(2, 64)
+    out = {}
+    for backend in ("llvm", "reference"):
+        out[backend] = np.full((2, 64), 0x55, np.uint8)
+        options = {"cache_dir": tmp_path} if backend == "llvm" else {}
+        pto.compile(pto.parse(_move4_kernel(d, relu)), backend, profile, **options)(out=out[backend], **{"in": codes.copy()})
+    want = np.where((codes >= 1) & (codes <= 7), codes, 0) if relu else codes
+    np.testing.assert_array_equal(out["llvm"], want)
+    np.testing.assert_array_equal(out["reference"], want)
+    if relu:
+        assert out["llvm"][0, :16].tolist() == [0, 1, 2, 3, 4, 5, 6, 7] + [0] * 8

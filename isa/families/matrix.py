@@ -52,10 +52,11 @@ _SCALE_B = tile_in("scale_b", "u8 E8M0 scales of B: ceil(K/32) x N", locations=(
 
 def _fractal(t: TileType) -> tuple[int, int]:
     """Inner box (rows, cols) of a boxed tile: 16x16 (1024 B) in acc, else 512 B boxes of
-    16 x C0 (NZ, ZZ: inner row-major) or C0 x 16 (ZN: inner column-major), C0 = 32 B / element."""
+    16 x C0 (NZ, ZZ: inner row-major) or C0 x 16 (ZN: inner column-major), C0 = 32 B / element
+    (half a byte for the 4-bit types)."""
     if t.loc is Location.ACC:
         return (16, 16)
-    c0 = 32 // t.dtype.itemsize
+    c0 = 256 // dt.memory_bits(t.dtype)           # 64 for the 4-bit types
     return (c0, 16) if t.layout is Layout.ZN else (16, c0)
 
 

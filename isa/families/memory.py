@@ -27,9 +27,9 @@ from ._helpers import global_in, global_out, tile_in, tile_out
 
 _A2_MOVE = (dt.I8, dt.U8, dt.I16, dt.U16, dt.I32, dt.U32, dt.I64, dt.U64, dt.F16, dt.BF16, dt.F32, dt.I1)
 _A5_MOVE = _A2_MOVE + dt.FP8
-# TLOAD / TSTORE also move coded floats (hifloat8 codes) bit for bit: cpu and A5 (TStore.hpp lists
-# hifloat8_t among its types).
-_CODED_MOVE = dt.STORABLE + dt.MOVABLE_CODED
+# TLOAD / TSTORE also move coded types bit for bit: hifloat8 and fp4 on cpu and A5 (TStore.hpp lists
+# hifloat8_t, TLoad.hpp halves its strides for fp4), i4 on cpu.
+_CODED_MOVE = dt.STORABLE + dt.CPU_MOVABLE_CODED
 _A5_CODED_MOVE = _A5_MOVE + dt.MOVABLE_CODED
 _ACC_TYPES = (dt.F32, dt.I32)
 # (global dtype, acc dtype) pairs a store out of an acc tile may convert between (RNE).
@@ -273,7 +273,10 @@ declare(Instruction(
         "dst's valid region; elements of dst outside it are unspecified (TLOAD does not pad - use "
         "TFILLPAD). The copy is bit-exact and logical; the (global layout, tile layout) pair must be one "
         "a DMA performs: vec ND<-ND, DN<-DN, NZ<-NZ; mat also NZ<-ND and ZN<-DN; 64-bit elements only "
-        "into ND/DN tiles. hifloat8 tensors and tiles (cpu, A5) hold codes and load bit for bit.",
+        "into ND/DN tiles. hifloat8 and fp4 (float4_e2m1x2, float4_e1m2x2) tensors and tiles (cpu, A5) "
+        "and i4 ones (cpu) hold codes and load bit for bit: a 4-bit tensor holds one element per array "
+        "element, as tiles do (the public packed two-per-byte image is isa/fp4.py's pack of it), and "
+        "the element byte is copied as it is.",
     example=Example({"dst": "!pto.tile<16x16xf32>", "src": "!pto.memref<64x64xf32>"}),
     constraints=(_fits("dst", "src"), K.custom("(global, tile) layout pair is a legal load", _load_layout,
                                                "LEGAL_LAYOUT")),
@@ -298,8 +301,8 @@ declare(Instruction(
         "are TSTORE_FP); other stores keep the dtype and copy bit-exactly. " + _ATOMIC_DOC +
         " Layouts: vec/mat tiles store to a tensor of the same layout (1-row or 1-column ND/DN tiles to "
         "ND or DN); acc tiles to ND or NZ tensors. A5 has no store from mat; A2/A3 atomic ADD covers "
-        "f32 f16 bf16 i32 i16 i8. hifloat8 tiles (cpu, A5) store their codes bit for bit, without "
-        "atomic ADD.",
+        "f32 f16 bf16 i32 i16 i8. hifloat8 and fp4 tiles (cpu, A5) and i4 tiles (cpu) store their codes "
+        "bit for bit (a 4-bit element as one array element, as TLOAD), without atomic ADD.",
     example=Example({"dst": "!pto.memref<64x64xf16>", "src": "!pto.tile<16x16xf32, loc=acc, layout=NZ>"}),
     constraints=(_fits("src", "dst"),
                  K.custom("(tile, global) layout pair is a legal store", _store_layout, "LEGAL_LAYOUT"),

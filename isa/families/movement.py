@@ -60,7 +60,10 @@ def _check_fits(dst: Tile, rows: int, cols: int) -> None:
 def _relu(values: np.ndarray, d: dt.DType) -> np.ndarray:
     """max(x, 0) picking from the original values: NaN (payload included) stays, -0 becomes +0.
     ``d`` names the element type (hifloat8 codes are read through their codec)."""
-    w = hifloat8.decode(values) if d is dt.HIF8 else C.widen(values, d)
+    if d.bits == 4:             # fp4 / i4 codes: positive iff the low nibble is 1 .. 7 (sign bit 3 clear)
+        w = np.where(values & 8, -1, (values & 7).astype(np.int8))
+    else:
+        w = hifloat8.decode(values) if d is dt.HIF8 else C.widen(values, d)
     return np.where((w > 0) | (w != w), values, np.zeros_like(values))
 
 
@@ -72,7 +75,7 @@ def _transfer(values: np.ndarray, dst: Tile, fp: Tile | None = None,
         with np.errstate(all="ignore"):
             values = values.astype(np.float32) * fp.read(1, values.shape[1], "scaling tile fp")
     if relu is ReluMode.RELU:   # uint8 storage is hifloat8 codes only when dst is hifloat8 (no conversion)
-        values = _relu(values, dst.dtype if dst.dtype in dt.MOVABLE_CODED else dt.of_numpy(values.dtype))
+        values = _relu(values, dst.dtype if dst.dtype in dt.CPU_MOVABLE_CODED else dt.of_numpy(values.dtype))
     if values.dtype == dst.dtype.np_dtype:
         return values
     with np.errstate(all="ignore"):
@@ -274,7 +277,7 @@ declare(Instruction(
                            "acc -> vec: the vector sub-block that receives the tile, or the split "
                            "between both (#pto.acc_to_vec<...>)")),
     semantics=_tmov,
-    dtypes=_move_rules(dt.STORABLE + dt.MOVABLE_CODED),
+    dtypes=_move_rules(dt.STORABLE + dt.CPU_MOVABLE_CODED),
     profile_dtypes=_move_profiles(NPU_STORABLE, dt.STORABLE + dt.MOVABLE_CODED),
     numerics=MOVE_NUMERICS, domain=Domain.SRC, pipe=_pipe_rule(TMOV_PATHS),
     doc="dst[i, j] = convert(relu(src[i, j])) over src's valid region, which must lie inside "
@@ -284,7 +287,9 @@ declare(Instruction(
         "only (the profile tables cannot narrow locations, so a2/a3 accept them too). Only an acc "
         "source may change dtype (f32 -> f16/bf16). Layouts may differ: the copy is logical. "
         "hifloat8 tiles (cpu, A5) move as their codes; relu on them reads the codes as values: "
-        "a code with the sign bit set becomes 0x00 (+0), except the NaN code 0x80, which stays." + TMP_NOTE
+        "a code with the sign bit set becomes 0x00 (+0), except the NaN code 0x80, which stays. fp4 "
+        "(cpu, A5) and i4 (cpu) tiles also move as their codes (the element byte as it is); relu keeps "
+        "a code whose low nibble is 1 .. 7 and writes 0 for every other (negative values and -0)." + TMP_NOTE
         + " (The public TMOV(dst, src, tmp) overload stages A5's layout transforms through it.) "
         "mode (the public AccToVecMode, acc -> vec moves only; STRUCT_ATTR_VALUE elsewhere) says "
         "where the cube's tile goes: SingleModeVec0 (default) to vector sub-block 0, SingleModeVec1 to "

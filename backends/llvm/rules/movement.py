@@ -99,7 +99,7 @@ def _transfer(cg: KernelCodegen, src: TileRef, dst: TileRef, fp: TileRef | None,
                 keep = b.fcmp_unordered(">", N.load(b, d, raw), ir.Constant(F32, 0.0))
             else:
                 cmp = b.icmp_signed if d.kind == "int" else b.icmp_unsigned
-                keep = cmp(">", raw, ir.Constant(raw.type, 0))
+                keep = cmp(">", N.load(b, d, raw), ir.Constant(raw.type, 0))   # i4: its sign-extended nibble
             return b.select(keep, raw, _raw_const(src.elem, 0))
         return copy
 
