@@ -501,3 +501,19 @@ def test_tmatmul_mx_hif4_static_rules() -> None:
     assert "STRUCT_VALID_REGION" in codes("TMATMUL_MX_HIF4", {**good, "scale_b": "!pto.tile<4x16xu8, loc=scale_right, layout=DN, valid=3x16>"})
     assert "STRUCT_VALID_REGION" in codes("TMATMUL_MX_HIF4", {**good, "a": "!pto.tile<16x64xfloat4_e1m2x2, loc=left, layout=NZ, valid=16x32>"})
     assert parse_type("!pto.tile<2x64xhifloat4x2>").dtype is isa.dtypes.FP4_E1M2
+
+
+def test_tquant_hif4_run_time_faults() -> None:
+    """A valid region that is not whole 64-element blocks, or an exp region too small for the
+    records, faults at run time (the dynamic counterparts of the static rules)."""
+    from openpto.isa.diagnostics import RuntimeFault
+    src = isa.Tile.of(np.ones((2, 128), ml_dtypes.bfloat16), (2, 96))
+    dst = isa.Tile.of(np.zeros((2, 128), np.uint8), (2, 96), dtype=isa.dtypes.FP4_E1M2)
+    with pytest.raises(RuntimeFault) as e:
+        run("TQUANT_HIF4", dst=dst, src=src, exp=isa.Tile.of(np.zeros((2, 8), np.uint8)))
+    assert e.value.code == "RUNTIME_VALID_REGION"
+    src = isa.Tile.of(np.ones((2, 128), ml_dtypes.bfloat16))
+    dst = isa.Tile.of(np.zeros((2, 128), np.uint8), dtype=isa.dtypes.FP4_E1M2)
+    with pytest.raises(RuntimeFault) as e:
+        run("TQUANT_HIF4", dst=dst, src=src, exp=isa.Tile.of(np.zeros((2, 8), np.uint8), (2, 7)))
+    assert e.value.code == "RUNTIME_INVALID_WRITE"

@@ -340,3 +340,23 @@ def test_tmatmul_mx_hif4_random_against_reference(tmp_path: pathlib.Path) -> Non
     ref, got = _run_both(_mm_hif4_text(m, k, n), tmp_path, **args)
     _same_bits(ref["dst"], got["dst"])
     assert np.isfinite(got["dst"]).all() and np.abs(got["dst"]).max() > 0
+
+
+def test_hif4_dynamic_regions_fault() -> None:
+    """TQUANT_HIF4 with dynamic valid columns that are not whole 64-element blocks is
+    RUNTIME_VALID_REGION on both backends; whole blocks run and agree with a hand-worked record."""
+    from llvm_support import run_program
+    quant = """kernel @k(%w : index, %e : !pto.tile<2x8xu8>) {
+  .tile %x valid_col = %w : !pto.tile<2x128xbf16, valid=2x?>
+  .tile %q valid_col = %w : !pto.tile<2x128xfloat4_e1m2x2, valid=2x?>
+  %x = texpands 1.0 : !pto.tile<2x128xbf16, valid=2x?>
+  %q, %e = tquant_hif4 %x : (!pto.tile<2x128xbf16, valid=2x?>) -> (!pto.tile<2x128xfloat4_e1m2x2, valid=2x?>, !pto.tile<2x8xu8>)
+}
+"""
+    for w, want in ((96, "RUNTIME_VALID_REGION"), (128, None), (64, None)):
+        for backend in ("reference", "llvm"):
+            code, got = run_program(quant, backend, {"w": w, "e": np.zeros((2, 8), np.uint8)})
+            assert code == want, (backend, w, code)
+            if want is None:   # 1.0 everywhere: bf16(1/7) = 1.140625 * 2**-3 -> e6m2 1.25 * 2**-3
+                # (0xB5), reciprocal 0.80078125 * 8 = 6.40625 >= 4 sets every Eb, 3.203125 >= 2 every Ec
+                assert got["e"][:, :4].tolist() == [[0xB5, 0xFF, 0xFF, 0xFF]] * 2, backend
