@@ -221,9 +221,14 @@ def _cmd_conformance(args: argparse.Namespace) -> int:
             raise PTOError("PTO_FILE", f"cannot read {path}: {e.strerror or e}") from None
 
     levels = range(0, args.level + 1)
+    if args.jobs is None:
+        from .conformance.runner import default_jobs
+        args.jobs = default_jobs()
+    if args.jobs < 1:
+        raise PTOError("PTO_ARG", "--jobs must be at least 1", expected="an integer >= 1", actual=str(args.jobs))
     result = run(args.backend, args.profile or ["cpu"], levels, Patterns.parse(args.only or ""),
                  patterns(args.skips), patterns(args.xfails), args.max_examples, args.seed,
-                 None if args.quiet else sys.stderr)
+                 None if args.quiet else sys.stderr, jobs=args.jobs)
     R.write(result, args.report, args.markdown, args.reproducers)
     for profile, outcomes in result.outcomes.items():
         counts = R.to_json(result)["profiles"][profile]["summary"]
@@ -316,6 +321,8 @@ def _parser() -> argparse.ArgumentParser:
     conf.add_argument("--markdown", help="write the Markdown report here")
     conf.add_argument("--reproducers", default="pto-conformance-failures",
                       help="directory for failing programs and their inputs")
+    conf.add_argument("-j", "--jobs", type=int, default=None,
+                      help="worker processes (default: one per CPU; 1 runs in this process)")
     conf.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     conf.set_defaults(run=_cmd_conformance)
     return p

@@ -8,14 +8,18 @@ lists take ``fnmatch`` patterns over ``MNEMONIC`` or ``MNEMONIC:dtypes``.
 from __future__ import annotations
 
 import fnmatch
+import multiprocessing
+import os
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, TextIO
 
 from ..backends import Backend, get
 from ..isa import dtypes as dt
 from ..isa.diagnostics import PTOError
+from ..isa.registry import get as instruction
 from . import cases as C
 from .outcome import Outcome
 
@@ -98,58 +102,111 @@ def _guard(fn: Callable[..., Outcome], level: int, mnemonic: str, key: str, *arg
         return Outcome(level, mnemonic, key, "fail", reason=f"{type(e).__name__}: {e}")
 
 
+def _pair(b: Backend, profile: str, mnemonic: str, key: str, levels: tuple[int, ...],
+          skips: Patterns | None, xfails: Patterns | None, max_examples: int | None, seed: int
+          ) -> tuple[list[Outcome], str]:
+    """One instruction x dtype tuple through the levels: its outcomes and its progress mark
+    (``.`` pass, ``F`` fail, ``-`` a skipped level, ``s`` skip list, ``u`` unsupported)."""
+    instr = instruction(mnemonic)
+    dtypes, base = next((d, c) for d, c in C.base_cases(instr, profile).items() if C.dtype_key(d) == key)
+    if skips and skips.match(mnemonic, key):
+        return [Outcome(min(levels), mnemonic, key, "skipped", reason="in the skip list")], "s"
+    if base is not None and b.unsupported(instr, base.types, profile):
+        return [Outcome(min(levels), mnemonic, key, "unsupported",
+                        reason=b.unsupported(instr, base.types, profile) or "")], "u"
+    fns = _level_fns()
+    outs: list[Outcome] = []
+    mark = "."
+    for level in (lv for lv in levels if lv in fns):
+        ex = max_examples or DEFAULT_EXAMPLES[level]
+        o = _guard(fns[level], level, mnemonic, key, b, profile, instr, dtypes, max_examples=ex, seed=seed)
+        if o.status == "fail" and xfails and xfails.match(mnemonic, key):
+            o.status, o.reason = "skipped", "expected failure (xfail list): " + (o.reason or "")
+        outs.append(o)
+        if o.status == "fail":
+            return outs, "F"
+        if o.status == "skipped" and mark == ".":
+            mark = "-"
+    return outs, mark
+
+
+def _selected_keys(profile: str, mnemonic: str, only: Patterns | None) -> list[str]:
+    keys = [C.dtype_key(d) for d in C.base_cases(instruction(mnemonic), profile)]
+    return [k for k in keys if only is None or not only.items or only.match(mnemonic, k)]
+
+
+def _level3(b: Backend, profile: str, max_examples: int | None, seed: int) -> list[Outcome]:
+    from .level3 import run_level3
+    try:
+        return run_level3(b, profile, max_examples or DEFAULT_EXAMPLES[3], seed)
+    except Exception as e:  # noqa: BLE001 - reported, not raised
+        return [Outcome(3, "L3", "mixed", "fail", reason=f"{type(e).__name__}: {e}")]
+
+
+_WORKER_BACKEND: dict[str, Backend] = {}
+
+
+def _in_worker(task: tuple[Any, ...]) -> Any:
+    """One task in a worker process: the backend is built once per process from its spec."""
+    spec, kind, args = task
+    b = _WORKER_BACKEND.get(spec) or _WORKER_BACKEND.setdefault(spec, get(spec))
+    return _pair(b, *args) if kind == "pair" else _level3(b, *args)
+
+
+def default_jobs() -> int:
+    """Worker processes for a command-line run: one per CPU this process may use."""
+    try:
+        return max(len(os.sched_getaffinity(0)), 1)
+    except AttributeError:                      # not on Linux
+        return os.cpu_count() or 1
+
+
 def run(backend: str | Backend, profiles: Iterable[str] = ("cpu",), levels: Iterable[int] = (0, 1, 2, 3),
         only: Patterns | None = None, skips: Patterns | None = None, xfails: Patterns | None = None,
-        max_examples: int | None = None, seed: int = 0, progress: TextIO | None = sys.stderr) -> Report:
+        max_examples: int | None = None, seed: int = 0, progress: TextIO | None = sys.stderr,
+        jobs: int = 1) -> Report:
+    """The levels over every selected instruction x dtype tuple of each profile. ``jobs`` > 1
+    runs the pairs (and L3) in that many worker processes when the backend is named by a
+    string (workers build it again from the name); outcomes are the same as a serial run's,
+    because every check seeds hypothesis afresh per instruction x dtype tuple."""
     b = get(backend)
     levels = tuple(sorted(set(levels)))
     report = Report(b.name, seed, levels, spec=backend if isinstance(backend, str) else backend_spec(b))
-    fns = _level_fns()
     start = time.perf_counter()
-    for profile in profiles:
-        outs: list[Outcome] = []
-        instrs = [i for i in C.instructions(profile) if only is None or not only.items or only.match(i.mnemonic)]
-        for n, instr in enumerate(instrs, 1):
-            line: list[str] = []
-            for dtypes, base in C.base_cases(instr, profile).items():
-                key = C.dtype_key(dtypes)
-                if only is not None and only.items and not only.match(instr.mnemonic, key):
-                    continue
-                if skips and skips.match(instr.mnemonic, key):
-                    outs.append(Outcome(min(levels), instr.mnemonic, key, "skipped", reason="in the skip list"))
-                    line.append("s")
-                    continue
-                if base is not None and b.unsupported(instr, base.types, profile):
-                    outs.append(Outcome(min(levels), instr.mnemonic, key, "unsupported",
-                                        reason=b.unsupported(instr, base.types, profile) or ""))
-                    line.append("u")
-                    continue
-                mark = "."
-                for level in (lv for lv in levels if lv in fns):
-                    ex = max_examples or DEFAULT_EXAMPLES[level]
-                    o = _guard(fns[level], level, instr.mnemonic, key, b, profile, instr, dtypes,
-                               max_examples=ex, seed=seed)
-                    if o.status == "fail" and xfails and xfails.match(instr.mnemonic, key):
-                        o.status, o.reason = "skipped", "expected failure (xfail list): " + (o.reason or "")
-                    outs.append(o)
-                    if o.status == "fail":
-                        mark = "F"
-                        break
-                    if o.status == "skipped" and mark == ".":
-                        mark = "-"
-                line.append(mark)
-            if progress is not None:
-                progress.write(f"[{profile} {n:>3}/{len(instrs)}] {instr.mnemonic:<18} {''.join(line)}\n")
-                progress.flush()
-        if 3 in levels:
-            from .level3 import run_level3
-            try:
-                l3 = run_level3(b, profile, max_examples or DEFAULT_EXAMPLES[3], seed)
-            except Exception as e:  # noqa: BLE001 - reported, not raised
-                l3 = [Outcome(3, "L3", "mixed", "fail", reason=f"{type(e).__name__}: {e}")]
-            outs += l3
-            if progress is not None:
-                progress.write(f"[{profile} L3] " + " ".join(f"{o.instruction}:{o.status}" for o in l3) + "\n")
-        report.outcomes[profile] = outs
+    pool = None
+    if jobs > 1 and isinstance(backend, str):
+        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"))
+    try:
+        for profile in profiles:
+            instrs = [i.mnemonic for i in C.instructions(profile)
+                      if only is None or not only.items or only.match(i.mnemonic)]
+            keys = {m: _selected_keys(profile, m, only) for m in instrs}
+            args = [(profile, m, k, levels, skips, xfails, max_examples, seed) for m in instrs for k in keys[m]]
+            l3_args = (profile, max_examples, seed)
+            if pool is not None:
+                l3 = pool.submit(_in_worker, (backend, "l3", l3_args)) if 3 in levels else None
+                results = pool.map(_in_worker, [(backend, "pair", a) for a in args])
+            else:
+                l3 = None
+                results = (_pair(b, *a) for a in args)
+            outs: list[Outcome] = []
+            for n, mnemonic in enumerate(instrs, 1):
+                line = ""
+                for _ in keys[mnemonic]:
+                    pair_outs, mark = next(results)
+                    outs += pair_outs
+                    line += mark
+                if progress is not None:
+                    progress.write(f"[{profile} {n:>3}/{len(instrs)}] {mnemonic:<18} {line}\n")
+                    progress.flush()
+            if 3 in levels:
+                l3_outs = l3.result() if l3 is not None else _level3(b, *l3_args)
+                outs += l3_outs
+                if progress is not None:
+                    progress.write(f"[{profile} L3] " + " ".join(f"{o.instruction}:{o.status}" for o in l3_outs) + "\n")
+            report.outcomes[profile] = outs
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
     report.seconds = time.perf_counter() - start
     return report

@@ -60,3 +60,20 @@ def test_the_suite_runs_as_a_pytest_plugin(tmp_path: pathlib.Path) -> None:
     r = subprocess.run(cmd[:5] + ["-q", "-p", "no:cacheprovider"], cwd=tmp_path, capture_output=True,
                        text=True, timeout=300)
     assert "skipped" in r.stdout                     # without --pto-backend nothing runs
+
+
+def test_worker_processes_give_the_serial_outcomes() -> None:
+    """``jobs`` > 1 (the command line's default: one per CPU) farms instruction x dtype pairs and
+    L3 out to worker processes; every pair seeds hypothesis afresh, so the report is the same."""
+    def summary(report):  # noqa: ANN001, ANN202
+        return [(o.level, o.instruction, o.dtypes, o.status, o.examples, o.reason)
+                for o in report.outcomes["cpu"]]
+    only = Patterns(("TADD:f16", "TROWSUM", "TCMPS:i1,f32*"))
+    serial = run("reference", ["cpu"], (0, 1, 2, 3), only=only, progress=None)
+    parallel = run("reference", ["cpu"], (0, 1, 2, 3), only=only, progress=None, jobs=2)
+    assert summary(parallel) == summary(serial) and len(summary(serial)) > 10
+
+
+def test_jobs_below_one_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["conformance", "--only", "TADD", "--jobs", "0"]) != 0
+    assert "--jobs must be at least 1" in capsys.readouterr().err
