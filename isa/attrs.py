@@ -77,6 +77,14 @@ class QuantType(enum.Enum):
     INT8_ASYM = 1
 
 
+class Precision(enum.Enum):
+    """The public ``PrecisionType`` template argument (DivAlgorithm, ExpAlgorithm, ...): which
+    algorithm a target uses; openpto holds both values to the instruction's one contract."""
+
+    DEFAULT = 0
+    HIGH_PRECISION = 1
+
+
 class QuantOutType(enum.Enum):
     """SET_QUANT_SCALAR's ``OutType``: the element type the pre-quantising move produces."""
 
@@ -94,14 +102,6 @@ class MxQuantAlg(enum.Enum):
     NvMxFp8E4M3 = 1
     OcpMxFp4E2M1 = 2
     NvMxFp4E2M1 = 3
-
-
-class Precision(enum.Enum):
-    """The public ``PrecisionType`` template argument (DivAlgorithm, ExpAlgorithm, ...): which
-    algorithm a target uses; openpto holds both values to the instruction's one contract."""
-
-    DEFAULT = 0
-    HIGH_PRECISION = 1
 
 
 class SyncAllMode(enum.Enum):

@@ -236,30 +236,6 @@ DECISIONS: tuple[Decision, ...] = (
              "only one source is valid its value and index are copied; value and index tiles of a pair must "
              "share a valid region.",
              "Keeps the pair consistent with TPARTMAX/TPARTMIN (decision 5) while following the public tie rule."),
-    Decision("Rearrangement: TCONCAT, TINTERLEAVE, TDEINTERLEAVE",
-             "TCONCAT: A2/A3 need src0.valid_cols + src1.valid_cols <= dst's static columns, A5 and the CPU "
-             "simulator equality with dst.valid_cols; the indexed forms read per-row byte counts that the CPU "
-             "simulator divides by the index element's size. TINTERLEAVE/TDEINTERLEAVE: A5 asserts even valid "
-             "columns; the C++ order is (dst1, dst0, src1, src0); no A2/A3 implementation.",
-             "TCONCAT: basic form dst.valid_cols == src0.valid_cols + src1.valid_cols, sources' rows "
-             "cover dst's; the indexed forms as decision 'TCONCAT indexed forms'. TINTERLEAVE/TDEINTERLEAVE: any width (the "
-             "formulas are defined for odd C), the assembly order (%dst0, %dst1 = op %src0[, %src1]); the "
-             "single-source TDEINTERLEAVE names its source src0 and needs it to cover 2 * C columns; profiles "
-             "cpu and a5 only.",
-             "Equality is the rule every implementation meets; "
-             "total formulas over an assertion the CPU simulator does not make."),
-    Decision("THISTOGRAM counts and filters",
-             "The page's formula gives plain per-byte-value counts, the CPU simulator writes running sums; "
-             "the formula indexes the u32 filter bytes per source row (idx[r, m]) while the table and the "
-             "CPU simulator use one filter byte per idx row (idx[m, 0]) for every source row.",
-             "Plain counts, dst overwritten (256 u32 bins per source row, dst.valid_cols == 256). u16: byte 0 "
-             "keeps elements whose byte 1 equals idx[i, 0]; u32: byte k keeps elements whose bytes 3 .. k + 1 "
-             "equal idx[0, 0], idx[1, 0], ...; the most significant byte filters nothing and idx is optional "
-             "there. The byte is the attribute `byte`, an enumeration spelled as the public HistByte "
-             "(#pto.hist_byte<BYTE_0> .. <BYTE_3>; <1> or \"1\" name a member by number; a bare integer is "
-             "STRUCT_ATTR_VALUE), so conformance sweeps every byte.",
-             "The page's formula is the first authority; the filter layout is what the table and the only "
-             "readable implementation agree on."),
     Decision("Fused multiply-add and accumulating destinations",
              "TAXPY (vaxpy), TFUSEDMULADD (vmadd), TFUSEDMULADDRELU (vmaddrelu; vmadd + vrelu on A5) and "
              "TMULADDDST (vmla; vmula on A5) read their destination; the vector pages call vaxpy and vmula "
@@ -308,6 +284,30 @@ DECISIONS: tuple[Decision, ...] = (
              "decision).",
              "The special values every libm agrees on, a bound libm pow meets with margin, and the public "
              "integer rules, which both public implementations share."),
+    Decision("Rearrangement: TCONCAT, TINTERLEAVE, TDEINTERLEAVE",
+             "TCONCAT: A2/A3 need src0.valid_cols + src1.valid_cols <= dst's static columns, A5 and the CPU "
+             "simulator equality with dst.valid_cols; the indexed forms read per-row byte counts that the CPU "
+             "simulator divides by the index element's size. TINTERLEAVE/TDEINTERLEAVE: A5 asserts even valid "
+             "columns; the C++ order is (dst1, dst0, src1, src0); no A2/A3 implementation.",
+             "TCONCAT: basic form dst.valid_cols == src0.valid_cols + src1.valid_cols, sources' rows "
+             "cover dst's; the indexed forms as decision 'TCONCAT indexed forms'. TINTERLEAVE/TDEINTERLEAVE: any width (the "
+             "formulas are defined for odd C), the assembly order (%dst0, %dst1 = op %src0[, %src1]); the "
+             "single-source TDEINTERLEAVE names its source src0 and needs it to cover 2 * C columns; profiles "
+             "cpu and a5 only.",
+             "Equality is the rule every implementation meets; "
+             "total formulas over an assertion the CPU simulator does not make."),
+    Decision("THISTOGRAM counts and filters",
+             "The page's formula gives plain per-byte-value counts, the CPU simulator writes running sums; "
+             "the formula indexes the u32 filter bytes per source row (idx[r, m]) while the table and the "
+             "CPU simulator use one filter byte per idx row (idx[m, 0]) for every source row.",
+             "Plain counts, dst overwritten (256 u32 bins per source row, dst.valid_cols == 256). u16: byte 0 "
+             "keeps elements whose byte 1 equals idx[i, 0]; u32: byte k keeps elements whose bytes 3 .. k + 1 "
+             "equal idx[0, 0], idx[1, 0], ...; the most significant byte filters nothing and idx is optional "
+             "there. The byte is the attribute `byte`, an enumeration spelled as the public HistByte "
+             "(#pto.hist_byte<BYTE_0> .. <BYTE_3>; <1> or \"1\" name a member by number; a bare integer is "
+             "STRUCT_ATTR_VALUE), so conformance sweeps every byte.",
+             "The page's formula is the first authority; the filter layout is what the table and the only "
+             "readable implementation agree on."),
     Decision("TDEQUANT parameters",
              "dst = (src - offset) * scale with per-row f32 parameters; the NPU targets broadcast column 0 "
              "of each parameter row, the CPU simulator reads column min(j, scale.valid_cols - 1).",
@@ -456,6 +456,62 @@ DECISIONS: tuple[Decision, ...] = (
              "stays TCVT's.",
              "The one behaviour the public material states (the vector pack's truncation), applied per "
              "element, without inventing a layout change the manual does not describe."),
+    Decision("Row-expand forms: which operand is expanded, Mode 2",
+             "TROWEXPANDADD/SUB/MUL/DIV/MAX/MIN/EXPDIF: exactly one of src0 and src1 has dst's valid "
+             "shape and the other is the expanded operand; Mode 1 reads one value per row (ColMajor, one "
+             "valid column), Mode 2 a 32-byte block per row repeated along it (RowMajor, 32 / sizeof(T) "
+             "valid columns); the C++ tmp overload is Mode 1 only; the order of the operation when src0 is "
+             "the expanded one is not stated (the CPU simulator keeps src0 <op> src1).",
+             "The expanded operand is src0 when src0's static shape differs from dst's, else src1 (a static "
+             "rule every backend shares); the operation keeps its order (dst = s - src1 when src0 is "
+             "expanded). The expanded operand has 1 valid column (DN R x 1 or ND) or, in layout ND, exactly "
+             "32 / sizeof(T); it is read at column j mod that count. Any other count is STRUCT_VALID_REGION "
+             "(RUNTIME_VALID_REGION when dynamic), so two full operands are rejected. The optional tmp is "
+             "accepted in every mode and never touched. The column-expand ops keep src1 as the per-column "
+             "operand (their pages give no other form).",
+             "One static rule makes the form visible to the verifier and lets a backend pick its loop at "
+             "compile time; reading at j mod width is the public formula for both modes."),
+    Decision("Two-result arith ops",
+             "The public IR takes its scalar ops from MLIR's arith dialect, which defines addui_extended (the "
+             "sum and an i1 overflow bit), mulsi_extended and mului_extended (the low and high halves of the "
+             "product) on signless integers; openpto's integer types carry a signedness the dialect lacks.",
+             "The ops act on the operands' bits: addui_extended adds them as unsigned numbers and gives the "
+             "wrapped sum and the carry out (i1); mului_extended and mulsi_extended multiply them as unsigned "
+             "and as two's-complement numbers and give the low and the high half, each read as a value of the "
+             "operands' type (u32 and i32 operands give the same bits). Operands share one fixed-width integer "
+             "type, i8 to u64; index and i1 are STRUCT_SCALAR_TYPE. Written `%lo, %hi = arith.mulsi_extended "
+             "%a, %b [: T]` and `%s, %c = arith.addui_extended %a, %b [: T, i1]`; any other number of results "
+             "is PARSE_ARITY.",
+             "Bits are what the dialect specifies, so the results agree with MLIR for every type; index has no "
+             "fixed width in that rule and i1 is a boolean here."),
+    Decision("Statements over several lines",
+             "The public pages break long statements without stating a rule: TMRGSORT's SSA form puts its "
+             "signature on the next line (`... {exhausted = false}` then `: T, T -> (T, vector<4xi16>)`), its "
+             "DPS form starts `outs(...)` on a new line, alloc_tile and make_tensor_view put `: type` on the "
+             "next line.",
+             "A line whose first token is `:`, `->`, `ins(` or `outs(` continues the statement of the line "
+             "before it; any other line starts a new statement (newlines inside a kernel's parameter list, a "
+             "type list, a memory operand or an attribute dictionary stay allowed). A line ending inside an "
+             "open bracket does not continue by itself. The printer writes each statement on one line.",
+             "No statement starts with those tokens, so the rule never joins two statements and reads only the "
+             "start of the next line (parsing stays linear); a bracket-depth rule would let one unclosed "
+             "bracket swallow the rest of a file during error recovery."),
+    Decision("HiFloat8 (hifloat8)",
+             "The type table lists hifloat8_t for A5 without its encoding. The public CPU header decodes a "
+             "code with D exponent bits using 5 - D mantissa bits, which for D = 0 and D = 1 reads past the "
+             "payload (D = 1 loses its exponent bit); its encoder picks the nearer neighbour, the lower one on "
+             "a tie, maps values beyond the largest finite to it and lets NaN fall through. The A5 conversion "
+             "(TCVT f32/f16 -> hifloat8) always rounds to nearest with ties away from zero, whatever roundMode "
+             "says, with saturation disabled.",
+             "hifloat8 is a float type held as its uint8 codes (isa/hifloat8.py): mantissa widths 3, 3, 3, 2, 1 "
+             "for D = 0 .. 4 exponent bits, sign-magnitude exponents with an implicit leading 1, denormals "
+             "2**(M - 23), 0x00 zero (no -0), 0x80 NaN, 0x6F/0xEF ±inf, largest finite 2**15. TCVT honours "
+             "roundMode on this target like on any other (ROUND gives the A5 result); overflow follows the "
+             "IEEE rules per mode (RINT/ROUND to ±inf), satMode does not matter. Pairs: a5 f32 -> hifloat8, "
+             "f16 -> hifloat8, hifloat8 -> f32; cpu hifloat8 to and from f32, f16 and bf16. hifloat8 is not "
+             "yet a storable type for moves, loads and stores.",
+             "The widths are the format's own definition (every code decodes to a distinct value only with "
+             "them); one rounding rule for all targets keeps TCVT a single exact function of its attributes."),
     Decision("Newer targets: a6, kirin9030, kirinX90",
              "The public repository adds A6 (bring-up: 13 implementation headers, not yet wired into the "
              "instruction dispatcher), Kirin9030 and KirinX90 (a5 headers reused plus their own TLoad, TStore, "
@@ -504,46 +560,6 @@ DECISIONS: tuple[Decision, ...] = (
              "(what the PyTorch-compatible paths compute); the tmp tile is accepted and unused.",
              "A per-pair default table would differ per target; ON is the default of most pairs and is "
              "total (NaN -> 0)."),
-    Decision("Row-expand forms: which operand is expanded, Mode 2",
-             "TROWEXPANDADD/SUB/MUL/DIV/MAX/MIN/EXPDIF: exactly one of src0 and src1 has dst's valid "
-             "shape and the other is the expanded operand; Mode 1 reads one value per row (ColMajor, one "
-             "valid column), Mode 2 a 32-byte block per row repeated along it (RowMajor, 32 / sizeof(T) "
-             "valid columns); the C++ tmp overload is Mode 1 only; the order of the operation when src0 is "
-             "the expanded one is not stated (the CPU simulator keeps src0 <op> src1).",
-             "The expanded operand is src0 when src0's static shape differs from dst's, else src1 (a static "
-             "rule every backend shares); the operation keeps its order (dst = s - src1 when src0 is "
-             "expanded). The expanded operand has 1 valid column (DN R x 1 or ND) or, in layout ND, exactly "
-             "32 / sizeof(T); it is read at column j mod that count. Any other count is STRUCT_VALID_REGION "
-             "(RUNTIME_VALID_REGION when dynamic), so two full operands are rejected. The optional tmp is "
-             "accepted in every mode and never touched. The column-expand ops keep src1 as the per-column "
-             "operand (their pages give no other form).",
-             "One static rule makes the form visible to the verifier and lets a backend pick its loop at "
-             "compile time; reading at j mod width is the public formula for both modes."),
-    Decision("Two-result arith ops",
-             "The public IR takes its scalar ops from MLIR's arith dialect, which defines addui_extended (the "
-             "sum and an i1 overflow bit), mulsi_extended and mului_extended (the low and high halves of the "
-             "product) on signless integers; openpto's integer types carry a signedness the dialect lacks.",
-             "The ops act on the operands' bits: addui_extended adds them as unsigned numbers and gives the "
-             "wrapped sum and the carry out (i1); mului_extended and mulsi_extended multiply them as unsigned "
-             "and as two's-complement numbers and give the low and the high half, each read as a value of the "
-             "operands' type (u32 and i32 operands give the same bits). Operands share one fixed-width integer "
-             "type, i8 to u64; index and i1 are STRUCT_SCALAR_TYPE. Written `%lo, %hi = arith.mulsi_extended "
-             "%a, %b [: T]` and `%s, %c = arith.addui_extended %a, %b [: T, i1]`; any other number of results "
-             "is PARSE_ARITY.",
-             "Bits are what the dialect specifies, so the results agree with MLIR for every type; index has no "
-             "fixed width in that rule and i1 is a boolean here."),
-    Decision("Statements over several lines",
-             "The public pages break long statements without stating a rule: TMRGSORT's SSA form puts its "
-             "signature on the next line (`... {exhausted = false}` then `: T, T -> (T, vector<4xi16>)`), its "
-             "DPS form starts `outs(...)` on a new line, alloc_tile and make_tensor_view put `: type` on the "
-             "next line.",
-             "A line whose first token is `:`, `->`, `ins(` or `outs(` continues the statement of the line "
-             "before it; any other line starts a new statement (newlines inside a kernel's parameter list, a "
-             "type list, a memory operand or an attribute dictionary stay allowed). A line ending inside an "
-             "open bracket does not continue by itself. The printer writes each statement on one line.",
-             "No statement starts with those tokens, so the rule never joins two statements and reads only the "
-             "start of the next line (parsing stays linear); a bracket-depth rule would let one unclosed "
-             "bracket swallow the rest of a file during error recovery."),
     Decision("pto.set_validshape",
              "pto.set_validshape %t, %r, %c updates the run-time valid rows and columns of a tile_buf "
              "allocated with valid=?x?, moving no data; constant extents must lie within the static shape; "
@@ -556,22 +572,6 @@ DECISIONS: tuple[Decision, ...] = (
              "RUNTIME_VALID_REGION, as for .tile.",
              "The page calls it a metadata update of the same buffer; a re-declaration would throw away data "
              "the program still reads."),
-    Decision("HiFloat8 (hifloat8)",
-             "The type table lists hifloat8_t for A5 without its encoding. The public CPU header decodes a "
-             "code with D exponent bits using 5 - D mantissa bits, which for D = 0 and D = 1 reads past the "
-             "payload (D = 1 loses its exponent bit); its encoder picks the nearer neighbour, the lower one on "
-             "a tie, maps values beyond the largest finite to it and lets NaN fall through. The A5 conversion "
-             "(TCVT f32/f16 -> hifloat8) always rounds to nearest with ties away from zero, whatever roundMode "
-             "says, with saturation disabled.",
-             "hifloat8 is a float type held as its uint8 codes (isa/hifloat8.py): mantissa widths 3, 3, 3, 2, 1 "
-             "for D = 0 .. 4 exponent bits, sign-magnitude exponents with an implicit leading 1, denormals "
-             "2**(M - 23), 0x00 zero (no -0), 0x80 NaN, 0x6F/0xEF ±inf, largest finite 2**15. TCVT honours "
-             "roundMode on this target like on any other (ROUND gives the A5 result); overflow follows the "
-             "IEEE rules per mode (RINT/ROUND to ±inf), satMode does not matter. Pairs: a5 f32 -> hifloat8, "
-             "f16 -> hifloat8, hifloat8 -> f32; cpu hifloat8 to and from f32, f16 and bf16. hifloat8 is not "
-             "yet a storable type for moves, loads and stores.",
-             "The widths are the format's own definition (every code decodes to a distinct value only with "
-             "them); one rounding rule for all targets keeps TCVT a single exact function of its attributes."),
     Decision("Arg-reduction index widths",
              "The index-only forms write i32/u32 on every target. With dstVal, A2/A3/A5 take i16/u16 or "
              "i32/u32 beside a 2-byte source in the row forms but only i16/u16 in the column forms, and "
@@ -600,6 +600,31 @@ DECISIONS: tuple[Decision, ...] = (
              "Assembly: `%dst[, %dstIdx] = tconcat %src0, %src1, %src0Idx, %src1Idx` (DPS outs(dst, dstIdx)).",
              "The unit every implementation computes, whatever the page's word; the clamp is what both NPU "
              "families do and keeps writes inside dst; faults replace reads of unspecified elements."),
+    Decision("TGATHER compare and column forms, TSCATTER mask forms",
+             "The public TGATHER adds a compare form TGATHER<..., CmpMode>(dst, src0, k_value, cdst, tmp, offset) "
+             "(per-row threshold, matching indices and a count; no assembly spelling, no CPU implementation) and "
+             "a gatherType (GatherAxis GATHER_ROW/GATHER_COL) on the mask form; TSCATTER adds "
+             "TSCATTER<maskPattern, ScatterType>(dst, src) (zero-filled spread, SCATTER_ROW/SCATTER_COL). A2/A3 "
+             "compare in src's type after converting k (s32 -> f32, s16 -> f16) and report offset + the "
+             "element's row-major position; A5 converts an f32 src to s32 and compares as u32, and restarts "
+             "nothing per row; which element of k_value and cdst belongs to row i is only 'ptr + i'. The "
+             "mask scatter page says A5 only; the A2/A3 header implements it too.",
+             "One TGATHER declaration: idx carries k_value in the compare form, which is selected by giving "
+             "the optional output cdst; trailing optional tmp (all forms, never touched), cdst and offset "
+             "(index, default 0); cmpMode GT or EQ (default GT), gatherType GATHER_ROW (default). Row i "
+             "reads k at idx[i, 0] and counts into cdst[i, 0] (column vectors); k converts to src's dtype "
+             "(float: rounded to nearest even once; integer: wrapped), compared in src's type (NaN never "
+             "matches, -0 == +0); dst[i, 0..n-1] = offset + i * src.cols + j wrapped to 32 bits, the rest of "
+             "the row untouched. Dtypes: the A2/A3 and A5 tables on their profiles, their union on cpu (i32 "
+             "src takes GT too). Other attributes keep their defaults outside their form (STRUCT_ATTR_VALUE); "
+             "cdst without idx is STRUCT_MISSING_OPERAND, offset without cdst STRUCT_OPERAND_FORM. In the positional forms an "
+             "SSA offset may be written with or without a tmp: the operand's kind binds it (decision 'Operand "
+             "binding by kind'). TSCATTER: scatterType (lowerCamel like every attribute); "
+             "the mask form on every profile with the index form's data dtypes; dst's valid region must be "
+             "src's spread exactly (STRUCT_VALID_REGION / RUNTIME_VALID_REGION), unselected elements +0.",
+             "The A2/A3 reading is the documented one (compare in the data's type), and flat positions make "
+             "the compare form's output a valid index-form idx; reusing the third operand keeps the C++ "
+             "argument order and every existing bytecode unchanged."),
     Decision("hifloat8 storage (TLOAD, TSTORE, TMOV)",
              "The A5 TLoad/TStore/TMov headers list hifloat8_t among the 1-byte types they move; the CPU "
              "implementation copies elements; ReLU on a move of a non-acc tile and atomic stores of "
@@ -677,56 +702,6 @@ DECISIONS: tuple[Decision, ...] = (
              "on a2/a3 (a2/a3 TMov scales into mat only; profiles cannot narrow locations).",
              "A program verified on a profile must be one its headers compile; a pair that compiles but "
              "applies no scale (same-type f32) would run with a different meaning, so it is refused there."),
-    Decision("TGATHER compare and column forms, TSCATTER mask forms",
-             "The public TGATHER adds a compare form TGATHER<..., CmpMode>(dst, src0, k_value, cdst, tmp, offset) "
-             "(per-row threshold, matching indices and a count; no assembly spelling, no CPU implementation) and "
-             "a gatherType (GatherAxis GATHER_ROW/GATHER_COL) on the mask form; TSCATTER adds "
-             "TSCATTER<maskPattern, ScatterType>(dst, src) (zero-filled spread, SCATTER_ROW/SCATTER_COL). A2/A3 "
-             "compare in src's type after converting k (s32 -> f32, s16 -> f16) and report offset + the "
-             "element's row-major position; A5 converts an f32 src to s32 and compares as u32, and restarts "
-             "nothing per row; which element of k_value and cdst belongs to row i is only 'ptr + i'. The "
-             "mask scatter page says A5 only; the A2/A3 header implements it too.",
-             "One TGATHER declaration: idx carries k_value in the compare form, which is selected by giving "
-             "the optional output cdst; trailing optional tmp (all forms, never touched), cdst and offset "
-             "(index, default 0); cmpMode GT or EQ (default GT), gatherType GATHER_ROW (default). Row i "
-             "reads k at idx[i, 0] and counts into cdst[i, 0] (column vectors); k converts to src's dtype "
-             "(float: rounded to nearest even once; integer: wrapped), compared in src's type (NaN never "
-             "matches, -0 == +0); dst[i, 0..n-1] = offset + i * src.cols + j wrapped to 32 bits, the rest of "
-             "the row untouched. Dtypes: the A2/A3 and A5 tables on their profiles, their union on cpu (i32 "
-             "src takes GT too). Other attributes keep their defaults outside their form (STRUCT_ATTR_VALUE); "
-             "cdst without idx is STRUCT_MISSING_OPERAND, offset without cdst STRUCT_OPERAND_FORM. In the positional forms an "
-             "SSA offset may be written with or without a tmp: the operand's kind binds it (decision 'Operand "
-             "binding by kind'). TSCATTER: scatterType (lowerCamel like every attribute); "
-             "the mask form on every profile with the index form's data dtypes; dst's valid region must be "
-             "src's spread exactly (STRUCT_VALID_REGION / RUNTIME_VALID_REGION), unselected elements +0.",
-             "The A2/A3 reading is the documented one (compare in the data's type), and flat positions make "
-             "the compare form's output a valid index-form idx; reusing the third operand keeps the C++ "
-             "argument order and every existing bytecode unchanged."),
-    Decision("FIFO split modes",
-             "TPUSH/TPOP take a TileSplitAxis (TILE_NO_SPLIT, TILE_UP_DOWN, TILE_LEFT_RIGHT and the _ODD forms "
-             "of the headers' enum): a tile moves between one cube and two vector sub-blocks, AIV0 taking the "
-             "upper (left) half, AIV1 the rest; the _ODD forms give AIV0 the extra row (column); A5 adds "
-             "dtype and 32-byte rules per direction; how a single-program functional run behaves is not stated.",
-             "An attribute Split (#pto.split<...>, default TILE_NO_SPLIT). The cube side (acc tile pushed, "
-             "mat tile popped) moves the whole tile, the vector side (vec tile) one part. Functional backends "
-             "run vector sub-block 0 only (get_subblock_idx() = 0): a vector TPOP receives part 0 (upper "
-             "R/2 or R//2 + 1 rows, or left columns alike), a vector TPUSH contributes part 0 of a whole tile "
-             "whose split extent is 2p (2p - 1 for _ODD), and a cube TPOP of such a slot writes part 0 and "
-             "leaves sub-block 1's part as it was. A cube TPUSH whose valid split extent has the wrong parity "
-             "is RUNTIME_VALID_REGION; a TPOP with another Split than its push, or a tile that is not the part "
-             "(vector) or the whole (cube), is RUNTIME_FIFO_MISMATCH. The A5-only dtype/alignment rules are "
-             "not checked. GlobalData forms accept Split and move no data.",
-             "Sub-block 0 is what a one-program-per-block run executes; recording the split in the slot turns "
-             "every disagreement between producer and consumer into a fault instead of a silent reshuffle."),
-    Decision("SYNCALL usedCores and the launch",
-             "usedCores names how many cores take part in the barrier (0: all of the launch); more than the "
-             "launch has would wait for ever on hardware.",
-             "Checked only for usedCores >= 0 (RUNTIME_BAD_CONFIG): instruction semantics see one block's "
-             "operands and per-run state, not the launch's block count, so the reference cannot compare "
-             "usedCores with get_block_num(); the llvm backend could, but a check only one backend makes would "
-             "split them. Passing the launch geometry to semantics is a backend-interface change left open.",
-             "Both backends keep the same fault set; a usedCores above the block count has no effect on a "
-             "functional run (SYNCALL changes nothing there)."),
     Decision("4-bit floats (float4_e2m1x2, float4_e1m2x2)",
              "The type table lists float4_e2m1x2_t and float4_e1m2x2_t (A5, 'packed 2x2', one byte per two "
              "values); the A5 TCVT counts their columns in 4-bit elements and converts bf16 to and from them "
@@ -758,6 +733,47 @@ DECISIONS: tuple[Decision, ...] = (
              "No other instruction takes i4 yet.",
              "i4 follows openpto's integer names; one rule for every integer target keeps TCVT a single "
              "exact function; the low nibble is the element as the CPU type stores it."),
+    Decision("pto.subset",
+             "pto.subset %src[%i, %j] sizes [R, C] : T_src gives a tile_buf that aliases the R x C region of "
+             "its parent at run-time offsets (no data movement); element type, location and tile config are the "
+             "parent's, the valid shape comes from the parent's and constant offsets (dynamic otherwise); a "
+             "boxed parent keeps its whole row (boxed col-major) or column (boxed row-major) extent at offset "
+             "0 and splits at whole inner boxes.",
+             "True aliasing, unlike TSUBVIEW/TALIAS (value semantics): writes through the child are the "
+             "parent's and the reverse (IR Subset, bytecode tag 12). The result type is the parent's with shape "
+             "R x C and valid extents min(C, max(0, parent valid - offset)) per dimension, '?' where the offset "
+             "or the parent's extent is a run-time value; the run-time region is that formula at the subset "
+             "statement. The window must lie in the parent's static shape: STRUCT_OOB for constants, else "
+             "RUNTIME_OOB; sizes are static and positive; a child's name is defined by that one statement "
+             "(STRUCT_REDEFINED otherwise). Boxed parents (NZ, ZN, ZZ: boxes of 16 rows of 32 "
+             "bytes, transposed for ZN): NZ keeps every row, ZN/ZZ every column, at offset 0, and the other "
+             "offset (a constant) and size are multiples of the box side (STRUCT_LAYOUT). The reference backend "
+             "makes the child a numpy view of the parent whose never-written record is the parent's; the llvm "
+             "backend gives the child a buffer of its own and copies the window in before each instruction "
+             "naming the child and back after each that writes it. Writes through a child are writes of the "
+             "parent for the never-written analysis; llvm checked mode moves the parent's row watermark for "
+             "writes of whole rows and stops tracking that parent (no fault, never a false one) after a "
+             "write of part of its rows. A child takes no capacity of its own.",
+             "The public page states aliasing, and kernels use a subset to write part of a tile in place; copying "
+             "in and out keeps every llvm lowering rule (several read tiles as flat bytes) and the per-tile "
+             "alias scopes true."),
+    Decision("pto.tile_buf_addr",
+             "pto.tile_buf_addr gives the address of a tile buffer and is legal only inside pto.vecscope "
+             "(vector-register code).",
+             "Not accepted: openpto has no pto.vecscope and no vector registers, so no use of the address "
+             "could be legal; it is PARSE_VECSCOPE, naming that reason.",
+             "An address with nothing that may read it has no sound meaning; a dedicated code tells the "
+             "author why rather than calling the op unknown."),
+    Decision("make_tensor_view layout",
+             "make_tensor_view takes an optional `layout` attribute (nd / dn / nz hint) that must agree with "
+             "the layout static shapes and strides imply; its textual form is not printed.",
+             "Accepted as `, layout = dn` after the lists or as `{layout = #pto.layout<dn>}` / "
+             "`{layout = \"dn\"}`, any case; it becomes the result type's layout (printed as its layout= "
+             "option, so nothing else is kept). A written type with another non-ND layout, or a literal "
+             "stride that contradicts it (ND: unit stride in the last dimension, DN: in the one before), is "
+             "PARSE_ATTR; NZ has no stride check.",
+             "The view's layout is what TLOAD/TSTORE legality reads; keeping it in the type keeps one place "
+             "for it."),
     Decision("Shape rules of the public kernels",
              "The A2/A3, A5 and CPU kernels of the elementwise, unary, tile-scalar (TADDS ... TSHRS, TDIVS, "
              "TREMS/TFMODS), TREM/TFMOD and TCOLEXPAND* instructions assert equal valid regions only: each "
@@ -883,47 +899,6 @@ DECISIONS: tuple[Decision, ...] = (
              "case or underscores, so the public ScaleLeft spelling parses.",
              "The public operand types name the scale buffers; keeping left/right accepted changes no "
              "existing program; a row rule in bytes cannot hold for 2-byte scale rows the public examples use."),
-    Decision("pto.subset",
-             "pto.subset %src[%i, %j] sizes [R, C] : T_src gives a tile_buf that aliases the R x C region of "
-             "its parent at run-time offsets (no data movement); element type, location and tile config are the "
-             "parent's, the valid shape comes from the parent's and constant offsets (dynamic otherwise); a "
-             "boxed parent keeps its whole row (boxed col-major) or column (boxed row-major) extent at offset "
-             "0 and splits at whole inner boxes.",
-             "True aliasing, unlike TSUBVIEW/TALIAS (value semantics): writes through the child are the "
-             "parent's and the reverse (IR Subset, bytecode tag 12). The result type is the parent's with shape "
-             "R x C and valid extents min(C, max(0, parent valid - offset)) per dimension, '?' where the offset "
-             "or the parent's extent is a run-time value; the run-time region is that formula at the subset "
-             "statement. The window must lie in the parent's static shape: STRUCT_OOB for constants, else "
-             "RUNTIME_OOB; sizes are static and positive; a child's name is defined by that one statement "
-             "(STRUCT_REDEFINED otherwise). Boxed parents (NZ, ZN, ZZ: boxes of 16 rows of 32 "
-             "bytes, transposed for ZN): NZ keeps every row, ZN/ZZ every column, at offset 0, and the other "
-             "offset (a constant) and size are multiples of the box side (STRUCT_LAYOUT). The reference backend "
-             "makes the child a numpy view of the parent whose never-written record is the parent's; the llvm "
-             "backend gives the child a buffer of its own and copies the window in before each instruction "
-             "naming the child and back after each that writes it. Writes through a child are writes of the "
-             "parent for the never-written analysis; llvm checked mode moves the parent's row watermark for "
-             "writes of whole rows and stops tracking that parent (no fault, never a false one) after a "
-             "write of part of its rows. A child takes no capacity of its own.",
-             "The public page states aliasing, and kernels use a subset to write part of a tile in place; copying "
-             "in and out keeps every llvm lowering rule (several read tiles as flat bytes) and the per-tile "
-             "alias scopes true."),
-    Decision("pto.tile_buf_addr",
-             "pto.tile_buf_addr gives the address of a tile buffer and is legal only inside pto.vecscope "
-             "(vector-register code).",
-             "Not accepted: openpto has no pto.vecscope and no vector registers, so no use of the address "
-             "could be legal; it is PARSE_VECSCOPE, naming that reason.",
-             "An address with nothing that may read it has no sound meaning; a dedicated code tells the "
-             "author why rather than calling the op unknown."),
-    Decision("make_tensor_view layout",
-             "make_tensor_view takes an optional `layout` attribute (nd / dn / nz hint) that must agree with "
-             "the layout static shapes and strides imply; its textual form is not printed.",
-             "Accepted as `, layout = dn` after the lists or as `{layout = #pto.layout<dn>}` / "
-             "`{layout = \"dn\"}`, any case; it becomes the result type's layout (printed as its layout= "
-             "option, so nothing else is kept). A written type with another non-ND layout, or a literal "
-             "stride that contradicts it (ND: unit stride in the last dimension, DN: in the one before), is "
-             "PARSE_ATTR; NZ has no stride check.",
-             "The view's layout is what TLOAD/TSTORE legality reads; keeping it in the type keeps one place "
-             "for it."),
     Decision("Scratch operands of TSORT32, TCI, TPRINT and TMOV",
              "The public C++ overloads TSORT32(dst, src, idx, tmp), TCI(dst, start, tmp), TMOV(dst, src, tmp) "
              "take a scratch tile and TPRINT(src, tmp) a global scratch tensor (to stage Acc and Mat tiles "
@@ -949,6 +924,23 @@ DECISIONS: tuple[Decision, ...] = (
              "STRUCT_OPERAND_FORM, some fields only STRUCT_MISSING_OPERAND.",
              "A tile carries run-time values the way the C++ config object does, and one fixed column order "
              "lets a program build or load the config like any tile; f32 holds every field exactly."),
+    Decision("TMOV acc -> vec modes (AccToVecMode)",
+             "TMOV<..., AccToVecMode mode>(dst, src) sends the cube's acc tile to vector sub-block 0 or 1 "
+             "(SingleModeVec0/1) or splits it between both (DualModeSplitM by rows, DualModeSplitN by "
+             "columns); A5 asserts no quantisation and no nz2dn destination in the dual modes, and valid "
+             "columns a multiple of 32 for a 4-byte DualModeSplitN; which half goes where and what a "
+             "single-program run sees are not stated.",
+             "An attribute mode (#pto.acc_to_vec<...>, default SingleModeVec0), only on acc -> vec moves "
+             "(STRUCT_ATTR_VALUE elsewhere). As decision 'FIFO split modes', a functional run is vector "
+             "sub-block 0: SingleModeVec1 writes nothing into dst (the data lands in sub-block 1's buffer; "
+             "the fit check still applies), DualModeSplitM writes the upper src.valid_rows / 2 rows, "
+             "DualModeSplitN the left src.valid_cols / 2 columns. Dual modes: an odd split extent (or a "
+             "4-byte SplitN width not a multiple of 32) is STRUCT_VALID_REGION, RUNTIME_VALID_REGION when "
+             "dynamic; dst's static shape is the half of src's (STRUCT_SHAPE); same dtype and no DN "
+             "destination (STRUCT_ATTR_VALUE). The TMOV pre-quantising forms (scalar, or reading the "
+             "SET_QUANT_* state) and TINSERT's mode are not part of this decision.",
+             "Sub-block 0 is what a one-program run executes on every backend; the header's assertions "
+             "become static checks, and the run-time forms of the same checks fault identically."),
     Decision("TQUANT_HIF4 (HiFloat4 quantisation)",
              "A6 TQUANT<grp_axis=1, MxQuantAlg::Hif4> takes bf16 and writes float4_e1m2x2_t (the header's "
              "static_asserts); the page gives the three levels (Ea e6m2 per 64, Eb per 8, Ec per 4) and the "
@@ -968,23 +960,6 @@ DECISIONS: tuple[Decision, ...] = (
              "The golden is the only executable statement of the algorithm; one record per block keeps the "
              "32 bits the page counts next to their block without modelling the Cube's data movement; the "
              "undefined corners get the answers of TQUANT_DN and the fp4 types (NaN ignored, saturate)."),
-    Decision("TMOV acc -> vec modes (AccToVecMode)",
-             "TMOV<..., AccToVecMode mode>(dst, src) sends the cube's acc tile to vector sub-block 0 or 1 "
-             "(SingleModeVec0/1) or splits it between both (DualModeSplitM by rows, DualModeSplitN by "
-             "columns); A5 asserts no quantisation and no nz2dn destination in the dual modes, and valid "
-             "columns a multiple of 32 for a 4-byte DualModeSplitN; which half goes where and what a "
-             "single-program run sees are not stated.",
-             "An attribute mode (#pto.acc_to_vec<...>, default SingleModeVec0), only on acc -> vec moves "
-             "(STRUCT_ATTR_VALUE elsewhere). As decision 'FIFO split modes', a functional run is vector "
-             "sub-block 0: SingleModeVec1 writes nothing into dst (the data lands in sub-block 1's buffer; "
-             "the fit check still applies), DualModeSplitM writes the upper src.valid_rows / 2 rows, "
-             "DualModeSplitN the left src.valid_cols / 2 columns. Dual modes: an odd split extent (or a "
-             "4-byte SplitN width not a multiple of 32) is STRUCT_VALID_REGION, RUNTIME_VALID_REGION when "
-             "dynamic; dst's static shape is the half of src's (STRUCT_SHAPE); same dtype and no DN "
-             "destination (STRUCT_ATTR_VALUE). The TMOV pre-quantising forms (scalar, or reading the "
-             "SET_QUANT_* state) and TINSERT's mode are not part of this decision.",
-             "Sub-block 0 is what a one-program run executes on every backend; the header's assertions "
-             "become static checks, and the run-time forms of the same checks fault identically."),
     Decision("TINSERT acc -> vec",
              "A5's TINSERT writes an acc tile into a vec tile at (indexRow, indexCol) with an AccToVecMode "
              "(TInsertAccToVec); the TINSERT page lists acc -> mat, vec -> mat and vec -> vec only.",
