@@ -67,9 +67,10 @@ def test_parse_errors_point_at_the_token(stmt: str, code: str, needle: str, occu
 
 
 def test_verifier_errors_point_at_the_mnemonic() -> None:
-    stmt = f"%d = tadd %a, %a : ({T}, {T}) -> !pto.tile<8x16xf32>"
+    # A dst taller than its sources: they cannot cover its valid region (a smaller dst is legal).
+    stmt = f"%d = tadd %a, %a : ({T}, {T}) -> !pto.tile<32x16xf32>"
     e = first_error(HEAD + stmt + "\n", "cpu")
-    assert e.code == "STRUCT_SHAPE"
+    assert e.code == "STRUCT_VALID_REGION"
     assert (e.location.line, e.location.col) == (3, stmt.index("tadd") + 1)
     assert e.location.kernel == "main"
 
