@@ -189,6 +189,9 @@ class Example:
     # the control state it runs in, for instructions whose meaning depends on earlier ones (a
     # TPOP needs a pushed FIFO slot); passed as a deep copy to semantics taking ``state``
     state: Mapping[str, Any] | None = None
+    # row 0 of a tile operand whose values the instruction reads as configuration (a config
+    # tile's fields), for an example that must run as written; other tiles hold any values
+    contents: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

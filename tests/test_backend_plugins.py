@@ -20,7 +20,7 @@ from openpto import backends
 from openpto.assembler.bytecode import load_bytes
 from openpto.backends import registry
 from openpto.cli import main
-from openpto.isa import PTOError
+from openpto.isa import PTOError, profiles
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "backends.md"
@@ -302,7 +302,7 @@ def test_pto_backends_lists_plugins(site: pathlib.Path) -> None:
     table = _table(done.stdout)
     total = backends.get("reference").coverage()[1]
     assert table["toy"] == ["yes", "-", "cpu a3", f"3/{total}"]
-    assert table["reference"] == ["yes", "-", "cpu a2 a3 a5", f"{total}/{total}"]
+    assert table["reference"] == ["yes", "-", " ".join(profiles.PROFILES), f"{total}/{total}"]
     assert table["offline"][:2] == ["no", "needs the toy accelerator"]
     assert table["broken"][0] == "no" and "the toy driver is missing" in table["broken"][1]
     assert table["answer"][0] == "no" and table["needsargs"][0] == "no"

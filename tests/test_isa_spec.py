@@ -90,6 +90,9 @@ def _value_for(op, t, ex, rng):  # noqa: ANN001, ANN202
             tile.data[...] = rng.uniform(0.5, 2.0, t.shape).astype(d.np_dtype)
         else:
             tile.data[...] = rng.integers(0, 4, t.shape).astype(d.np_dtype)
+        if op.name in ex.contents:                  # configuration values the example states
+            row = np.asarray(ex.contents[op.name])
+            tile.data[0, :row.size] = row.astype(d.np_dtype)
         return tile
     if op.kind is Kind.GLOBAL:
         shape = tuple(64 if s is None else s for s in t.shape)

@@ -202,6 +202,8 @@ RPT_FIELDS = {"repeat_stride": _U16, "repeat_time": _U8, "repeat_mode": _U8}
 CONFIG_COLUMNS = (*FMATRIX_FIELDS, *RPT_FIELDS, "pad_value")
 CONFIG_DTYPES = (dt.F32, dt.I32)
 CONFIG_TYPE = TYPE_ALIASES["!pto.fmatrix_config"]
+#: an example config tile: a 4 x 4 map padded by 1, repeat stride/time/mode 1, 1, 0, pad value 0
+CONFIG_EXAMPLE = Example({"cfg": CONFIG_TYPE}, contents={"cfg": (4, 4, 1, 1, 1, 1, 1, 1, 0, 0.0)})
 
 
 def _from_config(cfg: Tile, names: tuple[str, ...]) -> dict[str, Any]:
@@ -308,7 +310,7 @@ declare(Instruction(
     example=Example({k: "index" for k in FMATRIX_FIELDS},
                     scalars={"fmap_h": 4, "fmap_w": 4, "pad_left": 1, "pad_right": 1,
                              "pad_top": 1, "pad_bottom": 1}),
-    more_examples=(Example({"cfg": CONFIG_TYPE}),)))
+    more_examples=(CONFIG_EXAMPLE,)))
 
 declare(Instruction(
     mnemonic="SET_IMG2COL_RPT", family=Family.SYNC, aliases=former_names("SET_IMG2COL_RPT"),
@@ -323,7 +325,7 @@ declare(Instruction(
     special_values="A field outside its range (or not an integer): RUNTIME_BAD_CONFIG.",
     example=Example({k: "index" for k in RPT_FIELDS},
                     scalars={"repeat_stride": 16, "repeat_time": 1, "repeat_mode": 0}),
-    more_examples=(Example({"cfg": CONFIG_TYPE}),)))
+    more_examples=(CONFIG_EXAMPLE,)))
 
 declare(Instruction(
     mnemonic="SET_IMG2COL_PADDING", family=Family.SYNC, aliases=former_names("SET_IMG2COL_PADDING"),
@@ -339,7 +341,7 @@ declare(Instruction(
         + _IMG2COL_NOTE + _CFG_DOC,
     special_values="Any value of the scalar type is accepted and recorded as given.",
     example=Example({"pad_value": "f16"}, scalars={"pad_value": 0.0}),
-    more_examples=(Example({"cfg": CONFIG_TYPE}),)))
+    more_examples=(CONFIG_EXAMPLE,)))
 
 
 def _set_mode(mnemonic: str) -> Callable[..., None]:
