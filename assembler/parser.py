@@ -159,7 +159,17 @@ class Parser(ControlParser, EventParser, ViewParser, SubsetParser):
         return Kernel(kb.name, tuple(kb.params), tuple(body), loc=self.loc(kt))
 
     def block(self, scope: Scope, depth: int, kb: KernelBuild) -> list[Stmt]:
-        """Statements up to a closing '}' or the end of input (neither consumed)."""
+        """Statements up to a closing '}' or the end of input (neither consumed). The names
+        the enclosing statement defines (``pending``) are kept across the block, whose own
+        statements set theirs, so a region statement that fails after its regions still
+        silences all of its results."""
+        outer = self.pending
+        try:
+            return self._block(scope, depth, kb)
+        finally:
+            self.pending = outer
+
+    def _block(self, scope: Scope, depth: int, kb: KernelBuild) -> list[Stmt]:
         out: list[Stmt] = []
         while True:
             opened = self.fast_lines(scope, out, depth, kb)

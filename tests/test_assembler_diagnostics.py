@@ -100,6 +100,26 @@ def test_several_parse_errors_are_collected_in_order() -> None:
     assert all(x.location.source_line for x in e.value.errors)
 
 
+@pytest.mark.parametrize("fast", [True, False])
+def test_a_loop_whose_result_is_redefined_silences_all_its_results(fast: bool) -> None:
+    """The loop fails at its first result after its body (whose statements name their own
+    results); its second result %s is silenced on the token path as on the template path."""
+    from openpto.assembler.parser import Parser
+    text = HEAD + "\n".join([
+        "%a, %s = scf.for %i = 0 to 4 step 1 iter_args(%x = 0, %t = %h) -> (index, !pto.tile<16x16xf16>) {",
+        f"  %d = texp %a : ({T}) -> {T}",
+        "  scf.yield %x, %t : index, !pto.tile<16x16xf16>",
+        "}",
+        "%e = texp %s : (!pto.tile<16x16xf16>) -> !pto.tile<16x16xf16>",   # 7: silent
+    ]) + "\n"
+    saved, Parser.fast = Parser.fast, fast
+    try:
+        e = first_error(text)
+    finally:
+        Parser.fast = saved
+    assert (e.code, e.location.line) == ("STRUCT_REDEFINED", 3) and not isinstance(e, PTOErrorGroup)
+
+
 def test_unbalanced_regions() -> None:
     e = first_error(HEAD + "scf.for %i = 0 to 4 step 1 {\n  %d = texp %a : (" + T + ") -> " + T + "\n")
     assert e.code == "PARSE_TOKEN" and "'}'" in e.message
