@@ -212,9 +212,10 @@ def test_signature_verdicts_match_statement_by_statement_checks(monkeypatch: pyt
 
 
 def test_repeated_bad_signature_is_reported_at_each_statement() -> None:
-    line = "%d = tadd %a, %a : (!pto.tile<16x16xf32>, !pto.tile<16x16xf32>) -> !pto.tile<8x16xf32>"
+    # dst taller than its sources: they cannot cover its valid region
+    line = "%d = tadd %a, %a : (!pto.tile<16x16xf32>, !pto.tile<16x16xf32>) -> !pto.tile<32x16xf32>"
     text = ".arg %a : !pto.tile<16x16xf32>\n" + "\n".join([line, "  " + line.replace("%d", "%e")]) + "\n"
     errs = asm.diagnose(asm.parse(text), "a3")
     assert [(e.code, e.location.line, e.location.col, e.location.index) for e in errs] == [
-        ("STRUCT_SHAPE", 2, 6, 0), ("STRUCT_SHAPE", 3, 8, 1)]
+        ("STRUCT_VALID_REGION", 2, 6, 0), ("STRUCT_VALID_REGION", 3, 8, 1)]
     assert errs[0].message == errs[1].message and errs[0].render() != errs[1].render()
