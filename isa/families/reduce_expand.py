@@ -279,7 +279,7 @@ _COL_EXAMPLE = Example({"dst": "!pto.tile<1x16xf32, valid=1x10>",
 
 _reduction("SUM", ROW, tmp=True, a2=ROW_TYPES, a5=ROW_TYPES, example=_ROW_EXAMPLE)
 _reduction("MAX", ROW, tmp=True, a2=ROW_TYPES, a5=A5_ROW_MINMAX, example=_ROW_EXAMPLE_F16)
-_reduction("MIN", ROW, tmp=True, a2=ROW_TYPES, a5=A5_ROW_MINMAX, example=_ROW_EXAMPLE)
+_reduction("MIN", ROW, tmp=True, a2=ROW_TYPES, a5=A5_ROW_MINMAX, example=_ROW_EXAMPLE_F16)   # 32 columns: i8 rows align on a5
 _reduction("PROD", ROW, tmp=True, a2=ROW_TYPES, a5=ROW_TYPES, example=_ROW_EXAMPLE)
 _reduction("SUM", COL, tmp=True, a2=A2_COL, a5=A5_COL_MINMAX,
            attrs=(Attr("isBinary", bool, False,
