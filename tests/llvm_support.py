@@ -29,3 +29,15 @@ def run_program(text: str, backend: str, args: dict[str, Any]) -> tuple[str | No
     except PTOError as e:
         return e.code, {}
     return None, {k: v for k, v in arrays.items() if isinstance(v, np.ndarray)}
+
+
+def run_both(text: str, tmp: Any, **args: object) -> tuple[dict, dict]:
+    """Run the one-kernel module on the reference and llvm backends (llvm caching in ``tmp``)
+    with copies of ``args``; the final arrays of each."""
+    module = pto.parse(text)
+    outs = []
+    for backend, options in (("reference", {}), ("llvm", {"cache_dir": tmp})):
+        mine = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in args.items()}
+        pto.compile(module, backend, "cpu", **options)(**mine)
+        outs.append(mine)
+    return outs[0], outs[1]

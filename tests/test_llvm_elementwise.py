@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import openpto as pto
+from llvm_support import run_both
 from openpto.backends import llvm
 from openpto.backends.llvm import target
 from openpto.isa.diagnostics import PTOError
@@ -22,15 +23,7 @@ def _tile(shape: tuple[int, int], d: str, valid: str = "") -> str:
     return f"!pto.tile<{shape[0]}x{shape[1]}x{d}{', valid=' + valid if valid else ''}>"
 
 
-def _run_both(text: str, tmp: pathlib.Path, **args: object) -> tuple[dict, dict]:
-    """Run the one-kernel module on both backends with copies of ``args``; the final arrays."""
-    module = pto.parse(text)
-    outs = []
-    for backend, options in (("reference", {}), ("llvm", {"cache_dir": tmp})):
-        mine = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in args.items()}
-        pto.compile(module, backend, "cpu", **options)(**mine)
-        outs.append(mine)
-    return outs[0], outs[1]
+_run_both = run_both
 
 
 def _same_bits(a: np.ndarray, b: np.ndarray) -> None:
