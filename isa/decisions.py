@@ -715,8 +715,8 @@ DECISIONS: tuple[Decision, ...] = (
              "rounds into them with roundMode like any float target (the exact method, precision 2 / 3, "
              "subnormals), overflow and ±inf give ±max under every roundMode and satMode, NaN gives +0, a "
              "negative value rounding to zero gives -0. Pairs: a5 bf16 -> either and either -> bf16; cpu "
-             "either to and from f32, f16 and bf16. TLOAD/TSTORE/TMOV do not take them yet, and the byte "
-             "counts of the alignment and capacity rules still count one byte per element.",
+             "either to and from f32, f16 and bf16. Moves and the 4-bit size rules: decision '4-bit moves and "
+             "sizes'.",
              "Element columns are what the A5 conversion and the CPU accessors index; one code per uint8 keeps "
              "every elementwise rule and the conformance drawing unchanged; with no NaN code, saturating is "
              "the only finite answer and +0 the neutral one."),
@@ -730,7 +730,7 @@ DECISIONS: tuple[Decision, ...] = (
              "when read and written as 0. TCVT treats it like the other integer targets: roundMode picks "
              "the integer, satMode ON (the default) clamps to [-8, 7] (±inf too), OFF wraps modulo 16, NaN "
              "gives 0. Pairs: a2/a3 f16 -> i4 and i4 -> f16; cpu i4 to and from f32, f16 and bf16; not a5. "
-             "No other instruction takes i4 yet.",
+             "Moves: decision '4-bit moves and sizes'.",
              "i4 follows openpto's integer names; one rule for every integer target keeps TCVT a single "
              "exact function; the low nibble is the element as the CPU type stores it."),
     Decision("pto.subset",
@@ -1001,8 +1001,7 @@ DECISIONS: tuple[Decision, ...] = (
              "rules count a 4-bit element as half a byte (dt.memory_bits): a row is whole 32-byte units "
              "only at a multiple of 64 elements, a fractal box is 16 x 64 (64 x 16 for ZN), and a tile's "
              "capacity use is rows * cols / 2 bytes; the verifier's per-buffer totals and the simulated "
-             "storage still take one byte per element. This replaces the closing sentences of the "
-             "'4-bit floats' and 'int4 (i4)' decisions (no moves, byte-counted rules).",
+             "storage still take one byte per element.",
              "One element per array element keeps every move a plain copy on both backends and lets a "
              "kernel index 4-bit tensors like any other; counting bits in the rules gives the public "
              "limits (twice the elements per row and per buffer)."),
