@@ -13,6 +13,22 @@ from .types import Layout, TileType, Type
 Check = Callable[[Mapping[str, Type], Mapping[str, Any]], str | None]
 
 
+def tile(types: Mapping[str, Type], name: str) -> TileType | None:
+    """Operand ``name``'s tile type, or None when it is absent or not a tile."""
+    t = types.get(name)
+    return t if isinstance(t, TileType) else None
+
+
+def same_dtype(name: str, like: str = "src") -> Constraint:
+    """``name``, when given, has ``like``'s element type (scratch and value outputs)."""
+    def check(types, attrs):  # noqa: ANN001, ANN202
+        t, o = tile(types, name), tile(types, like)
+        if t is None or o is None or t.dtype == o.dtype:
+            return None
+        return f"{name} has dtype {t.dtype}, {like} has {o.dtype}"
+    return Constraint(f"{name}, when given, has {like}'s dtype", check, "LEGAL_DTYPE")
+
+
 def _tiles(types: Mapping[str, Type], names: tuple[str, ...]) -> list[tuple[str, TileType]]:
     return [(n, types[n]) for n in names if isinstance(types.get(n), TileType)]
 

@@ -59,7 +59,6 @@ def _enum_or_value(v: Any) -> Any:
 
 
 def instruction_json(instr: Instruction) -> dict[str, Any]:
-    rule = instr.dtypes
     return {
         "mnemonic": instr.mnemonic,
         "asm": instr.asm_name,

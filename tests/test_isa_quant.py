@@ -177,7 +177,6 @@ def test_state_keys_are_documented() -> None:
 
 def _dn(x: np.ndarray, alg: Any, interleave: bool = False, exp_shape: tuple[int, int] | None = None) -> tuple:
     import ml_dtypes
-    from openpto.isa.attrs import MxQuantAlg  # noqa: F401
     r, c = x.shape
     dst = isa.Tile.of(np.zeros((r, c), ml_dtypes.float8_e4m3fn))
     exp = isa.Tile.of(np.full(exp_shape or (-(-r // 32), c), 9, np.uint8))

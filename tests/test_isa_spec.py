@@ -15,7 +15,7 @@ import openpto.isa as isa
 from openpto.isa import checks, docgen, dtypes as dt, profiles
 from openpto.isa.render import example_statement, spec_json
 from openpto.isa.spec import Kind, Role
-from openpto.isa.types import GlobalType, Pipe, ScalarType, TileType, parse_type
+from openpto.isa.types import parse_type
 
 ROOT = Path(__file__).resolve().parents[1]
 ALL = isa.all_instructions()

@@ -204,7 +204,7 @@ def test_row_reductions_vectorise(op: str, insn: str) -> None:
 # --------------------------------------------------------------------------- row-expand forms (issue 14)
 
 def _row_form_text(op: str, d: str, t0: str, t1: str, dst: str, tmp: str | None = None) -> str:
-    ins = f"%a, %s" + (", %t" if tmp else "")
+    ins = "%a, %s" + (", %t" if tmp else "")
     types = f"{t0}, {t1}" + (f", {tmp}" if tmp else "")
     params = f"%dst : {dst}, %a : {t0}, %s : {t1}" + (f", %t : {tmp}" if tmp else "")
     return (f"kernel @k({params}) {{\n"

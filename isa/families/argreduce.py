@@ -18,10 +18,10 @@ from .. import dtypes as dt
 from ..diagnostics import RuntimeFault
 from ..registry import declare
 from ..spec import Constraint, Domain, EXACT, Example, Family, Instruction, tuples
-from ..types import Layout, Pipe, TileType, Type
+from ..types import Layout, Pipe, Type
 from ..values import Tile
 from ._helpers import tile_in, tile_out
-from .reduce_expand import _row_vector, _tmp_like_src
+from .reduce_expand import _row_vector
 
 INDEX_DTYPES = (dt.I32, dt.U32)
 INDEX16 = (dt.I16, dt.U16)
@@ -65,25 +65,11 @@ def arg_extreme(values: np.ndarray, d: dt.DType, want_max: bool, axis: int) -> n
 # ----------------------------------------------------------------------------- static rules
 
 
-def _tile(types: Mapping[str, Type], name: str) -> TileType | None:
-    t = types.get(name)
-    return t if isinstance(t, TileType) else None
-
-
-def _value_like_src() -> Constraint:
-    """The optional value output has the source's element type (the public dstVal)."""
-    def check(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | None:
-        v, s = _tile(types, "dstVal"), _tile(types, "src")
-        if v is None or s is None or v.dtype == s.dtype:
-            return None
-        return f"dstVal has dtype {v.dtype}, src has {s.dtype}"
-    return K.custom("dstVal, when given, has src's dtype", check, "LEGAL_DTYPE")
-
 
 def _non_empty(name: str) -> Constraint:
     """A line with no element has no position: the public targets assert non-empty sources."""
     def check(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | None:
-        t = _tile(types, name)
+        t = K.tile(types, name)
         if t is None:
             return None
         if 0 in (t.valid_rows, t.valid_cols):
@@ -109,10 +95,10 @@ def form_indices(axis: str, src: dt.DType, with_value: bool) -> tuple[dt.DType, 
 
 def _index_form(axis: str, idx_name: str) -> Constraint:
     def check(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | None:
-        i, s = _tile(types, idx_name), _tile(types, "src")
+        i, s = K.tile(types, idx_name), K.tile(types, "src")
         if i is None or s is None:
             return None
-        with_value = _tile(types, "dstVal") is not None
+        with_value = K.tile(types, "dstVal") is not None
         legal = form_indices(axis, s.dtype, with_value)
         if i.dtype in legal:
             return None
@@ -126,7 +112,7 @@ def _index_form(axis: str, idx_name: str) -> Constraint:
 def _index_fits(axis: str, idx_name: str) -> Constraint:
     """Every position along the reduced axis of src's static tile has to be writable as the index."""
     def check(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | None:
-        i, s = _tile(types, idx_name), _tile(types, "src")
+        i, s = K.tile(types, idx_name), K.tile(types, "src")
         if i is None or s is None or not i.dtype.is_int:     # a non-integer index: the dtype table says so
             return None
         extent = s.cols if axis == "row" else s.rows
@@ -227,7 +213,7 @@ def _arg(axis: str, want_max: bool, a2: tuple[dt.DType, ...], a5: tuple[dt.DType
         constraints=(vector_rules(idx_name) + vector_rules("dstVal") + src_rules
                      + (K.equal(idx_name, shared, "src", shared, "STRUCT_VALID_REGION"),
                         K.equal("dstVal", shared, "src", shared, "STRUCT_VALID_REGION"),
-                        _non_empty("src"), _value_like_src(), _tmp_like_src(),
+                        _non_empty("src"), K.same_dtype("dstVal"), K.same_dtype("tmp"),
                         _index_form(axis, idx_name), _index_fits(axis, idx_name))),
         special_values=(f"The first NaN of a line is its {word}: its index, and the NaN's bits as the value. "
                         f"-0 < +0. Equal values: the smallest index. Indices always fit: 32-bit ones for every "
@@ -300,12 +286,12 @@ def _part_semantics(want_max: bool) -> Callable[..., None]:
 def _part_regions(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | None:
     """Sources inside the destination; each value tile's valid region equals its index tile's."""
     for val, idx in (("dstVal", "dstIdx"), ("src0Val", "src0Idx"), ("src1Val", "src1Idx")):
-        a, b = _tile(types, val), _tile(types, idx)
+        a, b = K.tile(types, val), K.tile(types, idx)
         if a is not None and b is not None and a.valid != b.valid and None not in (a.valid + b.valid):
             return f"{val} valid region {a.valid_rows}x{a.valid_cols} differs from {idx}'s {b.valid_rows}x{b.valid_cols}"
-    d = _tile(types, "dstVal")
+    d = K.tile(types, "dstVal")
     for name in ("src0Val", "src1Val"):
-        s = _tile(types, name)
+        s = K.tile(types, name)
         if d is None or s is None:
             continue
         if any(sv is not None and dv is not None and sv > dv for sv, dv in zip(s.valid, d.valid)):

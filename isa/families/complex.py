@@ -35,10 +35,6 @@ def _per_record(d: dt.DType) -> int:
     return RECORD_BYTES // d.itemsize
 
 
-def _tile(types: Types, name: str) -> TileType | None:
-    t = types.get(name)
-    return t if isinstance(t, TileType) else None
-
 
 def _known(*values: int | None) -> bool:
     return all(v is not None for v in values)
@@ -177,7 +173,7 @@ _SORT_NPU = (dt.F16, dt.F32)
 
 
 def _sort_shape(types: Types, attrs: Attrs) -> str | None:
-    d, s = _tile(types, "dst"), _tile(types, "src")
+    d, s = K.tile(types, "dst"), K.tile(types, "src")
     if d is None or s is None:
         return None
     per = _per_record(s.dtype)
@@ -187,7 +183,7 @@ def _sort_shape(types: Types, attrs: Attrs) -> str | None:
 
 
 def _sort_region(types: Types, attrs: Attrs) -> str | None:
-    d, s = _tile(types, "dst"), _tile(types, "src")
+    d, s = K.tile(types, "dst"), K.tile(types, "src")
     if d is None or s is None:
         return None
     per = _per_record(s.dtype)
@@ -241,9 +237,9 @@ _MERGE_SOURCES = ("src0", "src1", "src2", "src3")
 
 
 def _merge_dtypes(types: Types, attrs: Attrs) -> str | None:
-    d = _tile(types, "dst")
+    d = K.tile(types, "dst")
     for name in ("src1", "src2", "src3"):
-        t = _tile(types, name)
+        t = K.tile(types, name)
         if d is not None and t is not None and t.dtype != d.dtype:
             return f"{name} is {t.dtype}, dst is {d.dtype}"
     return None
@@ -272,17 +268,17 @@ def _merge_exhausted(types: Types, attrs: Attrs) -> str | None:
 
 
 def _merge_executed(types: Types, attrs: Attrs) -> str | None:
-    t = _tile(types, "executed")
+    t = K.tile(types, "executed")
     return None if t is None or t.dtype == dt.U16 else f"executed is {t.dtype}, expected u16"
 
 
 def _merge_whole_records(types: Types, attrs: Attrs) -> str | None:
-    d = _tile(types, "dst")
+    d = K.tile(types, "dst")
     if d is None:
         return None
     per = _per_record(d.dtype)
     for name in ("dst",) + _MERGE_SOURCES:
-        t = _tile(types, name)
+        t = K.tile(types, name)
         if t is not None and t.valid_cols is not None and t.valid_cols % per:
             return f"{name} valid cols {t.valid_cols} is not a multiple of the record width {per}"
     return None
@@ -458,7 +454,7 @@ def _gather_attrs(types: Types, attrs: Attrs) -> str | None:
 
 
 def _gather_mask_dtypes(types: Types, attrs: Attrs) -> str | None:
-    d, s = _tile(types, "dst"), _tile(types, "src")
+    d, s = K.tile(types, "dst"), K.tile(types, "src")
     if "idx" in types or d is None or s is None:
         return None
     if d.dtype != s.dtype or d.dtype not in dt.B16_B32:
@@ -468,12 +464,12 @@ def _gather_mask_dtypes(types: Types, attrs: Attrs) -> str | None:
 
 def _gather_form_dtypes(types: Types, attrs: Attrs) -> str | None:
     """The dtype table is the union of the index and compare forms; each form keeps its own."""
-    d, s, k = _tile(types, "dst"), _tile(types, "src"), _tile(types, "idx")
+    d, s, k = K.tile(types, "dst"), K.tile(types, "src"), K.tile(types, "idx")
     if d is None or s is None or k is None:
         return None
     if "cdst" not in types:
         return None if d.dtype == s.dtype else f"the index form copies src's dtype {s.dtype} into dst, got {d.dtype}"
-    c = _tile(types, "cdst")
+    c = K.tile(types, "cdst")
     if (d.dtype, s.dtype, k.dtype) not in _GATHER_CMP_TUPLES:
         return f"the compare form does not take (dst, src, idx) = ({d.dtype}, {s.dtype}, {k.dtype})"
     if c is not None and c.dtype not in _CMP_DST:
@@ -482,7 +478,7 @@ def _gather_form_dtypes(types: Types, attrs: Attrs) -> str | None:
 
 
 def _gather_mask_region(types: Types, attrs: Attrs) -> str | None:
-    d, s = _tile(types, "dst"), _tile(types, "src")
+    d, s = K.tile(types, "dst"), K.tile(types, "src")
     if "idx" in types or d is None or s is None:
         return None
     along_rows = attrs.get("gatherType", GatherAxis.GATHER_ROW) is GatherAxis.GATHER_ROW
@@ -498,7 +494,7 @@ def _gather_mask_region(types: Types, attrs: Attrs) -> str | None:
 
 
 def _gather_compare_region(types: Types, attrs: Attrs) -> str | None:
-    d, s, k, c = (_tile(types, n) for n in ("dst", "src", "idx", "cdst"))
+    d, s, k, c = (K.tile(types, n) for n in ("dst", "src", "idx", "cdst"))
     if c is None or d is None or s is None or k is None:
         return None
     for name, t, rows, cols in (("dst", d, s.valid_rows, s.valid_cols), ("idx", k, s.valid_rows, 1),
@@ -615,7 +611,7 @@ def _tgatherb(dst: Tile, src: Tile, offsets: Tile) -> None:
 
 
 def _gatherb_offsets(types: Types, attrs: Attrs) -> str | None:
-    d, o = _tile(types, "dst"), _tile(types, "offsets")
+    d, o = K.tile(types, "dst"), K.tile(types, "offsets")
     if d is None or o is None or not _known(d.valid_rows, d.valid_cols, o.valid_rows, o.valid_cols):
         return None
     blocks = -(-d.valid_cols * d.dtype.itemsize // BLOCK_BYTES)
@@ -705,7 +701,7 @@ def _scatter_form(types: Types, attrs: Attrs) -> str | None:
 
 
 def _scatter_mask_rules(types: Types, attrs: Attrs) -> str | None:
-    d, s = _tile(types, "dst"), _tile(types, "src")
+    d, s = K.tile(types, "dst"), K.tile(types, "src")
     if "idx" in types or d is None or s is None:
         return None
     step, _ = _PATTERN[attrs.get("maskPattern", MaskPattern.P1111)]
@@ -718,7 +714,7 @@ def _scatter_mask_rules(types: Types, attrs: Attrs) -> str | None:
 
 
 def _scatter_mask_dtypes(types: Types, attrs: Attrs) -> str | None:
-    d, s = _tile(types, "dst"), _tile(types, "src")
+    d, s = K.tile(types, "dst"), K.tile(types, "src")
     if "idx" in types or d is None or s is None:
         return None
     if d.dtype != s.dtype or d.dtype not in _SCATTER_DATA:
@@ -880,9 +876,9 @@ def _tpart(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Callable[..., 
 
 
 def _part_inside_dst(types: Types, attrs: Attrs) -> str | None:
-    d = _tile(types, "dst")
+    d = K.tile(types, "dst")
     for name in ("src0", "src1"):
-        s = _tile(types, name)
+        s = K.tile(types, name)
         if d is None or s is None:
             continue
         if any(_known(sv, dv) and sv > dv for sv, dv in zip(s.valid, d.valid)):
@@ -950,7 +946,7 @@ def _tquant(dst: Tile, src: Tile, scale: Tile, quantType: QuantType,  # noqa: N8
 
 def _quant(types: Types, attrs: Attrs) -> tuple[QuantType | None, TileType | None]:
     q = attrs.get("quantType")
-    return (q if isinstance(q, QuantType) else None), _tile(types, "dst")
+    return (q if isinstance(q, QuantType) else None), K.tile(types, "dst")
 
 
 def _quant_dst_dtype(types: Types, attrs: Attrs) -> str | None:
@@ -971,14 +967,14 @@ def _quant_no_offset(types: Types, attrs: Attrs) -> str | None:
 
 
 def _quant_offset_dtype(types: Types, attrs: Attrs) -> str | None:
-    o = _tile(types, "offset")
+    o = K.tile(types, "offset")
     return None if o is None or o.dtype == dt.F32 else f"offset is {o.dtype}, must be f32"
 
 
 def _quant_params(types: Types, attrs: Attrs) -> str | None:
-    d = _tile(types, "dst")
+    d = K.tile(types, "dst")
     for name in ("scale", "offset"):
-        p = _tile(types, name)
+        p = K.tile(types, name)
         if d is None or p is None:
             continue
         if _known(p.valid_rows, d.valid_rows) and p.valid_rows < d.valid_rows:
@@ -1037,7 +1033,7 @@ def _render(tile: Tile) -> str:
 
 
 def _print_scratch(types: Types, attrs: Attrs) -> str | None:
-    s, g = _tile(types, "src"), types.get("tmp")
+    s, g = K.tile(types, "src"), types.get("tmp")
     if s is None or not isinstance(g, GlobalType) or any(d is None for d in g.shape):
         return None
     have = int(np.prod(g.shape))

@@ -5,7 +5,7 @@ tiles; values move bit for bit, nothing is rounded.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -15,7 +15,7 @@ from ..attrs import HistByte
 from ..diagnostics import RuntimeFault
 from ..registry import declare
 from ..spec import Attr, Constraint, Domain, EXACT, Example, Family, Instruction, same, tuples
-from ..types import Layout, Pipe, TileType, Type
+from ..types import Layout, Pipe, Type
 from ..values import Tile
 from ._helpers import tile_in, tile_out
 
@@ -24,10 +24,6 @@ Attrs = Mapping[str, Any]
 
 BINS = 256
 
-
-def _tile(types: Types, name: str) -> TileType | None:
-    t = types.get(name)
-    return t if isinstance(t, TileType) else None
 
 
 def _row_major(*names: str) -> tuple[Constraint, ...]:
@@ -114,7 +110,7 @@ def _tconcat(dst: Tile, src0: Tile, src1: Tile, dstIdx: Tile | None = None,  # n
 
 def _concat_cols(types: Types, attrs: Attrs) -> str | None:
     """The basic form's width rule (the indexed forms take their widths from the index tiles)."""
-    d, a, b = _tile(types, "dst"), _tile(types, "src0"), _tile(types, "src1")
+    d, a, b = K.tile(types, "dst"), K.tile(types, "src0"), K.tile(types, "src1")
     if "src0Idx" in types or d is None or a is None or b is None or None in (d.valid_cols, a.valid_cols, b.valid_cols):
         return None
     if d.valid_cols != a.valid_cols + b.valid_cols:
@@ -140,7 +136,7 @@ def _concat_form(types: Types, attrs: Attrs) -> str | None:
 
 def _concat_index_dtypes(types: Types, attrs: Attrs) -> str | None:
     """Index tiles share one integer element type from the public list."""
-    ds = {n: t.dtype for n in _IDX if (t := _tile(types, n)) is not None}
+    ds = {n: t.dtype for n in _IDX if (t := K.tile(types, n)) is not None}
     if not ds:
         return None
     bad = [f"{n} = {d}" for n, d in ds.items() if d not in CONCAT_INDEX]
@@ -153,11 +149,11 @@ def _concat_index_dtypes(types: Types, attrs: Attrs) -> str | None:
 
 def _concat_index_shapes(types: Types, attrs: Attrs) -> str | None:
     """Index tiles cover dst's rows; dstIdx is one column per dst row; every count fits dstIdx."""
-    d = _tile(types, "dst")
+    d = K.tile(types, "dst")
     if d is None:
         return None
     for n in _IDX:
-        t = _tile(types, n)
+        t = K.tile(types, n)
         if t is None:
             continue
         if None not in (t.valid_rows, d.valid_rows) and t.valid_rows < d.valid_rows:
@@ -251,7 +247,7 @@ def _tdeinterleave(dst0: Tile, dst1: Tile, src0: Tile, src1: Tile | None = None)
 
 def _single_source_covers(types: Types, attrs: Attrs) -> str | None:
     """Without src1, src0 holds the whole stream: dst0.valid_rows x (2 * dst0.valid_cols)."""
-    d, s = _tile(types, "dst0"), _tile(types, "src0")
+    d, s = K.tile(types, "dst0"), K.tile(types, "src0")
     if d is None or s is None or "src1" in types:
         return None
     if None not in (d.valid_cols, s.valid_cols) and s.valid_cols < 2 * d.valid_cols:
@@ -321,7 +317,7 @@ declare(Instruction(
 
 
 def _same_dtype(types: Types, a: str, b: str) -> str | None:
-    ta, tb = _tile(types, a), _tile(types, b)
+    ta, tb = K.tile(types, a), K.tile(types, b)
     if ta is None or tb is None or ta.dtype == tb.dtype:
         return None
     return f"{a} has dtype {ta.dtype}, {b} has {tb.dtype}"
@@ -363,7 +359,7 @@ def _thistogram(dst: Tile, src: Tile, idx: Tile | None = None, *, byte: HistByte
 
 
 def _hist_rules(types: Types, attrs: Attrs) -> str | None:
-    s, i = _tile(types, "src"), _tile(types, "idx")
+    s, i = K.tile(types, "src"), K.tile(types, "idx")
     hist = attrs.get("byte")
     if s is None or not isinstance(hist, HistByte):
         return None
@@ -391,7 +387,7 @@ def _hist_rules(types: Types, attrs: Attrs) -> str | None:
 
 
 def _hist_dst(types: Types, attrs: Attrs) -> str | None:
-    d, s = _tile(types, "dst"), _tile(types, "src")
+    d, s = K.tile(types, "dst"), K.tile(types, "src")
     if d is None or s is None:
         return None
     if d.valid_cols is not None and d.valid_cols != BINS:

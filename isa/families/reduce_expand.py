@@ -25,7 +25,7 @@ from ..registry import declare
 from ..attrs import Precision
 from ..spec import (Attr, Constraint, Domain, EXACT, Example, Family, Instruction, MINMAX, Numerics, ROUNDED,
                     same)
-from ..types import Layout, Pipe, TileType, Type
+from ..types import Layout, Pipe, Type
 from ..values import Tile
 from ._helpers import tile_in, tile_out
 from .elementwise import PRECISION, PRECISION_DOC
@@ -47,15 +47,11 @@ A5_COL_PROD = A2_COL + (dt.BF16, dt.U16, dt.U32)
 # ----------------------------------------------------------------------------- static rules
 
 
-def _tile(types: Mapping[str, Type], name: str) -> TileType | None:
-    t = types.get(name)
-    return t if isinstance(t, TileType) else None
-
 
 def _dn_is_one_column(name: str) -> Constraint:
     """A DN per-row vector is column-major, so only a one-column tile keeps its values contiguous."""
     def check(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | None:
-        t = _tile(types, name)
+        t = K.tile(types, name)
         if t is not None and t.layout is Layout.DN and t.cols != 1:
             return f"{name} is a DN per-row vector with {t.cols} static columns; DN needs exactly 1"
         return None
@@ -65,20 +61,10 @@ def _dn_is_one_column(name: str) -> Constraint:
 def _has_one(name: str, attr: str) -> Constraint:
     """An expand source must hold at least one valid element along the axis it is read at."""
     def check(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | None:
-        t = _tile(types, name)
+        t = K.tile(types, name)
         v = None if t is None else getattr(t, attr)
         return None if v is None or v >= 1 else f"{name}.{attr} = {v}, must be at least 1"
     return K.custom(f"{name}.{attr} >= 1", check, "STRUCT_VALID_REGION")
-
-
-def _tmp_like_src() -> Constraint:
-    """The scratch tile, when given, has the source's element type (the public API's TileDataTmp)."""
-    def check(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | None:
-        tmp, src = _tile(types, "tmp"), _tile(types, "src")
-        if tmp is None or src is None or tmp.dtype == src.dtype:
-            return None
-        return f"tmp has dtype {tmp.dtype}, src has {src.dtype}"
-    return K.custom("tmp, when given, has src's dtype", check, "LEGAL_DTYPE")
 
 
 def _row_vector(name: str) -> tuple[Constraint, ...]:
@@ -266,7 +252,7 @@ def _reduction(op: str, axis: str, *, tmp: bool, a2: tuple[dt.DType, ...],
         dtypes=same(names, dt.NUMERIC), profile_dtypes=narrowed,
         profiles=None if a5 is not None else ("cpu", "a2", "a3"),
         numerics=_ACCURACY[op], domain=Domain.SRC, pipe=Pipe.V, doc=doc, example=example,
-        constraints=_reduce_shape_rules(axis) + ((_tmp_like_src(),) if tmp else ()),
+        constraints=_reduce_shape_rules(axis) + ((K.same_dtype("tmp"),) if tmp else ()),
         special_values=_REDUCE_SPECIAL[op]))
 
 
@@ -409,7 +395,7 @@ def block_width(d: dt.DType) -> int:
 def src0_expanded(types: Mapping[str, Type]) -> bool:
     """Whether a row-expand op broadcasts src0 (its static shape differs from dst's) rather
     than src1: the one rule the verifier, the semantics and every backend share."""
-    d, s0 = _tile(types, "dst"), _tile(types, "src0")
+    d, s0 = K.tile(types, "dst"), K.tile(types, "src0")
     return d is not None and s0 is not None and s0.shape != d.shape
 
 
@@ -455,7 +441,7 @@ def _when(src0_is_vector: bool, rule: Constraint) -> Constraint:
 def _row_width(name: str) -> Constraint:
     """Mode 1 (one value per row) or Mode 2 (one 32-byte block per row, row-major)."""
     def check(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | None:
-        t = _tile(types, name)
+        t = K.tile(types, name)
         if t is None or t.valid_cols is None:
             return None
         w = block_width(t.dtype)
