@@ -25,6 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .diagnostics import PTOError
+
 
 @dataclass(frozen=True)
 class Fp4:
@@ -99,8 +101,9 @@ def pack(codes: np.ndarray) -> np.ndarray:
     """Rows of an even number of 4-bit codes -> their memory bytes: element 2k in the low nibble
     of byte k, element 2k + 1 in the high nibble."""
     c = np.asarray(codes, np.uint8) & 0xF
-    if c.shape[-1] % 2:
-        raise ValueError("packed fp4 rows hold an even number of elements")
+    if c.ndim == 0 or c.shape[-1] % 2:
+        raise PTOError("PTO_ARG", "packed fp4 rows hold an even number of elements",
+                       expected="an array whose last dimension is even", actual=f"shape {c.shape}")
     return (c[..., 0::2] | (c[..., 1::2] << 4)).astype(np.uint8)
 
 

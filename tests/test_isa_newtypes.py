@@ -310,8 +310,9 @@ def test_fp4_pack_order() -> None:
     packed = fp4.pack(codes)
     assert packed.tolist() == [[0x21, 0x43], [0x0F, 0x78]]      # element 2k low nibble, 2k + 1 high
     np.testing.assert_array_equal(fp4.unpack(packed), codes)
-    with pytest.raises(ValueError):
+    with pytest.raises(isa.PTOError) as e:
         fp4.pack(np.zeros((1, 3), np.uint8))
+    assert e.value.code == "PTO_ARG" and "(1, 3)" in e.value.actual
 
 
 @pytest.mark.parametrize("dst,mode,want", [
