@@ -42,6 +42,10 @@ class TileTemplate:
     common: tuple[tuple[str, int, Any], ...] = ()
     # operand lists whose binding waits for the items' types: (what, readings, items)
     unsettled: list[tuple[str, list[tuple[Operand, ...]], list[Item]]] = field(default_factory=list)
+    # line templates of an unsettled statement: the %name places, and one settled template per
+    # combination of the items' kinds met so far
+    ordinal: dict[int, int] = field(default_factory=dict)
+    settled: dict[tuple, "TileTemplate | None"] = field(default_factory=dict)
 
     @property
     def loc_tok(self) -> Token:
@@ -49,6 +53,7 @@ class TileTemplate:
 
     def number_names(self, ordinal: dict[int, int]) -> None:
         """Make the plan ``apply`` follows (``ordinal``: id(token) -> place among the %names)."""
+        self.ordinal = ordinal
         by_name = {op.name: (op, it, slot) for op, it, slot in self.entries}
         plan = []
         for o in self.instr.operands:               # declaration order: the order of TileOp.args
@@ -83,7 +88,7 @@ class TileTemplate:
         The token path resolves uses before definitions; here a use of a missing name
         always defers, so resolving in declaration order gives the same statement."""
         if self.unsettled:                  # binding depends on the names' types
-            raise Defer
+            return self._settled_for(scope, names).apply(p, scope, names, loc)
         lookup = scope.lookup
         if self.common:                     # the common case first: every value defined already
             args: dict[str, Any] = {}
@@ -143,6 +148,53 @@ class TileTemplate:
         for v in new:
             scope.define(v)          # names were missing: nothing to report
         return TileOp(self.instr, args, dict(self.attrs), loc=loc)
+
+    def _settled_for(self, scope: Scope, names: list[str]) -> "TileTemplate":
+        """The template with the open operand lists bound by this line's value types (learned
+        once per combination of kinds); ``Defer`` when a name is not a defined value or the
+        readings stay ambiguous (the token path reports)."""
+        slots = {id(it): slot for _, it, slot in self.entries}
+        kinds = []
+        for _, _, items in self.unsettled:
+            for it in items:
+                slot = slots.get(id(it))
+                t = slot[1] if slot else None
+                if t is None and it.form is Value:
+                    v = scope.lookup(names[self.ordinal[id(it.tok)]])
+                    if v.__class__ is not Value:
+                        raise Defer
+                    t = v.type
+                kinds.append(item_kinds(it.form, t))
+        key = tuple(kinds)
+        if key not in self.settled:
+            entries = settled_entries(self, iter(kinds))
+            sub = None
+            if isinstance(entries, list):
+                sub = TileTemplate(self.instr, self.mt, entries, self.attrs)
+                sub.number_names(self.ordinal)
+            self.settled[key] = sub
+        sub = self.settled[key]
+        if sub is None:
+            raise Defer
+        return sub
+
+
+def settled_entries(tpl: TileTemplate, kinds: Any
+                    ) -> list[tuple[Operand, Item, Slot | None]] | tuple[str, list[tuple[Operand, ...]]]:
+    """``tpl``'s entries with each open operand list bound by its items' kinds (``kinds``
+    yields them in order, list after list): the positional reading among those that fit (the
+    first reading when none fits: the checks after report it). When two readings that disagree
+    on what an item is remain: (what the list is, those two readings)."""
+    chosen: dict[int, Operand] = {}
+    for what, rs, items in tpl.unsettled:
+        ks = [next(kinds) for _ in items]
+        left = [r for r in rs if all(o.kind in k for o, k in zip(r, ks))]
+        got = choose(left) if left else rs[0]
+        if isinstance(got, list):
+            return what, got
+        chosen.update((id(it), op) for op, it in zip(got, items))
+    entries = [(chosen.get(id(it), op), it, slot) for op, it, slot in tpl.entries]
+    return sorted(entries, key=lambda e: defines(e[0]))
 
 
 _VALUE, _MEMREF, _FIXED, _LITERAL = range(4)
@@ -374,9 +426,8 @@ class TileOpParser(Cursor):
         """Bind the operand lists the items' forms left open, by the kinds their types give
         (a written type, else the value's definition); two readings left is PARSE_ARITY."""
         slots = {id(it): slot for _, it, slot in tpl.entries}
-        chosen: dict[int, Operand] = {}
-        for what, rs, items in tpl.unsettled:
-            kinds = []
+        kinds = []
+        for _, rs, items in tpl.unsettled:
             for it in items:
                 slot = slots.get(id(it))
                 t = slot[1] if slot else None
@@ -388,15 +439,13 @@ class TileOpParser(Cursor):
                         self.use(it.tok, scope)         # reports STRUCT_UNDEFINED
                     t = v.type if isinstance(v, Value) else None
                 kinds.append(item_kinds(it.form, t))
-            left = [r for r in rs if all(o.kind in k for o, k in zip(r, kinds))]
-            got = choose(left) if left else rs[0]     # none fits: the checks after report it
-            if isinstance(got, list):
-                self.fail("PARSE_ARITY", f"{tpl.instr.asm_name}: the {what}s can be read two ways: "
-                          f"{describe(got[0])} or {describe(got[1])}; write their types", tpl.mt,
-                          expected="one reading", actual=" or ".join(describe(r) for r in got))
-            chosen.update((id(it), op) for op, it in zip(got, items))
-        entries = [(chosen.get(id(it), op), it, slot) for op, it, slot in tpl.entries]
-        return sorted(entries, key=lambda e: defines(e[0]))
+        got = settled_entries(tpl, iter(kinds))
+        if isinstance(got, tuple):
+            what, (a, b) = got
+            self.fail("PARSE_ARITY", f"{tpl.instr.asm_name}: the {what}s can be read two ways: "
+                      f"{describe(a)} or {describe(b)}; write their types", tpl.mt,
+                      expected="one reading", actual=f"{describe(a)} or {describe(b)}")
+        return got
 
     def _check_type(self, v: Value, slot: Slot | None, code: str) -> None:
         if slot is not None and slot[1] != v.type:
