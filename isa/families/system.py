@@ -36,6 +36,9 @@ ANY_LOC = tuple(Location)
 
 # ------------------------------------------------------------------------------ the FIFO
 
+#: the instructions that act on the FIFO state (backends keep one per run)
+FIFO_MNEMONICS = ("TPUSH", "TPOP", "TALLOC", "TFREE")
+
 FLAG_IDS = 16          # FlagID 0..15 (A5 intra-block flags; A2/A3 use 0..7 per pipe type)
 MAX_SLOTS = 16         # SlotNum 1..16 (TMPipe depth: up to 8 on A2/A3, 16 on A5)
 FIFO_KEY = "fifo"      # state[FIFO_KEY]: FlagID -> Fifo

@@ -17,14 +17,13 @@ from llvmlite import ir
 from ....assembler.ir import TileOp
 from ....isa import dtypes as dt
 from ....isa.attrs import SyncAllMode, TileSplitAxis
-from ....isa.families.system import ODD_SPLITS, PHILOX_M, PHILOX_W, ROWS_SPLITS, VECTOR_SIDE
+from ....isa.families.system import FIFO_MNEMONICS as FIFO_OPS, ODD_SPLITS, PHILOX_M, PHILOX_W, ROWS_SPLITS, VECTOR_SIDE
 from .. import numerics as N
 from ..codegen import KernelCodegen
 from .movement import _check_window
 
 I1, I32, I64 = N.I1, N.I32, N.I64
 I128 = ir.IntType(128)
-FIFO_OPS = ("TPUSH", "TPOP", "TALLOC", "TFREE")
 _DTYPE_CODE = {d: k for k, d in enumerate(dt.ALL)}
 
 
