@@ -518,6 +518,26 @@ def test_set_validshape_keeps_the_contents_and_narrows_the_region(backend: str, 
     np.testing.assert_array_equal(o, want)
 
 
+SETVALID_PARAM = """
+kernel @k(%t : !pto.tile<8x16xf32, valid=?x?>, %y : !pto.memref<8x16xf32>, %r : index, %c : index) {
+  pto.set_validshape %t, %r, %c
+  tstore %y[0, 0], %t
+}
+"""
+
+
+@pytest.mark.parametrize("backend", ["reference", "llvm"])
+@pytest.mark.parametrize("rows, cols", [(3, 5), (8, 16), (0, 0)])
+def test_set_validshape_on_a_tile_parameter(backend: str, rows: int, cols: int) -> None:
+    """A kernel parameter's region moves too (llvm used to keep the whole tile)."""
+    t = np.arange(1, 129, dtype=np.float32).reshape(8, 16)
+    y = np.zeros((8, 16), np.float32)
+    pto.compile(pto.parse(SETVALID_PARAM), backend)(t=t, y=y, r=rows, c=cols)
+    want = np.zeros((8, 16), np.float32)
+    want[:rows, :cols] = t[:rows, :cols]
+    np.testing.assert_array_equal(y, want)
+
+
 def test_set_validshape_is_not_a_fresh_declaration() -> None:
     """Re-declaring the tile (``.tile``) would start it afresh, so the read after it faults on
     the reference; ``pto.set_validshape`` keeps the loaded data, and the never-written analysis

@@ -305,6 +305,7 @@ class KernelCodegen:
 
     def _setup_params(self) -> None:
         b = self.b
+        reshaped = {s.value.name for s in self.kernel.walk() if isinstance(s, TileDecl) and s.keep}
         for p in self.kernel.params:
             s = self.abi.slots[p.name]
             t = p.type
@@ -312,6 +313,13 @@ class KernelCodegen:
                 ptr = b.inttoptr(self._slot(s), PTR)
                 vr = t.rows if t.valid_rows is None else t.valid_rows
                 vc = t.cols if t.valid_cols is None else t.valid_cols
+                if p.name in reshaped:      # pto.set_validshape moves its region at run time
+                    slots = (self.alloca(I64, f"{p.name}.vr"), self.alloca(I64, f"{p.name}.vc"))
+                    self._alloca_builder.store(self.i64(vr), slots[0])
+                    self._alloca_builder.store(self.i64(vc), slots[1])
+                    self._dyn_valid[p.name] = slots
+                    self.tiles[p.name] = TileRef(p.name, t, ptr, None, None, t.valid)   # type: ignore[arg-type]
+                    continue
                 self.tiles[p.name] = TileRef(p.name, t, ptr, self.i64(vr), self.i64(vc), (vr, vc))
             elif isinstance(t, ScalarType):
                 raw = self._slot(s)
