@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterator
 
+from ..isa import dtypes as dt
 from ..isa.types import Layout, TileType
 from .ir import Bound, Subset, Value
 from .lexer import INT, PUNCT, VALUE, Token
@@ -32,7 +33,7 @@ def subset_type(src: TileType, offsets: tuple[Bound, Bound], sizes: tuple[int, i
 
 def box_shape(t: TileType) -> tuple[int, int]:
     """The inner box of a boxed layout: 16 rows of 32 bytes (NZ, ZZ) or its transpose (ZN)."""
-    across = max(1, 32 // max(1, t.dtype.itemsize))
+    across = 256 // dt.memory_bits(t.dtype)         # elements in 32 bytes: 64 for the 4-bit types
     return (across, 16) if t.layout is Layout.ZN else (16, across)
 
 

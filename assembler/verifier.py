@@ -32,6 +32,8 @@ from .scope import MISSING, Scope
 from .windows import Constants, faults, window_operands
 
 I1 = ScalarType("i1")
+#: instructions that bind a tile to an on-chip byte address: (tile operand, address operand)
+_PLACEMENTS = {"TASSIGN": ("tile", "addr")}
 _TYPE = operator.attrgetter("type")
 
 
@@ -113,6 +115,7 @@ class _Signature:
                           for o in instr.operands if o.name in s.args)
         self.found: list[PTOError] | None = None
         self.windows = window_operands(instr)     # global operands whose windows windows.py bounds
+        self.placed = _PLACEMENTS.get(instr.mnemonic)   # (tile, address) operands, see ``_placement``
 
     def check(self, s: TileOp, profile: Profile | None) -> list[PTOError]:
         """Structure, then (when that passes) legality for ``profile``."""
@@ -278,6 +281,7 @@ class _KernelCheck:
             return
         if s.addr is not None:
             self._index(s.addr, scope, "tile address")
+            self._placement(s.value, s.addr, scope)
         if s.value.name in self.windows:
             self._err("STRUCT_REDEFINED", f"%{s.value.name} names a pto.subset window; it cannot be declared again",
                       expected="a new name", actual=f".tile %{s.value.name}")
@@ -410,8 +414,11 @@ class _KernelCheck:
             found = sig.found if sig.found is not None else sig.check(s, self.profile)
             if found:
                 self.errors += _located(found, self.where)
-            elif sig.windows:
-                self._windows(s, scope, sig.windows)
+            else:
+                if sig.windows:
+                    self._windows(s, scope, sig.windows)
+                if sig.placed:
+                    self._placement(s.args.get(sig.placed[0]), s.args.get(sig.placed[1]), scope)
         if self.bad_layout:
             self._note_layout_uses(s)
         for v in new:
@@ -461,6 +468,9 @@ class _KernelCheck:
                                          f"{instr.mnemonic} legality check")
         if len(self.errors) == before:
             self._windows(s, scope, window_operands(instr))
+            placed = _PLACEMENTS.get(instr.mnemonic)
+            if placed:
+                self._placement(s.args.get(placed[0]), s.args.get(placed[1]), scope)
         if self.bad_layout:
             self._note_layout_uses(s)
         for v in new:
@@ -559,6 +569,23 @@ class _KernelCheck:
             self._define(r, scope)
 
     # ------------------------------------------------------------------ capacity
+    def _placement(self, tile: object, addr: object, scope: Scope) -> None:
+        """LEGAL_CAPACITY when a constant on-chip address puts a tile's bytes (its packed size,
+        ``TileType.nbytes``) past the end of its location's buffer; a run-time address is the
+        simulator's business."""
+        t = getattr(tile, "type", None)
+        if self.profile is None or not isinstance(t, TileType):
+            return
+        at = addr.value if isinstance(addr, Lit) else (
+            self.consts.value(addr, scope.lookup) if isinstance(addr, Value) else None)
+        cap = self.profile.capacity.get(t.loc)   # type: ignore[call-overload]
+        if at.__class__ is not int or cap is None or at < 0 or at + t.nbytes <= cap:   # type: ignore[operator]
+            return
+        end = at + t.nbytes     # type: ignore[operator]
+        self._err("LEGAL_CAPACITY", f"%{tile.name} ({t.nbytes} bytes) placed at byte {at} ends at byte {end}, "  # type: ignore[attr-defined]
+                  f"past {self.profile.name}'s {cap}-byte {t.loc.value} buffer",
+                  expected=f"address + {t.nbytes} <= {cap}", actual=f"{at} + {t.nbytes} = {end}")
+
     def _capacity(self, root: Scope) -> None:
         assert self.profile is not None
         used: dict[object, tuple[int, int]] = {}

@@ -1000,8 +1000,10 @@ DECISIONS: tuple[Decision, ...] = (
              "nibble is 1 .. 7 and writes 0 for the rest (-0 and the negatives; i4's too). The legality "
              "rules count a 4-bit element as half a byte (dt.memory_bits): a row is whole 32-byte units "
              "only at a multiple of 64 elements, a fractal box is 16 x 64 (64 x 16 for ZN), and a tile's "
-             "capacity use is rows * cols / 2 bytes; the verifier's per-buffer totals and the simulated "
-             "storage still take one byte per element.",
+             "capacity use is rows * cols / 2 bytes (dt.memory_bytes, TileType.nbytes), in the per-tile check, "
+             "the verifier's per-buffer totals, a constant TASSIGN / alloc_tile address plus the tile's "
+             "bytes, and pto.subset's boxes; only the backends' arrays (openpto's storage) take one "
+             "uint8 per element.",
              "One element per array element keeps every move a plain copy on both backends and lets a "
              "kernel index 4-bit tensors like any other; counting bits in the rules gives the public "
              "limits (twice the elements per row and per buffer)."),

@@ -151,6 +151,14 @@ def memory_bits(d: DType) -> int:
     return d.bits if d in CODED and d.bits < 8 else 8 * d.itemsize
 
 
+def memory_bytes(d: DType, count: int) -> int:
+    """Bytes ``count`` elements of ``d`` take in a hardware buffer or in global memory: the packed
+    image (two 4-bit elements per byte, an odd count rounded up to a whole byte). Every size rule
+    (capacities, rows of 32 bytes, placements) counts these; openpto's arrays are larger for the
+    4-bit types (one element per uint8, ``count * d.itemsize`` bytes)."""
+    return -(-count * memory_bits(d) // 8)
+
+
 def of_numpy(dt: np.dtype) -> DType:
     """The ISA dtype whose numpy dtype is ``dt``; KeyError if none."""
     dt = np.dtype(dt)

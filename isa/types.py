@@ -125,7 +125,8 @@ class TileType:
 
     @property
     def nbytes(self) -> int:
-        return self.rows * self.cols * self.dtype.itemsize
+        """Bytes the tile takes in its buffer (``dt.memory_bytes``: packed for the 4-bit types)."""
+        return dt.memory_bytes(self.dtype, self.rows * self.cols)
 
     def with_(self, **changes) -> "TileType":  # noqa: ANN003
         fields = dict(rows=self.rows, cols=self.cols, dtype=self.dtype, loc=self.loc,

@@ -80,7 +80,8 @@ def abi_for(kernel: Kernel, symbol: str) -> KernelABI:
         if name in params:
             continue
         offsets[name] = size
-        size += -(-max(t.nbytes, 1) // WORKSPACE_ALIGN) * WORKSPACE_ALIGN
+        storage = t.rows * t.cols * t.dtype.itemsize     # the array: one uint8 per 4-bit element, not t.nbytes
+        size += -(-max(storage, 1) // WORKSPACE_ALIGN) * WORKSPACE_ALIGN
     return KernelABI(symbol, slots, max(n, 1), offsets, size, counters)
 
 
