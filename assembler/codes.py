@@ -38,6 +38,13 @@ CODES: dict[str, str] = {
     "PARSE_VECSCOPE": "an op the public pages allow only inside pto.vecscope (pto.tile_buf_addr), a region "
                       "openpto does not have",
     "STRUCT_UNINIT_READ": "a read of a local tile that no path has written before it (initialisation.py)",
+    "STRUCT_PIPE_DIRECTION": "a TPUSH/TPOP whose tile is on a side of traffic its !pto.tpipe's direction "
+                             "does not carry (an acc push into a vector -> cube pipe)",
+    "STRUCT_PIPE_FLAGS": "two !pto.tpipe declarations of one kernel claiming a common hardware flag "
+                         "(FlagID, FlagID + 1, and FlagID + 2, + 3 for both directions)",
+    "STRUCT_PIPE_CONFIG": "a FIFO statement its !pto.tpipe cannot configure: FlagID or SlotNum written "
+                          "otherwise, a tile larger than SlotSize, a split on an IsNoSplit pipe, two pipes, a "
+                          "GlobalData form on a bidirectional pipe",
     "ORDER_WAIT_UNSET": "a wait_flag with no set_flag before it in program order (it would wait forever)",
     "ORDER_LOOP_UNBALANCED": "a loop body that changes flag counts, so its iterations synchronise differently",
     "ORDER_BRANCH_UNBALANCED": "the branches of an if leave different flag counts",

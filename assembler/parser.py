@@ -34,6 +34,8 @@ from .statements import KernelBuild
 from .subset import FORMS as SUBSET_FORMS, SubsetParser
 from .views import VIEW_FORMS, ViewParser
 from .tileops import TileTemplate
+from .tpipes import PIPE_DECL, TPipeParser
+from ..isa.families.system import FIFO_MNEMONICS
 
 MAX_ERRORS = 100
 
@@ -50,7 +52,7 @@ SEEN_LINES = 1 << 16         # distinct line texts ``fast_lines`` remembers
 _BLANK_LINE = (BLANK, None, 0, "", None)
 
 
-class Parser(ControlParser, EventParser, ViewParser, SubsetParser):
+class Parser(ControlParser, EventParser, ViewParser, SubsetParser, TPipeParser):
     fast = True      # take lines by template (False: every line through the token path)
 
     def __init__(self, text: str, filename: str | None = None) -> None:
@@ -350,7 +352,7 @@ class Parser(ControlParser, EventParser, ViewParser, SubsetParser):
         if low in ALLOC:
             return self.decl_template(mt, self._one_result(mt, results))
         instr = lookup_instruction(mt.text) if low != "kernel" else None
-        if instr is not None:
+        if instr is not None and instr.mnemonic not in FIFO_MNEMONICS:   # FIFO lines may name a pipe
             return self.tile_template(instr, mt, results)
         spec = S.lookup(mt.text)
         if spec is None or low == "kernel":
@@ -395,14 +397,18 @@ class Parser(ControlParser, EventParser, ViewParser, SubsetParser):
                       actual=mt.text)
         if low in EVENT_FORMS or (low in BRACKET_FLAGS and self.at(PUNCT, "[")):
             return [self._event(mt, results, scope)]
+        if low in PIPE_DECL:
+            return self.pipe_decl(mt, results, scope)
         instr = lookup_instruction(mt.text)
         if instr is not None:
+            if instr.mnemonic in FIFO_MNEMONICS:
+                return [self.fifo_op(instr, mt, results, scope)]
             return [self.tile_op(instr, mt, results, scope)]
         spec = S.lookup(mt.text)
         if spec is not None:
             return [self._scalar(spec, mt, results, scope)]
         known = (*registry_names(), *(o.text_name for o in S.SCALAR_OPS.values()), *CONTROL, *CONSTANT, *ALLOC,
-                 *SET_VALID, *VIEW_FORMS, *SUBSET_FORMS, *EVENT_FORMS)
+                 *SET_VALID, *VIEW_FORMS, *SUBSET_FORMS, *EVENT_FORMS, *PIPE_DECL)
         self.fail("PARSE_UNKNOWN_MNEMONIC", f"unknown mnemonic '{mt.text}'{did_you_mean(mt.text, known)}", mt,
                   expected="an instruction listed by 'pto isa', an arith scalar op, for, if or yield",
                   actual=mt.text)

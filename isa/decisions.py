@@ -320,7 +320,11 @@ DECISIONS: tuple[Decision, ...] = (
              "a scaling tile's address; both encodings are implementation-defined.",
              "State instructions recording state['quant_scalar'] = {'scale': f32, 'out_type': QuantOutType} "
              "and state['quant_vector'] = {'fp': the tile itself}; a consumer reads fp's values when it runs. "
-             "OutType is an attribute #pto.out_type<I8|U8|I16|F16|BF16>; fp is a 1 x N f32 scaling tile.",
+             "OutType is an attribute #pto.out_type<I8|U8|I16|F16|BF16>; fp is a 1 x N f32 scaling tile. "
+             "The only public reader of the state is TPUSH with a pre-quantising fixpipe configuration "
+             "(FixpipeParams' quant mode; the CPU model uses 1.0 when the scalar was never set), not "
+             "declared in openpto, so no openpto instruction reads it; the TMOV/TEXTRACT/TINSERT/TSTORE "
+             "scalar forms take the scale as an operand (decision 'Scalar pre-quantisation forms').",
              "Values instead of register bits keep consumers portable; recording the tile keeps the "
              "address semantics."),
     Decision("TQUANT_DN (MX quantisation along rows)",
@@ -751,9 +755,9 @@ DECISIONS: tuple[Decision, ...] = (
              "makes the child a numpy view of the parent whose never-written record is the parent's; the llvm "
              "backend gives the child a buffer of its own and copies the window in before each instruction "
              "naming the child and back after each that writes it. Writes through a child are writes of the "
-             "parent for the never-written analysis; llvm checked mode moves the parent's row watermark for "
-             "writes of whole rows and stops tracking that parent (no fault, never a false one) after a "
-             "write of part of its rows. A child takes no capacity of its own.",
+             "parent for the never-written analysis; llvm checked mode keeps a byte per element of a parent "
+             "that has children (one row watermark cannot hold a write of part of its rows), so it reports "
+             "what the reference reports, with the same element. A child takes no capacity of its own.",
              "The public page states aliasing, and kernels use a subset to write part of a tile in place; copying "
              "in and out keeps every llvm lowering rule (several read tiles as flat bytes) and the per-tile "
              "alias scopes true."),
@@ -778,19 +782,34 @@ DECISIONS: tuple[Decision, ...] = (
              "The A2/A3, A5 and CPU kernels of the elementwise, unary, tile-scalar (TADDS ... TSHRS, TDIVS, "
              "TREMS/TFMODS), TREM/TFMOD and TCOLEXPAND* instructions assert equal valid regions only: each "
              "tile is addressed with its own static row stride. The column reductions (TColReduceOps, "
-             "TColSum) check dst's valid columns only and write its row 0, whatever its static rows.",
+             "TColSum) check dst's valid columns only and write its row 0, whatever its static rows. So do "
+             "the NPU kernels of TCMP/TCMPS (the packed mask written at its own row stride, in bytes or "
+             "words), TSEL/TSELS (the mask read at its own row stride), TCVT, TAXPY, TFUSEDMULADD(RELU), "
+             "TMULADDDST, TSUBRELU, TADDRELUCONV, TADDDEQRELU, TPOW/TPOWS and TPAIRREDUCESUM. The public "
+             "signatures take one tile type for TSEL's dst/src0/src1, TADDSC/TSUBSC's dst/src0/src1 and "
+             "the accumulating matmuls' cOut/cIn; TFILLPAD's kernels, TMOV_TILE_IMPL (moves between tiles "
+             "of one location) and the CPU TQUANT static_assert equal Rows and Cols; the CPU TSORT32 "
+             "static_asserts src's row stride == idx's; NPU TSORT32 reads one idx row for every row when "
+             "idx has one valid row. The CPU simulator's TPOW addresses base and exp at dst's offsets; its "
+             "TSEL reads the packed mask as one bit stream over dst's valid elements.",
              "Those instructions take operands of any static shape whose valid regions cover dst's (decision "
              "'Valid-region compatibility'); a column reduction's dst may be statically taller than one row, "
-             "its valid region still exactly 1 x C. Stricter, with reasons: TROWEXPAND* keep the full operand "
-             "at dst's static shape, since that shape tells which operand is expanded; a column reduction's "
-             "dst keeps one valid row (rows the kernels never write would be valid and undefined); TCMP, "
-             "TCMPS, TSEL and TSELS keep equal static shapes because their masks are packed per target "
-             "(decision 'Predicate (mask) representation') and the public mask kernels were not re-read "
-             "for this; TCVT, TADDSC/TSUBSC, the fused family (TAXPY, TFUSEDMULADD*, TMULADDDST, TSUBRELU, "
-             "TADDRELUCONV, TADDDEQRELU), TPOW/TPOWS, TPAIRREDUCESUM, TMOV/TMOV_FP, TFILLPAD, TSORT32, "
-             "TQUANT_DN and the accumulating matmuls keep theirs until their headers are checked the same way.",
+             "its valid region still exactly 1 x C; masks (i1 tiles, one element per boolean) have a static "
+             "shape of their own, since packing is a backend's business (decision 'Predicate (mask) "
+             "representation'); TSORT32's idx may have other static rows than src (same columns). As the "
+             "public code, not stricter: TSEL's dst/src0/src1, TADDSC/TSUBSC, TMATMUL_ACC/TGEMV_ACC's dst "
+             "and acc_in, TFILLPAD, TQUANT_DN (dst and src) and TMOV between tiles of one location keep "
+             "equal static shapes. Stricter, with reasons: TROWEXPAND* keep the full operand at dst's "
+             "static shape, since that shape tells which operand is expanded; a column reduction's dst "
+             "keeps one valid row (rows the kernels never write would be valid and undefined); TSORT32's "
+             "idx must cover src's valid region (the NPU one-row broadcast is refused by the CPU kernel, "
+             "and one idx shape rule serves every profile); TMOV/TMOV_FP from acc keep equal static shapes (the public fixpipe paths check only dst's "
+             "column alignment and address dst by its own stride) until the acc move rules are re-read "
+             "with the pre-quantising forms. Looser than the CPU simulator: TPOW follows the NPU kernels "
+             "(each operand at its own stride) and masks are per element (i1), not a packed stream.",
              "A program the public kernels accept should verify; every llvm rule involved reads each tile "
-             "through its own strides, so no lowering assumed equal shapes."),
+             "through its own strides (tests/test_shape_rules.py, tests/test_shape_rules_public2.py run "
+             "each relaxed instruction on both backends with operands of other static shapes)."),
     Decision("MGATHER/MSCATTER row indices and NPU legality",
              "Coalesce::Row kernels (a2a3 and a5 MGather/MScatter) read row r's index at indices[r]; the "
              "a5 static_assert takes an index tile of valid shape [1, R] or [R, 1]. a2a3/MGather.hpp and "
@@ -800,10 +819,12 @@ DECISIONS: tuple[Decision, ...] = (
              "ROW mode reads idx[0, r] when idx has exactly one valid row and the domain more than one "
              "(the [1, R] form), else idx[r, 0]; with one domain row both read idx[0, 0]. Decided by valid "
              "rows, not static shape, so a dynamic region selects at run time on every backend. The "
-             "verifier asks the chosen form to hold R indices (STRUCT_VALID_REGION). MGATHER is legal on "
-             "a2, a3 and a5 with those data types and i32/u32 indices. Stricter: MSCATTER stays off a2/a3 "
-             "(profiles narrow dtypes, not attribute values, so a2/a3's narrower atomics could not be "
-             "refused) and fp8/hifloat8 stay off a5 for both.",
+             "verifier asks the chosen form to hold R indices (STRUCT_VALID_REGION). MGATHER and MSCATTER "
+             "are legal on a2, a3 and a5 with those data types and i32/u32 indices, a5 also moving "
+             "float8_e4m3, float8_e5m2 and hifloat8 bit for bit (cpu: every storable type and hifloat8). "
+             "MSCATTER's atomic is limited per profile and data type by a value rule (LEGAL_MODE): a2/a3 "
+             "NONE, or ADD on f32 i32 f16 bf16 i16 i8; a5 NONE, ADD on i32 u32 f32 f16 bf16, MAX and MIN on "
+             "i32 u32 f32; cpu any mode on the arithmetic types.",
              "One rule the reference, llvm and the verifier share, covering both public layouts; legality "
              "only where every accepted program is one the headers compile."),
     Decision("TCI on float tiles",
@@ -843,15 +864,21 @@ DECISIONS: tuple[Decision, ...] = (
              "MTE2, MTE3 or ALL. a5/TGather.hpp gathers b8/b16/b32/b64 data by b16/b32 indices, its mask "
              "form takes 8-bit types and its compare form int8/uint8 sources; a2a3/TGather.hpp is b16/b32 "
              "throughout.",
-             "TSYNC accepts every pipe on every profile, and its page says so (it earlier claimed a2/a3 V "
-             "only, a5 MTE3/ALL only, which nothing enforced). Looser than a5's header: the schema narrows "
-             "dtypes per profile, not operand values, so MTE2/MTE3/ALL-only on a5 needs a per-profile value "
-             "rule in the verifier first. TGATHER: the index form moves i8/u8 on cpu and a5 (and the targets "
-             "that borrow a5's rule), the compare form takes i8/u8 sources on a5; a2/a3 unchanged. Stricter: "
-             "the mask form stays 2- or 4-byte (its dtypes lie outside the dtype rule, so widening them "
-             "would widen a2/a3 too); no 64-bit data (openpto's vector sets hold no 64-bit types).",
-             "Record the gap rather than claim a check that does not exist; widen only where a profile can "
-             "still refuse what its headers do not compile."),
+             "Declarations may limit an attribute's or a pipe operand's values per profile "
+             "(Instruction.profile_values: allowed values, each optionally with the element types of one "
+             "operand; a newer target not named borrows its base profile's rule); the verifier refuses "
+             "other values with the rule's code, the pages list them under 'Values per profile', and "
+             "conformance draws only allowed values and checks refused ones at L1. TSYNC's pipe: a2/a3 S V "
+             "M MTE1 MTE2 MTE3 FIX ALL, a5 and a6 MTE2 MTE3 ALL, kirin9030/kirinX90 M MTE1 MTE2 MTE3 FIX ALL "
+             "(their TSync.hpp), cpu every pipe; another is LEGAL_ATTR (so `tsync #pto.op<TADD>`, pipe V, "
+             "is refused on a5). TGATHER: the index form moves i8/u8 on cpu and a5 (and the targets that "
+             "borrow a5's rule), the compare form takes i8/u8 sources on a5; the mask form's data (outside "
+             "the dtype rule, which needs idx) is limited by a rule on maskPattern, which only that form "
+             "takes: a2/a3 2- or 4-byte types, a5 also i8/u8, the Kirin parts (u)int8/16/32, f16, f32 "
+             "(LEGAL_DTYPE). Stricter: no 64-bit data and no fp8/hifloat8 in TGATHER (openpto's vector "
+             "sets hold no 64-bit types, and its index form does not move fp8).",
+             "Legality only where every accepted program is one the headers compile; one value-rule field "
+             "covers pipes, atomics and a form's data instead of a check per instruction."),
     Decision("Operand binding by kind",
              "The public spellings leave optional operands out in the middle of a list: TGATHER's compare "
              "form may give an SSA offset without a tmp, TMRGSORT's single-list form writes (src, blockLen) "
@@ -1007,4 +1034,57 @@ DECISIONS: tuple[Decision, ...] = (
              "One element per array element keeps every move a plain copy on both backends and lets a "
              "kernel index 4-bit tensors like any other; counting bits in the rules gives the public "
              "limits (twice the elements per row and per buffer)."),
+    Decision("Scalar pre-quantisation forms",
+             "TMOV(dst, src, preQuantScalar), TEXTRACT(dst, src, preQuantScalar, indexRow, indexCol), "
+             "TINSERT(dst, src, preQuantScalar, indexRow, indexCol) and TSTORE(dst, acc, preQuantScalar) "
+             "take a uint64_t register image: the f32 scale's bits in the low word, bit 46 the i8 (set) / "
+             "u8 (clear) flag, and in the CPU model an offset in bits 37-45; each reluMode template "
+             "argument applies after the scale. GetScalarPreQuantMode maps (dst, acc) pairs: a2/a3 f32 -> "
+             "i8/u8/f16/bf16 and i32 -> i8/u8/f16 plus i32 -> i16 (SHIFTS322S16, a right shift by a count "
+             "in bits 32-35), but their acc moves assert f32 -> i8 and i32 -> i8/u8/f16 and their store "
+             "f32 -> i8/u8 and i32 -> i8/u8/f16; a5 maps f32 -> i8/u8/f16/bf16/hifloat8/f8e4m3 (TSTORE "
+             "also f32) and i32 -> i8/u8/f16/bf16; no dual AccToVecMode takes a scale. The CPU model "
+             "clamps finite f16 results to ±65504 under a control bit.",
+             "One optional f32 operand preQuantScalar on the existing mnemonics, in the public position "
+             "(TEXTRACT/TINSERT: before r0, c0), written like any f32 (a hex literal is the f32's bit "
+             "pattern, so the low word of the public image reads as it is); the i8/u8 choice comes "
+             "from dst's type and there is no offset (an image with bit 46 or an offset has no spelling). "
+             "Semantics as the _FP forms with one factor: f32(src) * scale rounded to f32, relu (moves' "
+             "relu attribute, now also on TEXTRACT/TINSERT and their _FP forms; TSTORE's reluPreMode is not declared), then f16/bf16 nearest-even "
+             "(overflow ±inf, as TSTORE_FP) or i8/u8 nearest-even with saturation and NaN -> 0. Pairs: "
+             "a2/a3 moves f32 -> i8, i32 -> i8/u8/f16, TSTORE also f32 -> u8; a5 and cpu f32 and i32 -> "
+             "i8/u8/f16/bf16. Not declared: i32 -> i16 (a shift, not a scale), hifloat8/f8e4m3 targets "
+             "and a5's scaled f32 -> f32 store (as TSTORE_FP). The dtype table is the union of both forms; "
+             "a pair only the scaled form converts without the operand is STRUCT_MISSING_OPERAND, a scale "
+             "on a pair no profile scales LEGAL_DTYPE, on a non-acc source LEGAL_LOCATION, in a dual mode "
+             "STRUCT_ATTR_VALUE. Because a rule cannot see the profile, a2/a3 accept the scaled f32 -> "
+             "f16/bf16 (legal there unscaled, scaled on a5 only). Bytecode positions of TEXTRACT/TINSERT's "
+             "r0 and c0 moved up by one.",
+             "Same mnemonic as the public overload and a value rather than register bits, as decision "
+             "'Pre-quantisation state'; one scaling rule for the scalar and vector forms keeps the forms "
+             "and both backends in step; the narrower sets are those every header both maps and admits."),
+    Decision("The !pto.tpipe spelling",
+             "TPUSH / TPOP print `pto.tpush %tile, %pipe : (T, !pto.tpipe<...>) -> !pto.record_event`, "
+             "`pto.tpush ins(%tile : T) pipe(%pipe : !pto.tpipe<...>)` and `pto.tpop pipe(%pipe : ...) outs(%tile "
+             ": ...)` without spelling the type's body or how a pipe value is made; the C++ TPipe<FlagID, DirType, "
+             "SlotSize, SlotNum, LocalSlotNum = 2, IsNoSplit = false, EN_UNIT_FLAG = false> is a constructed "
+             "object; a one-way pipe waits and sets FlagID and FlagID + 1, DIR_BOTH adds FlagID + 2 and + 3 (the "
+             "headers assert they stay below 16); DIR_V2C_CTRL moves a 32-bit control word.",
+             "`!pto.tpipe<FlagID, Dir, SlotSize, SlotNum[, LocalSlotNum[, IsNoSplit[, EnUnitFlag]]]>`, positional "
+             "or name=value (Dir: DIR_C2V, DIR_V2C, DIR_BOTH, the *_GM forms, their numbers 1..7, with or without "
+             "DIR_ and Direction::); `%p = pto.initialize_pipe : !pto.tpipe<...>` declares a pipe for the whole "
+             "kernel and adds no statement. A TPUSH/TPOP/TALLOC/TFREE naming %p (as an operand, in pipe(...), "
+             "its type in the signature, a !pto.record_event result that is not kept) is the attribute form with "
+             "FlagID and SlotNum the pipe's; the canonical text and the bytecode are that form. A bidirectional "
+             "pipe's vector -> cube FIFO is FlagID + 2. Rejected: a malformed body, DIR_V2C_CTRL, flags past 15, "
+             "SlotNum outside 1..16 (PARSE_TYPE); an acc push or vec pop on a pipe without cube -> vector traffic, "
+             "a vec push or mat pop without vector -> cube traffic (STRUCT_PIPE_DIRECTION); two pipes of one "
+             "kernel sharing a flag (STRUCT_PIPE_FLAGS); a written FlagID/SlotNum that differs from the pipe's, a "
+             "tile (the whole tile, for a split vector part) larger than SlotSize, a Split on an IsNoSplit pipe, "
+             "two pipes in one statement, a GlobalData form on a bidirectional pipe (STRUCT_PIPE_CONFIG); a pipe "
+             "type anywhere else (a parameter, another instruction) is PARSE_TYPE. LocalSlotNum and EnUnitFlag "
+             "are read and change nothing; the *_GM directions are accepted on every profile.",
+             "A pipe is compile-time configuration: folding it into the attributes the FIFO semantics already "
+             "take keeps one program model, one printer and one bytecode, and both backends unchanged, while "
+             "everything the attributes cannot say (direction, size, flags) is checked where it is written."),
 )

@@ -474,6 +474,9 @@ def parse_type(text: str) -> Type:
         return ScalarType(t)
     if t in ("!pto.event", "!pto.event<>"):
         return EVENT
+    if t.startswith(("!pto.tpipe", "!pto.record_event")):
+        raise _fail(t, "a pipe and its record event are not value types", expected="a !pto.tpipe<...> only in "
+                    "'%p = pto.initialize_pipe : !pto.tpipe<...>' and in the TPUSH/TPOP/TALLOC/TFREE that use %p")
     m = re.match(r"^(?:!pto\.(tile_buf|tile|memref|global|partition_tensor_view|tensor_view|ptr)|(vector))<(.*)>$",
                  t, re.S)
     if not m:

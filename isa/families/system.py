@@ -262,7 +262,10 @@ _FIFO_DOC = (" The FIFO is named by FlagID and has SlotNum slots (a TPipe<FlagID
              "block starts, and run the producer and consumer sides in program order: where hardware would "
              "wait (for a free slot, for data) nothing else could make progress, so that is a fault. A "
              "slot is occupied from its allocation (TPUSH of a tile, TALLOC) until it is released (TPOP of "
-             "a tile, TFREE of a global). Entries left at the end of a run are dropped.")
+             "a tile, TFREE of a global). Entries left at the end of a run are dropped. The public pipe operand "
+             "(`%p` of type `!pto.tpipe<FlagID, Dir, SlotSize, SlotNum>`, declared by `%p = pto.initialize_pipe : "
+             "!pto.tpipe<...>`, written as an operand or as `pipe(%p : ...)`) is read onto FlagID and SlotNum, "
+             "its direction and slot size checked (decision 'The !pto.tpipe spelling').")
 _SPLIT_DOC = (" Split (TileSplitAxis, #pto.split<...>, default TILE_NO_SPLIT): the cube side (an acc tile "
               "pushed, a mat tile popped) holds the whole tile, each vector sub-block one part: sub-block 0 "
               "the upper rows (TILE_UP_DOWN: R / 2 of an even R; TILE_UP_DOWN_ODD: R // 2 + 1 of an odd R) or "
