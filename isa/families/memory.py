@@ -18,10 +18,11 @@ from .. import dtypes as dt
 from ..attrs import AtomicMode, IndexMode, OobMode
 from ..diagnostics import RuntimeFault
 from ..registry import declare
-from ..spec import WHOLE, Attr, Domain, Example, Family, Instruction, Numerics, EXACT, ROUNDED, tuples
+from ..spec import WHOLE, Attr, Domain, Example, Family, Instruction, Numerics, EXACT, ROUNDED, ValueRule, tuples
 from ..types import GlobalLayout, GlobalType, Layout, Location, Pipe, TileType, Type
 from ..values import GlobalRef, Tile
 from ._helpers import global_in, global_out, tile_in, tile_out
+from ._prequant import A5_PAIRS, SCALE_OPERAND, form_rules, saturate, scale
 
 # ----------------------------------------------------------------------------- dtype tables
 
@@ -37,10 +38,24 @@ _ACC_CONVERT = ((dt.F16, dt.F32), (dt.BF16, dt.F32))
 # Element types atomic read-modify-write supports (no i1; fp8 has no headroom, e4m3 no inf).
 _ATOMIC_TYPES = dt.FLOATS + dt.INTS
 _INDEX_TYPES = (dt.I32, dt.U32)
-# MGATHER/MSCATTER data on the NPU profiles: the (u)int8/16/32, half, bfloat16 and float of
-# a2a3/MGather.hpp and a5/MGather.hpp, MScatter.hpp (a5's fp8/hifloat8 stay out: decision
-# 'MGATHER/MSCATTER row indices and NPU legality').
-_A5_INDEXED = dt.FLOATS + dt.INTS_32
+# MGATHER/MSCATTER data: the (u)int8/16/32, half, bfloat16 and float of a2a3/MGather.hpp and
+# MScatter.hpp; a5's headers add float8_e4m3/e5m2 and hifloat8 (moved bit for bit); cpu takes
+# every storable type and hifloat8.
+_A2_INDEXED = dt.FLOATS + dt.INTS_32
+_A5_INDEXED = _A2_INDEXED + dt.FP8 + (dt.HIF8,)
+_CPU_INDEXED = dt.STORABLE + (dt.HIF8,)
+# MSCATTER atomics per profile and data type (IsValidMScatterAtomic in a2a3/MScatter.hpp,
+# IsValidScatterAtomic in a5/MScatter.hpp); cpu takes every mode on _ATOMIC_TYPES. One value rule
+# per profile is MSCATTER's whole atomic check (no _atomic_types constraint beside it).
+_A2_SCATTER_ADD = (dt.F32, dt.I32, dt.F16, dt.BF16, dt.I16, dt.I8)
+_A5_SCATTER_ADD = (dt.I32, dt.U32, dt.F32, dt.F16, dt.BF16)
+_A5_SCATTER_MINMAX = (dt.I32, dt.U32, dt.F32)
+_SCATTER_ATOMICS = {
+    "cpu": {AtomicMode.NONE: None, AtomicMode.ADD: _ATOMIC_TYPES, AtomicMode.MAX: _ATOMIC_TYPES,
+            AtomicMode.MIN: _ATOMIC_TYPES},
+    "a2": {AtomicMode.NONE: None, AtomicMode.ADD: _A2_SCATTER_ADD},
+    "a5": {AtomicMode.NONE: None, AtomicMode.ADD: _A5_SCATTER_ADD, AtomicMode.MAX: _A5_SCATTER_MINMAX,
+           AtomicMode.MIN: _A5_SCATTER_MINMAX}}
 # TSTORE_FP: acc dtype -> global dtypes; integer targets round RNE and saturate.
 _FP_TARGETS = (dt.F32, dt.F16, dt.BF16, dt.I8)
 # (global, acc, scale) triples whose scaled store the NPU headers implement (GetVectorPreQuantMode:
@@ -48,6 +63,10 @@ _FP_TARGETS = (dt.F32, dt.F16, dt.BF16, dt.I8)
 _A2_FP = ((dt.I8, dt.F32, dt.F32), (dt.I8, dt.I32, dt.F32), (dt.F16, dt.I32, dt.F32))
 _NPU_FP_STORES = {"a2": _A2_FP, "a3": _A2_FP,
                   "a5": _A2_FP + ((dt.F16, dt.F32, dt.F32), (dt.BF16, dt.F32, dt.F32), (dt.BF16, dt.I32, dt.F32))}
+# TSTORE's scalar pre-quantising form: the (global, acc) pairs GetScalarPreQuantMode scales that the
+# a2/a3 CheckAcc2gm admits (f32 -> i8/u8, i32 -> i8/u8/f16); a5 (and cpu) also f32 -> f16/bf16, i32 -> bf16.
+_A2_SCALED = ((dt.I8, dt.F32), (dt.U8, dt.F32), (dt.I8, dt.I32), (dt.U8, dt.I32), (dt.F16, dt.I32))
+_SCALED_STORES = {"a2": _A2_SCALED, "a3": _A2_SCALED, "a5": A5_PAIRS}
 
 
 def _pairs(types: tuple[dt.DType, ...], extra: tuple[tuple[dt.DType, dt.DType], ...] = ()) -> list:
@@ -194,15 +213,6 @@ def _convert(values: np.ndarray, d: dt.DType) -> np.ndarray:
         return C.narrow(values, d)
 
 
-def _saturate(values: np.ndarray, d: dt.DType) -> np.ndarray:
-    """f32 values as ``d``: floats round RNE; integers round RNE, clamp, NaN -> 0."""
-    if d.is_float:
-        return _convert(values, d)
-    with np.errstate(all="ignore"):
-        r = np.clip(np.rint(values.astype(np.float64)), d.min, d.max)
-        return np.where(np.isnan(r), 0, r).astype(d.np_dtype)
-
-
 _COMBINE: dict[AtomicMode, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     AtomicMode.ADD: np.add, AtomicMode.MAX: C.ieee_max, AtomicMode.MIN: C.ieee_min,
 }
@@ -228,10 +238,13 @@ def _tload(dst: Tile, src: GlobalRef) -> None:
     dst.write(src.window(r, c, "TLOAD source"), r, c)
 
 
-def _tstore(dst: GlobalRef, src: Tile, atomic: AtomicMode) -> None:
+def _tstore(dst: GlobalRef, src: Tile, atomic: AtomicMode, preQuantScalar: float | None = None) -> None:  # noqa: N803
     r, c = src.valid
     window = dst.window(r, c, "TSTORE destination")
-    _commit(window, _convert(src.region(), dst.dtype), atomic)
+    if preQuantScalar is None:
+        _commit(window, _convert(src.region(), dst.dtype), atomic)
+    else:
+        _commit(window, saturate(scale(src.region(), preQuantScalar), dst.dtype), atomic)
 
 
 def _tstore_fp(dst: GlobalRef, src: Tile, fp: Tile, atomic: AtomicMode) -> None:
@@ -240,7 +253,7 @@ def _tstore_fp(dst: GlobalRef, src: Tile, fp: Tile, atomic: AtomicMode) -> None:
     window = dst.window(r, c, "TSTORE_FP destination")
     with np.errstate(all="ignore"):
         scaled = src.region().astype(np.float32) * scale
-    _commit(window, _saturate(scaled, dst.dtype), atomic)
+    _commit(window, saturate(scaled, dst.dtype), atomic)
 
 
 def _tprefetch(dst: Tile, src: GlobalRef) -> None:
@@ -287,13 +300,13 @@ declare(Instruction(
     mnemonic="TSTORE", family=Family.MEMORY, summary="store a tile into a global window",
     operands=(global_out("dst", "global tensor at the window origin", window="src"),
               tile_in("src", "source tile (vec, mat or acc)",
-                      locations=(Location.VEC, Location.MAT, Location.ACC))),
+                      locations=(Location.VEC, Location.MAT, Location.ACC)),
+              SCALE_OPERAND),
     attrs=(_ATOMIC_ATTR,),
     semantics=_tstore,
-    dtypes=tuples(("dst", "src"), _pairs(_CODED_MOVE, _ACC_CONVERT)),
-    profile_dtypes={"a2": tuples(("dst", "src"), _pairs(_A2_MOVE, _ACC_CONVERT)),
-                    "a3": tuples(("dst", "src"), _pairs(_A2_MOVE, _ACC_CONVERT)),
-                    "a5": tuples(("dst", "src"), _pairs(_A5_CODED_MOVE, _ACC_CONVERT))},
+    dtypes=tuples(("dst", "src"), _pairs(_CODED_MOVE, _ACC_CONVERT + A5_PAIRS)),
+    profile_dtypes={p: tuples(("dst", "src"), _pairs(moves, _ACC_CONVERT + _SCALED_STORES[p]))
+                    for p, moves in (("a2", _A2_MOVE), ("a3", _A2_MOVE), ("a5", _A5_CODED_MOVE))},
     numerics=ROUNDED, domain=Domain.SRC, pipe=_store_pipe,
     doc="dst.window[i, j] = src[i, j] for (i, j) in src's valid region (the transfer size); nothing else "
         "of dst changes. A store from an acc tile (pipe FIX; vec/mat stores use MTE3) may convert: f32 acc "
@@ -302,16 +315,29 @@ declare(Instruction(
         " Layouts: vec/mat tiles store to a tensor of the same layout (1-row or 1-column ND/DN tiles to "
         "ND or DN); acc tiles to ND or NZ tensors. A5 has no store from mat; A2/A3 atomic ADD covers "
         "f32 f16 bf16 i32 i16 i8. hifloat8 and fp4 tiles (cpu, A5) and i4 tiles (cpu) store their codes "
-        "bit for bit (a 4-bit element as one array element, as TLOAD), without atomic ADD.",
+        "bit for bit (a 4-bit element as one array element, as TLOAD), without atomic ADD. Scalar "
+        "pre-quantising form (the public TSTORE(dst, acc, preQuantScalar)): with the f32 operand "
+        "preQuantScalar, dst.window[i, j] = convert(f32(src[i, j]) * preQuantScalar), as TSTORE_FP "
+        "with one factor for every column: the acc value is taken to f32 (i32 rounds RNE), multiplied "
+        "in f32 (RNE), then f16/bf16 round RNE and i8/u8 round to nearest even and saturate (NaN -> 0). "
+        "It takes an acc source; i32 -> i8/u8/f16/bf16 and f32 -> i8/u8 only exist in this form "
+        "(STRUCT_MISSING_OPERAND without the scale), f32 -> f16/bf16 exist in both. a2/a3 scale f32 -> "
+        "i8/u8 and i32 -> i8/u8/f16; a5 also f32 -> f16/bf16 and i32 -> bf16 (a2/a3 accept the scaled "
+        "f32 -> f16/bf16 too, as the rules cannot tell the profile; decision 'Scalar pre-quantisation "
+        "forms').",
     example=Example({"dst": "!pto.memref<64x64xf16>", "src": "!pto.tile<16x16xf32, loc=acc, layout=NZ>"}),
-    constraints=(_fits("src", "dst"),
+    more_examples=(Example({"dst": "!pto.memref<64x64xi8>", "src": "!pto.tile<16x16xi32, loc=acc, layout=NZ>",
+                            "preQuantScalar": "f32"}, scalars={"preQuantScalar": 0.25}),),
+    constraints=form_rules(_pairs(_CODED_MOVE, _ACC_CONVERT), A5_PAIRS) + (_fits("src", "dst"),
                  K.custom("(tile, global) layout pair is a legal store", _store_layout, "LEGAL_LAYOUT"),
                  K.custom("an acc source is f32 or i32; only an acc source changes the dtype",
                           _acc_dtypes, "LEGAL_DTYPE"),
                  _atomic_types("dst", (AtomicMode.NONE, AtomicMode.ADD))),
     special_values="Same-dtype stores are bit-exact. f32 -> f16/bf16: RNE, overflow gives ±inf, NaN stays "
                    "NaN, values below the smallest denormal round to ±0. Atomic ADD: IEEE addition "
-                   "(inf + -inf = NaN), integers wrap. Out-of-range windows raise RUNTIME_OOB."))
+                   "(inf + -inf = NaN), integers wrap. Out-of-range windows raise RUNTIME_OOB. Scaled: IEEE f32 "
+                   "product (0 * inf = NaN); to i8/u8 NaN -> 0 and values beyond the range (±inf included) "
+                   "clamp to its ends."))
 
 declare(Instruction(
     mnemonic="TSTORE_FP", family=Family.MEMORY,
@@ -457,8 +483,8 @@ _INDEX_DOC = (" In ELEMENT mode idx[i, j] is a row-major flat index over the glo
               "oobMode: ERROR raises RUNTIME_OOB before anything is written, CLAMP clamps to [0, n-1], "
               "WRAP takes the index modulo n (a negative index counts from the end), ZERO reads 0 / skips "
               "the write. Public status: A2/A3 and A5 code exists (on the vector core, hence pipe V); "
-              "openpto takes MGATHER on cpu, a2, a3 and a5 and MSCATTER on cpu and a5 (the A2/A3 scatter "
-              "atomics differ from A5's and profiles cannot narrow attribute values).")
+              "openpto takes both on cpu, a2, a3 and a5: (u)int8/16/32, f16, bf16 and f32 data with i32/u32 "
+              "indices on a2/a3, also float8_e4m3, float8_e5m2 and hifloat8 (bit copies) on a5.")
 _INDEX_SPECIAL = ("Index values are exact integers (u32 read unsigned). With no targets (an empty tensor) "
                   "CLAMP and WRAP raise RUNTIME_OOB for any index. A ROW-mode tile wider than a row raises "
                   "RUNTIME_OOB in every mode.")
@@ -469,8 +495,9 @@ declare(Instruction(
               tile_in("idx", "i32/u32 index tile")),
     attrs=_INDEX_ATTRS,
     semantics=_mgather,
-    dtypes=_gather_rule(("dst", "src", "idx"), dt.STORABLE),
-    profile_dtypes={p: _gather_rule(("dst", "src", "idx"), _A5_INDEXED) for p in ("a2", "a3", "a5")},
+    dtypes=_gather_rule(("dst", "src", "idx"), _CPU_INDEXED),
+    profile_dtypes={**{p: _gather_rule(("dst", "src", "idx"), _A2_INDEXED) for p in ("a2", "a3")},
+                    "a5": _gather_rule(("dst", "src", "idx"), _A5_INDEXED)},
     numerics=EXACT, domain=Domain.DST, pipe=Pipe.V, profiles=("cpu", "a2", "a3", "a5"),
     doc="For (i, j) in dst's valid region: ELEMENT mode dst[i, j] = src.flat[idx[i, j]]; ROW mode "
         "dst[i, j] = src.row(idx[i, 0])[j]." + _INDEX_DOC,
@@ -486,19 +513,23 @@ declare(Instruction(
     attrs=_INDEX_ATTRS + (Attr("atomic", AtomicMode, AtomicMode.NONE,
                                "NONE: plain write; ADD / MAX / MIN: read-modify-write"),),
     semantics=_mscatter,
-    dtypes=_gather_rule(("dst", "src", "idx"), dt.STORABLE),
-    profile_dtypes={"a5": _gather_rule(("dst", "src", "idx"), _A5_INDEXED)},
+    dtypes=_gather_rule(("dst", "src", "idx"), _CPU_INDEXED),
+    profile_dtypes={**{p: _gather_rule(("dst", "src", "idx"), _A2_INDEXED) for p in ("a2", "a3")},
+                    "a5": _gather_rule(("dst", "src", "idx"), _A5_INDEXED)},
+    profile_values={p: (ValueRule("atomic", _SCATTER_ATOMICS["a2" if p == "a3" else p], "dst", code="LEGAL_MODE"),)
+                    for p in ("cpu", "a2", "a3", "a5")},
     numerics=Numerics("rounded", note="atomic ADD of floats hitting one element several times sums in "
                                       "row-major order in the reference; targets may use another order"),
-    domain=Domain.SRC, pipe=Pipe.V, profiles=("cpu", "a5"),
+    domain=Domain.SRC, pipe=Pipe.V, profiles=("cpu", "a2", "a3", "a5"),
     doc="For (i, j) in src's valid region, in row-major order: ELEMENT mode writes src[i, j] to "
         "dst.flat[idx[i, j]]; ROW mode writes it to element j of row idx[i, 0]. Elements no index hits "
         "are untouched. Duplicates: with atomic NONE the last writer in row-major order wins; ADD adds "
         "each contribution in turn (integers wrap, f16/bf16 add in f32 and round once per addition); "
-        "MAX / MIN keep the IEEE maximum / minimum." + _INDEX_DOC,
+        "MAX / MIN keep the IEEE maximum / minimum. Atomics per profile (Values per profile, LEGAL_MODE): "
+        "a2/a3 NONE, or ADD on f32 i32 f16 bf16 i16 i8; a5 NONE, ADD on i32 u32 f32 f16 bf16, MAX and MIN "
+        "on i32 u32 f32; cpu every mode on the arithmetic types (not fp8, hifloat8 or i1)." + _INDEX_DOC,
     example=Example({"dst": "!pto.memref<512xf32>", "src": "!pto.tile<16x16xf32>",
                      "idx": "!pto.tile<16x16xi32>"}, {"oobMode": OobMode.WRAP}),
-    constraints=(_indexed_shape("src"), _row_fits("src", "dst"),
-                 _atomic_types("dst", (AtomicMode.NONE, AtomicMode.ADD, AtomicMode.MAX, AtomicMode.MIN))),
+    constraints=(_indexed_shape("src"), _row_fits("src", "dst")),
     special_values="Plain writes are bit-exact. ADD: IEEE (inf + -inf = NaN), integers wrap. MAX/MIN: NaN "
                    "propagates, max(-0, +0) = +0, min(-0, +0) = -0. " + _INDEX_SPECIAL))

@@ -25,6 +25,7 @@ from ..spec import (Attr, Constraint, Domain, DTypeRule, EXACT, Example, Family,
 from ..types import Layout, Location, PadValue, Pipe, TileType, Type
 from ..values import Tile
 from ._helpers import index_in, tile_in, tile_inout, tile_out
+from ._prequant import A5_PAIRS, SCALE, SCALE_OPERAND, form_rules, saturate, scale
 from .elementwise import TMP_DOC, TMP_NOTE
 
 VEC, MAT, ACC = Location.VEC, Location.MAT, Location.ACC
@@ -68,16 +69,21 @@ def _relu(values: np.ndarray, d: dt.DType) -> np.ndarray:
 
 
 def _transfer(values: np.ndarray, dst: Tile, fp: Tile | None = None,
-              relu: ReluMode = ReluMode.NONE) -> np.ndarray:
-    """What a move stores: values scaled per column by ``fp`` (in f32), ReLU'd, then converted
-    to dst's dtype (round once, nearest-even). Without fp, relu or conversion: the bits."""
+              relu: ReluMode = ReluMode.NONE, factor: Any = None) -> np.ndarray:
+    """What a move stores: values scaled in f32, per column by ``fp`` or all by the scalar
+    ``factor``, ReLU'd, then converted to dst's dtype (round once, nearest-even; integer
+    targets of a scaled value also saturate, NaN -> 0). Without scale, relu or conversion: the bits."""
     if fp is not None:
         with np.errstate(all="ignore"):
             values = values.astype(np.float32) * fp.read(1, values.shape[1], "scaling tile fp")
+    if factor is not None:
+        values = scale(values, factor)
     if relu is ReluMode.RELU:   # uint8 storage is hifloat8 codes only when dst is hifloat8 (no conversion)
         values = _relu(values, dst.dtype if dst.dtype in dt.CPU_MOVABLE_CODED else dt.of_numpy(values.dtype))
     if values.dtype == dst.dtype.np_dtype:
         return values
+    if values.dtype.kind == "f" and not dst.dtype.is_float:
+        return saturate(values, dst.dtype)
     with np.errstate(all="ignore"):
         return C.narrow(C.widen(values, dt.of_numpy(values.dtype)), dst.dtype)
 
@@ -131,12 +137,19 @@ def _locs(table: Mapping[tuple[Location, Location], Pipe], side: int) -> tuple[L
     return tuple(dict.fromkeys(pair[side] for pair in table))
 
 
-def _move_rules(same: tuple[dt.DType, ...]) -> DTypeRule:
-    return tuples(("dst", "src"), [(d, d) for d in same] + list(ACC_CONV))
+def _plain_pairs(same: tuple[dt.DType, ...]) -> list[tuple[dt.DType, dt.DType]]:
+    return [(d, d) for d in same] + list(ACC_CONV)
 
 
-def _move_profiles(a2: tuple[dt.DType, ...], a5: tuple[dt.DType, ...]) -> dict[str, DTypeRule]:
-    return {"a2": _move_rules(a2), "a3": _move_rules(a2), "a5": _move_rules(a5)}
+def _move_rules(same: tuple[dt.DType, ...], scaled: tuple = ()) -> DTypeRule:
+    """Same-dtype moves, the acc down-conversions and (forms with preQuantScalar) ``scaled``."""
+    return tuples(("dst", "src"), list(dict.fromkeys(_plain_pairs(same) + list(scaled))))
+
+
+def _move_profiles(a2: tuple[dt.DType, ...], a5: tuple[dt.DType, ...],
+                   scaled: bool = False) -> dict[str, DTypeRule]:
+    return {p: _move_rules(same, SCALED_MOVES[p] if scaled else ())
+            for p, same in (("a2", a2), ("a3", a2), ("a5", a5))}
 
 # ------------------------------------------------------------------------------ TMOV family
 
@@ -155,10 +168,27 @@ _A2_FP_MOVE = tuples(("dst", "src", "fp"), [(dt.F16, dt.I32, dt.F32)])
 NPU_FP_TYPES = {"a2": _A2_FP_MOVE, "a3": _A2_FP_MOVE,
                 "a5": tuples(("dst", "src", "fp"), [(d, s, dt.F32) for s in (dt.F32, dt.I32)
                                                     for d in (dt.F16, dt.BF16)])}
-RELU_ATTR = Attr("relu", ReluMode, ReluMode.NONE, "ReLU applied before the conversion")
+# The scalar pre-quantising form (optional preQuantScalar): the (dst, src) pairs GetScalarPreQuantMode
+# scales that the acc moves admit: a2/a3 (CheckTMovAccToMat) f32 -> i8 and i32 -> i8/u8/f16 (its i32 -> i16
+# SHIFTS322S16 shifts instead of scaling: not declared); a5 and cpu f32 and i32 -> i8/u8/f16/bf16.
+_A2_SCALED = ((dt.I8, dt.F32), (dt.I8, dt.I32), (dt.U8, dt.I32), (dt.F16, dt.I32))
+SCALED_MOVES = {"a2": _A2_SCALED, "a3": _A2_SCALED, "a5": A5_PAIRS}
+RELU_ATTR = Attr("relu", ReluMode, ReluMode.NONE, "ReLU applied before the conversion (after any scaling)")
 FP_DOC = (" Each value is first converted to f32 (i32 rounds nearest-even) and multiplied in f32 "
-          "by fp[0, j] for block column j, then (TMOV_FP) ReLU'd, then rounded once more into "
+          "by fp[0, j] for block column j, then ReLU'd (relu attribute), then rounded once more into "
           "dst's dtype: two roundings, both nearest-even, so the result is bit-exact.")
+SCALED_DOC = (" Scalar pre-quantising form (the public overload taking preQuantScalar): with the f32 "
+              "operand preQuantScalar, every moved value is converted to f32 (i32 rounds nearest-even), "
+              "multiplied in f32 by preQuantScalar, ReLU'd (relu attribute), then converted into dst's "
+              "dtype: f16/bf16 round nearest-even (overflow ±inf), i8/u8 round to nearest even and "
+              "saturate (NaN -> 0), as TSTORE's scaled form. Only an acc source is scaled "
+              "(LEGAL_LOCATION); i32 -> i8/u8/f16/bf16 and f32 -> i8/u8 exist only in this form "
+              "(STRUCT_MISSING_OPERAND without the scale), f32 -> f16/bf16 in both. a2/a3 scale f32 -> i8 "
+              "and i32 -> i8/u8/f16, a5 f32 and i32 -> i8/u8/f16/bf16 (a2/a3 accept the scaled f32 -> "
+              "f16/bf16 too: the rules cannot tell the profile; decision 'Scalar pre-quantisation forms'). "
+              "No form reads the SET_QUANT_SCALAR / SET_QUANT_VECTOR state.")
+_SCALE_SPECIAL = (" Scaled form: IEEE f32 product (0 * inf = NaN); to i8/u8 NaN -> 0, values beyond the "
+                  "range (±inf included) clamp to its ends.")
 CONV_SPECIAL = ("Same dtype: bit copy (NaN payloads, -0, denormals kept). f32 -> f16/bf16: IEEE "
                 "nearest-even; overflow gives ±inf, NaN stays NaN, f16 denormals are kept "
                 "(no flush). ReLU: relu(NaN) = NaN, relu(-0) = +0.")
@@ -198,12 +228,13 @@ def acc_part(rows: int, cols: int, mode: AccToVecMode, itemsize: int) -> tuple[i
 
 
 def _tmov(dst: Tile, src: Tile, relu: ReluMode = ReluMode.NONE, fp: Tile | None = None,
-          tmp: Tile | None = None, mode: AccToVecMode = AccToVecMode.SingleModeVec0) -> None:
+          tmp: Tile | None = None, mode: AccToVecMode = AccToVecMode.SingleModeVec0,
+          preQuantScalar: Any = None) -> None:  # noqa: N803
     r, c = acc_part(*src.valid, mode, dst.dtype.itemsize)
     _check_fits(dst, r, c)
     if mode is AccToVecMode.SingleModeVec1:
         return              # lands in vector sub-block 1's buffer; a functional run is sub-block 0
-    dst.write(_transfer(src.read(r, c), dst, fp, relu), r, c)
+    dst.write(_transfer(src.read(r, c), dst, fp, relu, preQuantScalar), r, c)
 
 
 def _unless_dual(c: Constraint) -> Constraint:
@@ -219,7 +250,7 @@ def _mode_path(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | Non
         return None
     if (pair[0].loc, pair[1].loc) != (ACC, VEC):
         return f"mode {mode.name} belongs to acc -> vec moves, not {pair[0].loc.value} -> {pair[1].loc.value}"
-    if mode in DUAL_SPLIT and pair[0].dtype != pair[1].dtype:
+    if mode in DUAL_SPLIT and (pair[0].dtype != pair[1].dtype or SCALE in types):
         return f"{mode.name} moves without conversion (no pre-quantisation in dual modes)"
     if mode in DUAL_SPLIT and pair[1].layout is Layout.DN:
         return f"{mode.name} does not write a DN (nz2dn) destination"
@@ -253,32 +284,34 @@ def _dual_valid(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | No
     return None
 
 
-def _textract(dst: Tile, src: Tile, r0: int, c0: int, fp: Tile | None = None) -> None:
+def _textract(dst: Tile, src: Tile, r0: int, c0: int, fp: Tile | None = None,
+              relu: ReluMode = ReluMode.NONE, preQuantScalar: Any = None) -> None:  # noqa: N803
     (r, c), r0, c0 = dst.valid, int(r0), int(c0)
     _check_window(src, r0, c0, r, c, "source")
-    dst.write(_transfer(src.data[r0:r0 + r, c0:c0 + c], dst, fp), r, c)
+    dst.write(_transfer(src.data[r0:r0 + r, c0:c0 + c], dst, fp, relu, preQuantScalar), r, c)
 
 
 def _tinsert(dst: Tile, src: Tile, r0: int, c0: int, fp: Tile | None = None,
-             mode: AccToVecMode = AccToVecMode.SingleModeVec0) -> None:
+             mode: AccToVecMode = AccToVecMode.SingleModeVec0, relu: ReluMode = ReluMode.NONE,
+             preQuantScalar: Any = None) -> None:  # noqa: N803
     (r, c), r0, c0 = acc_part(*src.valid, mode, dst.dtype.itemsize), int(r0), int(c0)
     _check_window(dst, r0, c0, r, c, "destination")
     if mode is AccToVecMode.SingleModeVec1:
         return              # lands in vector sub-block 1's buffer, as TMOV's mode
-    dst.data[r0:r0 + r, c0:c0 + c] = _transfer(src.read(r, c), dst, fp)
+    dst.data[r0:r0 + r, c0:c0 + c] = _transfer(src.read(r, c), dst, fp, relu, preQuantScalar)
 
 
 OFFSETS = (index_in("r0", "row offset", bounds=(0, None)), index_in("c0", "column offset", bounds=(0, None)))
 
 declare(Instruction(
     mnemonic="TMOV", family=Family.MOVEMENT, summary="move a tile between buffers",
-    operands=_move_operands(TMOV_PATHS) + (tile_in("tmp", TMP_DOC, optional=True),),
+    operands=_move_operands(TMOV_PATHS) + (tile_in("tmp", TMP_DOC, optional=True), SCALE_OPERAND),
     attrs=(RELU_ATTR, Attr("mode", AccToVecMode, AccToVecMode.SingleModeVec0,
                            "acc -> vec: the vector sub-block that receives the tile, or the split "
                            "between both (#pto.acc_to_vec<...>)")),
     semantics=_tmov,
-    dtypes=_move_rules(dt.STORABLE + dt.CPU_MOVABLE_CODED),
-    profile_dtypes=_move_profiles(NPU_STORABLE, dt.STORABLE + dt.MOVABLE_CODED),
+    dtypes=_move_rules(dt.STORABLE + dt.CPU_MOVABLE_CODED, A5_PAIRS),
+    profile_dtypes=_move_profiles(NPU_STORABLE, dt.STORABLE + dt.MOVABLE_CODED, scaled=True),
     numerics=MOVE_NUMERICS, domain=Domain.SRC, pipe=_pipe_rule(TMOV_PATHS),
     doc="dst[i, j] = convert(relu(src[i, j])) over src's valid region, which must lie inside "
         "dst's valid region. Data paths: mat -> left/right/bias/scale_left/scale_right (MTE1), "
@@ -302,8 +335,9 @@ declare(Instruction(
         "dtype: valid columns a multiple of 32), else STRUCT_VALID_REGION (RUNTIME_VALID_REGION when "
         "dynamic); dst's static shape is the half of src's (STRUCT_SHAPE) and its valid region holds "
         "the half; no conversion (dst's dtype is src's) and no DN destination (STRUCT_ATTR_VALUE), as "
-        "the A5 header asserts. Every mode still requires the moved block to fit dst's valid region.",
-    special_values=CONV_SPECIAL,
+        "the A5 header asserts. Every mode still requires the moved block to fit dst's valid region."
+        + SCALED_DOC + " The dual modes take no scale (STRUCT_ATTR_VALUE).",
+    special_values=CONV_SPECIAL + _SCALE_SPECIAL,
     example=Example({"dst": "!pto.tile<16x16xf16, loc=mat, layout=NZ>",
                      "src": "!pto.tile<16x16xf32, loc=acc, layout=NZ>"}, {"relu": ReluMode.RELU}),
     more_examples=(Example({"dst": "!pto.tile<16x16xf32>", "src": "!pto.tile<16x16xf32>",
@@ -311,11 +345,15 @@ declare(Instruction(
                    Example({"dst": "!pto.tile<8x16xf32>", "src": "!pto.tile<16x16xf32, loc=acc, layout=NZ>"},
                            {"mode": AccToVecMode.DualModeSplitM}),
                    Example({"dst": "!pto.tile<16x32xf32>", "src": "!pto.tile<16x64xf32, loc=acc, layout=NZ>"},
-                           {"mode": AccToVecMode.DualModeSplitN, "relu": ReluMode.RELU})),
-    constraints=(_unless_dual(K.same_shape("dst", "src")), *map(_unless_dual, _covers("dst", "src")),
+                           {"mode": AccToVecMode.DualModeSplitN, "relu": ReluMode.RELU}),
+                   Example({"dst": "!pto.tile<16x32xi8, loc=mat, layout=NZ>",
+                            "src": "!pto.tile<16x32xf32, loc=acc, layout=NZ>", "preQuantScalar": "f32"},
+                           {"relu": ReluMode.RELU}, scalars={"preQuantScalar": 0.5})),
+    constraints=form_rules(_plain_pairs(dt.STORABLE + dt.CPU_MOVABLE_CODED), A5_PAIRS) + (
+                 _unless_dual(K.same_shape("dst", "src")), *map(_unless_dual, _covers("dst", "src")),
                  _loc_rule(TMOV_PATHS), CONVERT_RULE,
-                 K.custom("mode only on acc -> vec moves; dual modes: same dtype, no DN dst", _mode_path,
-                          "STRUCT_ATTR_VALUE"),
+                 K.custom("mode only on acc -> vec moves; dual modes: same dtype, no scale, no DN dst",
+                          _mode_path, "STRUCT_ATTR_VALUE"),
                  K.custom("dual modes: dst is the half of src", _dual_shape, "STRUCT_SHAPE"),
                  K.custom("dual modes: the split halves and dst's valid region holds the half", _dual_valid,
                           "STRUCT_VALID_REGION"))))
@@ -345,30 +383,38 @@ _OOB = ("A window outside the valid region (negative offsets included) raises RU
 
 declare(Instruction(
     mnemonic="TEXTRACT", family=Family.MOVEMENT, summary="extract a sub-tile at an offset",
-    operands=_move_operands(EXTRACT_PATHS) + OFFSETS, semantics=_textract,
-    dtypes=_move_rules(dt.STORABLE),
-    profile_dtypes=_move_profiles(_A2_EXTRACT, _A2_EXTRACT + (dt.U8,) + dt.FP8),
+    operands=_move_operands(EXTRACT_PATHS) + (SCALE_OPERAND,) + OFFSETS, semantics=_textract,
+    attrs=(RELU_ATTR,),
+    dtypes=_move_rules(dt.STORABLE, A5_PAIRS),
+    profile_dtypes=_move_profiles(_A2_EXTRACT, _A2_EXTRACT + (dt.U8,) + dt.FP8, scaled=True),
     numerics=MOVE_NUMERICS, domain=Domain.DST, pipe=_pipe_rule(EXTRACT_PATHS),
-    doc="dst[i, j] = convert(src[r0 + i, c0 + j]) over dst's valid region; the window "
+    doc="dst[i, j] = convert(relu(src[r0 + i, c0 + j])) over dst's valid region; the window "
         "[r0, r0 + dst.valid_rows) x [c0, c0 + dst.valid_cols) must lie inside src's valid "
         "region (the public CPU simulator instead requires the window to reach src's last valid "
         "row/column; we allow any window). Data paths: mat -> left/right (MTE1), vec -> mat, "
-        "acc -> mat with f32 -> f16/bf16 conversion (FIX), vec -> vec (V).",
-    special_values=_OOB + CONV_SPECIAL,
+        "acc -> mat with f32 -> f16/bf16 conversion (FIX), vec -> vec (V). relu (the public reluMode) "
+        "as TMOV's." + SCALED_DOC + " The public form is TEXTRACT(dst, src, preQuantScalar, indexRow, "
+        "indexCol): the scale comes before the offsets.",
+    special_values=_OOB + CONV_SPECIAL + _SCALE_SPECIAL,
     example=Example({"dst": "!pto.tile<16x16xf16, loc=left, layout=NZ>",
                      "src": "!pto.tile<32x32xf16, loc=mat, layout=NZ>",
                      "r0": "index", "c0": "index"}, scalars={"r0": 16, "c0": 0}),
     more_examples=(Example({"dst": "!pto.tile<16x16xf16, loc=mat, layout=NZ>",
                             "src": "!pto.tile<16x16xf32, loc=acc, layout=NZ>",
-                            "r0": "index", "c0": "index"}, scalars={"r0": 0, "c0": 0}),),
-    constraints=_WINDOW_SRC + (_loc_rule(EXTRACT_PATHS), CONVERT_RULE)))
+                            "r0": "index", "c0": "index"}, scalars={"r0": 0, "c0": 0}),
+                   Example({"dst": "!pto.tile<16x32xu8, loc=mat, layout=NZ>",
+                            "src": "!pto.tile<32x32xi32, loc=acc, layout=NZ>", "preQuantScalar": "f32",
+                            "r0": "index", "c0": "index"},
+                           scalars={"preQuantScalar": 0.25, "r0": 16, "c0": 0})),
+    constraints=form_rules(_plain_pairs(dt.STORABLE), A5_PAIRS) + _WINDOW_SRC
+    + (_loc_rule(EXTRACT_PATHS), CONVERT_RULE)))
 
 declare(Instruction(
     mnemonic="TEXTRACT_FP", family=Family.MOVEMENT,
     summary="extract an accumulator sub-tile with per-column scaling",
-    operands=_move_operands(FP_PATHS, fp=True) + OFFSETS, semantics=_textract,
+    operands=_move_operands(FP_PATHS, fp=True) + OFFSETS, semantics=_textract, attrs=(RELU_ATTR,),
     dtypes=FP_TYPES, numerics=EXACT, domain=Domain.DST, pipe=_pipe_rule(FP_PATHS),
-    doc="dst[i, j] = convert(f32(src[r0 + i, c0 + j]) * fp[0, j]) over dst's valid region; the "
+    doc="dst[i, j] = convert(relu(f32(src[r0 + i, c0 + j]) * fp[0, j])) over dst's valid region; the "
         "window must lie inside src's valid region." + FP_DOC,
     special_values=_OOB + "Products follow IEEE f32; " + CONV_SPECIAL,
     example=Example({"dst": "!pto.tile<16x16xf16, loc=mat, layout=NZ>",
@@ -380,29 +426,37 @@ declare(Instruction(
 
 declare(Instruction(
     mnemonic="TINSERT", family=Family.MOVEMENT, summary="insert a tile into another at an offset",
-    operands=_move_operands(INSERT_PATHS, Role.INOUT) + OFFSETS, semantics=_tinsert,
+    operands=_move_operands(INSERT_PATHS, Role.INOUT) + (SCALE_OPERAND,) + OFFSETS, semantics=_tinsert,
     attrs=(Attr("mode", AccToVecMode, AccToVecMode.SingleModeVec0,
-                "acc -> vec: the vector sub-block that receives the tile, or the split between both"),),
-    dtypes=_move_rules(dt.STORABLE), profile_dtypes=_move_profiles(NPU_STORABLE, dt.STORABLE),
+                "acc -> vec: the vector sub-block that receives the tile, or the split between both"),
+           RELU_ATTR),
+    dtypes=_move_rules(dt.STORABLE, A5_PAIRS),
+    profile_dtypes=_move_profiles(NPU_STORABLE, dt.STORABLE, scaled=True),
     numerics=MOVE_NUMERICS, domain=Domain.SPECIAL, pipe=_pipe_rule(INSERT_PATHS),
-    doc="dst[r0 + i, c0 + j] = convert(src[i, j]) over src's valid region; every other element "
+    doc="dst[r0 + i, c0 + j] = convert(relu(src[i, j])) over src's valid region; every other element "
         "of dst keeps its value. The window must lie inside dst's valid region. Data paths: "
         "acc -> mat with f32 -> f16/bf16 conversion (FIX), vec -> mat (MTE3), vec -> vec (V), acc -> "
         "vec (FIX; A5's TInsertAccToVec, which a2/a3 accept too as the profile tables cannot narrow "
         "locations). mode (AccToVecMode, acc -> vec only) as TMOV's: a functional run is vector "
         "sub-block 0, so SingleModeVec1 writes nothing, DualModeSplitM inserts the upper "
         "src.valid_rows / 2 rows and DualModeSplitN the left src.valid_cols / 2 columns at (r0, c0); "
-        "the split rules, same dtype and no DN dst are TMOV's (the window check applies to the half).",
-    special_values=_OOB + CONV_SPECIAL,
+        "the split rules, same dtype and no DN dst are TMOV's (the window check applies to the half). "
+        "relu (the public reluMode) as TMOV's." + SCALED_DOC + " The public form is TINSERT(dst, src, "
+        "preQuantScalar, indexRow, indexCol); the dual modes take no scale (STRUCT_ATTR_VALUE).",
+    special_values=_OOB + CONV_SPECIAL + _SCALE_SPECIAL,
     example=Example({"dst": "!pto.tile<32x32xf16, loc=mat, layout=NZ>",
                      "src": "!pto.tile<16x16xf32, loc=acc, layout=NZ>",
                      "r0": "index", "c0": "index"}, scalars={"r0": 16, "c0": 16}),
     more_examples=(Example({"dst": "!pto.tile<16x32xf32>", "src": "!pto.tile<16x16xf32, loc=acc, layout=NZ>",
                             "r0": "index", "c0": "index"}, {"mode": AccToVecMode.DualModeSplitM},
-                           scalars={"r0": 4, "c0": 8}),),
-    constraints=tuple(map(_unless_dual, _WINDOW_DST)) + (
+                           scalars={"r0": 4, "c0": 8}),
+                   Example({"dst": "!pto.tile<32x32xf16, loc=mat, layout=NZ>",
+                            "src": "!pto.tile<16x16xi32, loc=acc, layout=NZ>", "preQuantScalar": "f32",
+                            "r0": "index", "c0": "index"}, {"relu": ReluMode.RELU},
+                           scalars={"preQuantScalar": -0.125, "r0": 16, "c0": 0})),
+    constraints=form_rules(_plain_pairs(dt.STORABLE), A5_PAIRS) + tuple(map(_unless_dual, _WINDOW_DST)) + (
         _loc_rule(INSERT_PATHS), CONVERT_RULE,
-        K.custom("mode only on acc -> vec moves; dual modes: same dtype, no DN dst", _mode_path,
+        K.custom("mode only on acc -> vec moves; dual modes: same dtype, no scale, no DN dst", _mode_path,
                  "STRUCT_ATTR_VALUE"),
         K.custom("dual modes: the split halves and dst's valid region holds the half", _dual_valid,
                  "STRUCT_VALID_REGION"))))
@@ -411,8 +465,8 @@ declare(Instruction(
     mnemonic="TINSERT_FP", family=Family.MOVEMENT,
     summary="insert an accumulator tile with per-column scaling",
     operands=_move_operands(FP_PATHS, Role.INOUT, fp=True) + OFFSETS, semantics=_tinsert,
-    dtypes=FP_TYPES, numerics=EXACT, domain=Domain.SPECIAL, pipe=_pipe_rule(FP_PATHS),
-    doc="dst[r0 + i, c0 + j] = convert(f32(src[i, j]) * fp[0, j]) over src's valid region; every "
+    attrs=(RELU_ATTR,), dtypes=FP_TYPES, numerics=EXACT, domain=Domain.SPECIAL, pipe=_pipe_rule(FP_PATHS),
+    doc="dst[r0 + i, c0 + j] = convert(relu(f32(src[i, j]) * fp[0, j])) over src's valid region; every "
         "other element of dst keeps its value; the window must lie inside dst's valid region."
         + FP_DOC,
     special_values=_OOB + "Products follow IEEE f32; " + CONV_SPECIAL,

@@ -2,8 +2,9 @@
 and the pre-quantisation state that later moves read (SET_QUANT_SCALAR, SET_QUANT_VECTOR).
 
 The state instructions write nothing into tiles: like TSETFMATRIX they record their values into
-the optional ``state`` dict a backend passes in, under the keys in ``STATE_KEYS``. A consumer
-(the pre-quantising forms of TPUSH / TMOV) reads them there:
+the optional ``state`` dict a backend passes in, under the keys in ``STATE_KEYS``. The one public
+consumer is a TPUSH whose fixpipe configuration pre-quantises, a form openpto does not declare
+yet, so nothing reads them here; the moves and TSTORE take their scale as an operand:
 
 * ``state["quant_scalar"] = {"scale": np.float32, "out_type": QuantOutType}``
 * ``state["quant_vector"] = {"fp": Tile}``: the scaling tile itself, not a copy, because the
@@ -92,8 +93,10 @@ declare(Instruction(
 # ----------------------------------------------------------------------------- SET_QUANT_*
 
 _STATE_DOC = " The semantics record {fields} into state[{key!r}] when a `state` dict is passed."
-_CONSUMER = (" Later pre-quantising moves (TPUSH, TMOV and TSTORE forms that take no explicit "
-             "scale) read it; instructions that take their scale as an operand ignore it.")
+_CONSUMER = (" The only public instruction that reads this state is TPUSH with a pre-quantising fixpipe "
+             "configuration (its FixpipeParams quant mode), a form openpto does not declare yet, so no "
+             "openpto instruction reads it. TMOV, TEXTRACT, TINSERT and TSTORE take their scale as an "
+             "operand (preQuantScalar, or the fp tile of the _FP forms) and ignore the state.")
 
 
 def _set_quant_scalar(preQuantScalar: float, OutType: QuantOutType,  # noqa: N803

@@ -104,6 +104,10 @@ def _tstore(cg: KernelCodegen, op: TileOp) -> None:
     src = cg.tile(op, "src")
     dst = cg.glob(op, "dst")
     atomic = cg.attrs(op).get("atomic", AtomicMode.NONE)
+    factor = cg.scalar(op, "preQuantScalar")
+    if factor is not None:          # the scalar pre-quantising form: TSTORE_FP with one factor
+        _store_scaled(cg, src, dst, atomic, lambda j: factor, "TSTORE destination")
+        return
     origin, rs, cs = dst.window(cg, src.vrows, src.vcols, "TSTORE destination")
     b = cg.b
     if src.dtype == dst.dtype and atomic is AtomicMode.NONE:
@@ -140,13 +144,20 @@ def _tstore_fp(cg: KernelCodegen, op: TileOp) -> None:
     cg.fault(bad, "RUNTIME_INVALID_READ", "fp is read outside its valid region",
              expected="domain 1x{0} inside the valid region", actual="valid region {1}x{2}",
              details=[src.vcols, fp.vrows, fp.vcols])
-    origin, rs, cs = dst.window(cg, src.vrows, src.vcols, "TSTORE_FP destination")
+    _store_scaled(cg, src, dst, atomic, lambda j: fp.load(b, _c(0), j), "TSTORE_FP destination")
+
+
+def _store_scaled(cg: KernelCodegen, src: TileRef, dst: GlobalView, atomic: AtomicMode,
+                  factor: Callable[[ir.Value], ir.Value], what: str) -> None:
+    """dst.window = convert(f32(src) * factor(column)): floats RNE, integers RNE + saturate (NaN -> 0)."""
+    b = cg.b
+    origin, rs, cs = dst.window(cg, src.vrows, src.vcols, what)
     d = dst.dtype
 
     def body(i: ir.Value, j: ir.Value, at: ir.Value) -> None:
         raw = src.load_raw(b, i, j)
         v = raw if src.dtype.is_float else b.sitofp(raw, N.F32)
-        v = b.fmul(v, fp.load(b, _c(0), j))
+        v = b.fmul(v, factor(j))
         if d.is_float:
             new = N.store(b, d, v)
         else:

@@ -18,6 +18,7 @@ from llvmlite import ir
 from ....assembler.ir import TileOp
 from ....isa import dtypes as dt
 from ....isa.attrs import AccToVecMode, ReluMode
+from ....isa.families._prequant import SCALE
 from ....isa.families.movement import (DUAL_SPLIT, SPLIT_N_WORD_COLS, _GEOMETRY, _as_dtype, _out_hw,
                                        layout_offsets, pad_value)
 from ....isa.types import TileType
@@ -82,11 +83,13 @@ def _keep_positive(b: ir.IRBuilder, v: ir.Value) -> ir.Value:
 Transfer = Callable[[ir.Value, ir.Value, ir.Value], ir.Value]
 
 
-def _transfer(cg: KernelCodegen, src: TileRef, dst: TileRef, fp: TileRef | None, relu: bool) -> Transfer:
-    """``(si, sj, fj) -> raw dst element`` for src[si, sj]: scaled by fp[0, fj] in f32 (FP forms),
-    ReLU'd, converted (round once, nearest-even); same dtype without fp stays a bit copy."""
+def _transfer(cg: KernelCodegen, src: TileRef, dst: TileRef, fp: TileRef | None, relu: bool,
+              factor: ir.Value | None = None) -> Transfer:
+    """``(si, sj, fj) -> raw dst element`` for src[si, sj]: scaled in f32 by fp[0, fj] (FP forms)
+    or by the f32 ``factor`` (preQuantScalar forms), ReLU'd, converted (round once, nearest-even;
+    an integer dst saturates, NaN -> 0); same dtype without a scale stays a bit copy."""
     b = cg.b
-    if fp is None and src.dtype == dst.dtype:
+    if fp is None and factor is None and src.dtype == dst.dtype:
         d = src.dtype
 
         def copy(si: ir.Value, sj: ir.Value, fj: ir.Value) -> ir.Value:
@@ -109,8 +112,14 @@ def _transfer(cg: KernelCodegen, src: TileRef, dst: TileRef, fp: TileRef | None,
             v = b.sitofp(v, F32) if src.dtype.kind == "int" else b.uitofp(v, F32)
         if fp is not None:
             v = b.fmul(v, fp.load(b, cg.i64(0), fj))
+        if factor is not None:
+            v = b.fmul(v, factor)
         if relu:
             v = _keep_positive(b, v)
+        if dst.dtype.is_int:            # i8/u8 of a scaled value: round nearest-even, saturate
+            r = cg.intrinsic("llvm.roundeven.f32", F32, [v])
+            ty = N.storage(dst.dtype)
+            return cg.intrinsic(f"llvm.fpto{'s' if N.signed(dst.dtype) else 'u'}i.sat.i{ty.width}.f32", ty, [r])
         return N.store(b, dst.dtype, v)
     return convert
 
@@ -125,6 +134,11 @@ def _relu(cg: KernelCodegen, op: TileOp) -> bool:
 
 def _fp(cg: KernelCodegen, op: TileOp) -> TileRef | None:
     return cg.tile(op, "fp") if op.args.get("fp") is not None else None
+
+
+def _factor(cg: KernelCodegen, op: TileOp) -> ir.Value | None:
+    """The f32 preQuantScalar of the scalar pre-quantising forms, or None."""
+    return cg.scalar(op, SCALE)
 
 
 # --------------------------------------------------------------------------- TMOV / TEXTRACT / TINSERT
@@ -158,7 +172,7 @@ def _tmov(cg: KernelCodegen, op: TileOp) -> None:
         return
     if fp is not None:
         cg.check_read(fp, cg.i64(1), c, "scaling tile fp")
-    move = _transfer(cg, src, dst, fp, _relu(cg, op))
+    move = _transfer(cg, src, dst, fp, _relu(cg, op), _factor(cg, op))
     with cg.loop(0, r, name="r") as i:
         with cg.loop(0, c, name="c") as j:
             dst.store_raw(cg.b, i, j, move(i, j, j))
@@ -180,7 +194,7 @@ def _windowed(into_dst: bool) -> Callable[[KernelCodegen, TileOp], None]:
             return
         if fp is not None:
             cg.check_read(fp, cg.i64(1), c, "scaling tile fp")
-        move = _transfer(cg, src, dst, fp, _relu(cg, op))
+        move = _transfer(cg, src, dst, fp, _relu(cg, op), _factor(cg, op))
         b = cg.b
         with cg.loop(0, r, name="r") as i:
             wi = b.add(r0, i)
