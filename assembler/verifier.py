@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import operator
-from typing import Callable
+from typing import Any, Callable
 
 from ..isa import profiles
 from ..isa.checks import check_legality, check_structure, tile_layout_error
@@ -21,8 +21,8 @@ from ..isa.profiles import Profile
 from ..isa.suggest import did_you_mean
 from ..isa.types import INDEX, GlobalType, ScalarType, TileType, Type
 from . import scalar_ops as S
-from .ir import (Bound, Const, For, If, Kernel, Lit, MemRef, Module, ScalarOp, Stmt, Subset, TileDecl, TileOp,
-                 Value, View, ViewQuery, Yield, check_literal)
+from .ir import (Bound, Const, For, If, Kernel, Lit, MemRef, Module, PipeLit, ScalarOp, Stmt, Subset, TileDecl,
+                 TileOp, Value, View, ViewQuery, Yield, check_literal)
 from .subset import subset_problems
 from .views import query_problem, view_problems
 from .initialisation import uninitialised_reads
@@ -124,9 +124,14 @@ class _Signature:
                                   f"{s.instr.mnemonic} structure check", Location())
             if not self.found and profile is not None:
                 self.found = _guarded(lambda: check_legality(s.instr, s.types(), s.attrs, profile, Location(),
-                                                             tile_layouts=False),
+                                                             tile_layouts=False, values=pipe_values(s)),
                                       f"{s.instr.mnemonic} legality check", Location())
         return self.found
+
+
+def pipe_values(s: TileOp) -> dict[str, Any]:
+    """The pipe operands' values, which profiles may limit (they carry no type)."""
+    return {name: a.pipe for name, a in s.args.items() if isinstance(a, PipeLit)}
 
 
 def _guarded(fn: Callable[[], list[PTOError]], what: str, where: Location) -> list[PTOError]:
@@ -464,7 +469,7 @@ class _KernelCheck:
         if len(self.errors) == before and self.profile is not None:
             prof = self.profile
             self.errors += self._guarded(lambda: check_legality(instr, s.types(), s.attrs, prof, self.where,
-                                                                tile_layouts=False),
+                                                                tile_layouts=False, values=pipe_values(s)),
                                          f"{instr.mnemonic} legality check")
         if len(self.errors) == before:
             self._windows(s, scope, window_operands(instr))

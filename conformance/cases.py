@@ -66,7 +66,8 @@ class Case:
     def errors(self) -> list[Any]:
         """The spec's verdict on this case (empty: legal)."""
         errs = check_structure(self.instr, self.types, self.attrs)
-        return errs or check_legality(self.instr, self.types, self.attrs, PROFILES[self.profile])
+        return errs or check_legality(self.instr, self.types, self.attrs, PROFILES[self.profile],
+                                      values=self.scalars)
 
     def module(self) -> Module:
         """A one-instruction kernel ``@case``: every typed operand is a parameter (output
@@ -201,7 +202,10 @@ def _candidates(instr: Instruction, profile: str, types: dict[str, Type], attrs:
     (at most ``SEARCH_LIMIT``): whole-case scalings, then other attribute values, then other
     locations for one tile operand, then one operand's columns scaled on its own."""
     def case(t: dict[str, Type], a: Mapping[str, Any]) -> Case:
-        return Case(instr, profile, t, a, scalars)
+        return Case(instr, profile, t, a, values)
+
+    values = next((v for v in _pipe_choices(instr, profile, scalars)
+                   if not Case(instr, profile, types, attrs, v).errors()), scalars)
 
     def scaled(t: dict[str, Type]) -> Iterator[dict[str, Type]]:
         for fr, fc in SCALINGS:
@@ -236,6 +240,16 @@ def _candidates(instr: Instruction, profile: str, types: dict[str, Type], attrs:
                         if count > SEARCH_LIMIT:
                             return
                         yield case(dict(t, **{n: scale(t[n], fr, fc)}), a)
+
+
+def _pipe_choices(instr: Instruction, profile: str, scalars: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+    """The example's scalars, then with each pipe operand at each pipe the profile allows (a
+    profile may refuse the example's pipe: ``Instruction.value_rules``)."""
+    yield dict(scalars)
+    for rule in instr.value_rules(profile):
+        if rule.name in scalars and isinstance(scalars[rule.name], Pipe):
+            for v in rule.values:
+                yield dict(scalars, **{rule.name: v})
 
 
 def _retype_scalar(v: Any, t: Type | None) -> Any:

@@ -3,12 +3,13 @@
 Illegal programs are mutants of a legal case, made by generic edits that name no
 instruction: another dtype for one dtype-rule operand, a tile moved to a location its
 operand does not allow, another layout, a tile grown past its location's capacity, an
-attribute removed / unknown / of the wrong kind, an operand removed, one extent (or every
-extent equal to it) doubled or bumped by one (shape and row-alignment rules), a valid
-region shrunk. The expected codes are the spec's own verdict on the mutant (``Case.errors``,
-i.e. ``isa.checks``, plus the profile's per-location capacity over the kernel's tiles);
-mutants the spec accepts are dropped. A backend passes a mutant when ``compile`` raises a
-PTOError carrying one of those codes (a verifier may stop at the first of several).
+attribute removed / unknown / of the wrong kind, an attribute or pipe value the profile
+refuses, an operand removed, one extent (or every extent equal to it) doubled or bumped by
+one (shape and row-alignment rules), a valid region shrunk. The expected codes are the
+spec's own verdict on the mutant (``Case.errors``, i.e. ``isa.checks``, plus the profile's
+per-location capacity over the kernel's tiles); mutants the spec accepts are dropped. A
+backend passes a mutant when ``compile`` raises a PTOError carrying one of those codes (a
+verifier may stop at the first of several).
 """
 from __future__ import annotations
 
@@ -42,7 +43,8 @@ class Mutant:
     codes: frozenset[str]
 
 
-Edit = tuple[str, Mapping[str, Type], Mapping[str, Any]]
+#: (what changed, operand types, attributes[, scalar and pipe operand values when they change])
+Edit = tuple
 
 
 # --------------------------------------------------------------------------- edits
@@ -136,6 +138,27 @@ def _attr_edits(case: C.Case) -> Iterator[Edit]:
     yield f"unknown attribute {UNKNOWN_ATTR}", case.types, {**case.attrs, UNKNOWN_ATTR: 1}
 
 
+def _value_edits(case: C.Case) -> Iterator[Edit]:
+    """An attribute or pipe operand set to a value the profile's value rules refuse (outside the
+    rule, or a value whose element-type limit the case's dtype breaks); pipes change the scalars."""
+    declared = {a.name for a in case.instr.attrs}
+    for rule in case.instr.value_rules(case.profile):
+        if not rule.applies(case.types):
+            continue
+        kind = case.instr.attr(rule.name).type if rule.name in declared else type(case.scalars.get(rule.name))
+        if not (isinstance(kind, type) and issubclass(kind, enum.Enum)):
+            continue
+        t = case.types.get(rule.operand) if rule.operand else None
+        for v in kind:
+            if rule.error(v, getattr(t, "dtype", None)) is None:
+                continue
+            if rule.name in declared:
+                yield f"{rule.name} = {v.name}, refused on {case.profile}", case.types, {**case.attrs, rule.name: v}
+            else:
+                yield (f"{rule.name} = {v.name}, refused on {case.profile}", case.types, case.attrs,
+                       {**case.scalars, rule.name: v})
+
+
 def _operand_edits(case: C.Case) -> Iterator[Edit]:
     for name in case.types:
         yield f"operand {name} removed", {k: v for k, v in case.types.items() if k != name}, case.attrs
@@ -168,7 +191,8 @@ def _shape_edits(case: C.Case) -> Iterator[Edit]:
 
 
 EDITS: tuple[Callable[[C.Case], Iterator[Edit]], ...] = (
-    _dtype_edits, _location_edits, _layout_edits, _capacity_edits, _attr_edits, _operand_edits, _shape_edits)
+    _dtype_edits, _location_edits, _layout_edits, _capacity_edits, _attr_edits, _value_edits, _operand_edits,
+    _shape_edits)
 
 
 # --------------------------------------------------------------------------- the spec's verdict
@@ -198,8 +222,9 @@ def edits(case: C.Case) -> list[Edit]:
 def judge(case: C.Case, edit: Edit) -> Mutant | None:
     """The mutant an edit makes with the spec's codes; None when the spec accepts it (or a
     rule cannot judge it: that tests the spec, not the backend)."""
-    change, types, attrs = edit
-    mutant = dataclasses.replace(case, types=dict(types), attrs=dict(attrs))
+    change, types, attrs, *scalars = edit
+    mutant = dataclasses.replace(case, types=dict(types), attrs=dict(attrs),
+                                 scalars=dict(scalars[0]) if scalars else case.scalars)
     try:
         codes = spec_codes(mutant)
     except Exception:  # noqa: BLE001

@@ -73,9 +73,11 @@ def check_structure(instr: Instruction, types: Mapping[str, Type], attrs: Mappin
 
 
 def check_legality(instr: Instruction, types: Mapping[str, Type], attrs: Mapping[str, Any],
-                   profile: Profile, where: Loc | None = None, *, tile_layouts: bool = True) -> list[PTOError]:
-    """Profile rules: instruction supported, dtype tuple, locations, layouts, per-tile capacity
-    and alignment. Assumes check_structure passed. ``tile_layouts=False`` leaves out whether
+                   profile: Profile, where: Loc | None = None, *, tile_layouts: bool = True,
+                   values: Mapping[str, Any] | None = None) -> list[PTOError]:
+    """Profile rules: instruction supported, dtype tuple, attribute and pipe values, locations,
+    layouts, per-tile capacity and alignment. Assumes check_structure passed. ``values`` holds
+    the pipe operands' values (they have no type). ``tile_layouts=False`` leaves out whether
     each tile's layout suits its location: the verifier reports that at the tile's
     declaration (see ``tile_layout_error``), where the user has to change it."""
     where = where or Loc()
@@ -96,6 +98,7 @@ def check_legality(instr: Instruction, types: Mapping[str, Type], attrs: Mapping
                                       f"({', '.join(d.name for d in combo)}) on {profile.name}",
                                       location=where, expected=legal + more,
                                       actual="(" + ", ".join(d.name for d in combo) + ")"))
+    errs += _value_errors(instr, types, attrs, values or {}, profile.name, where)
     for op in instr.operands:
         t = types.get(op.name)
         if not isinstance(t, TileType):
@@ -121,6 +124,30 @@ def check_legality(instr: Instruction, types: Mapping[str, Type], attrs: Mapping
     for c, msg in K.check_all(instr.constraints, types, attrs):
         if c.code.startswith("LEGAL"):
             errs.append(LegalityError(c.code, f"{instr.mnemonic}: {msg}", location=where, expected=c.doc, actual=msg))
+    return errs
+
+
+def _value_errors(instr: Instruction, types: Mapping[str, Type], attrs: Mapping[str, Any],
+                  values: Mapping[str, Any], profile: str, where: Loc) -> list[PTOError]:
+    """The declaration's per-profile value rules (``Instruction.value_rules``): an attribute
+    (its default when not written) or a given pipe operand outside the profile's values."""
+    errs: list[PTOError] = []
+    declared = {a.name: a for a in instr.attrs}
+    for rule in instr.value_rules(profile):
+        if not rule.applies(types):
+            continue
+        if rule.name in declared:
+            value = attrs.get(rule.name, declared[rule.name].default)
+        elif rule.name in values:
+            value = values[rule.name]
+        else:
+            continue
+        t = types.get(rule.operand) if rule.operand else None
+        why = rule.error(value, _dtype_of(t) if t is not None else None)
+        if why:
+            errs.append(LegalityError(rule.code, f"{instr.mnemonic}: {why} on {profile}", location=where,
+                                      expected=rule.describe(), actual=f"{rule.name} = {getattr(value, 'name', value)}"
+                                      + (f" with {rule.operand} {_dtype_of(t)}" if t is not None else "")))
     return errs
 
 

@@ -553,7 +553,8 @@ DECISIONS: tuple[Decision, ...] = (
              "The page warns that the destination buffer is zeroed over its whole static tile before "
              "scattering; the CPU simulator and the A2/A3 goldens keep what was there.",
              "dst elements no index targets are unspecified (the reference leaves them untouched; "
-             "conformance does not compare them). Programs that need zeros write them first (TEXPANDS 0).",
+             "conformance does not compare them), and so are targets outside dst's valid region (decision "
+             "'TSCATTER flat offsets'). Programs that need zeros write them first (TEXPANDS 0).",
              "The targets disagree, and the page's zeroing reaches outside the valid region, which "
              "decision 2 leaves unspecified for every instruction."),
     Decision("TCVT default saturation",
@@ -1005,7 +1006,7 @@ DECISIONS: tuple[Decision, ...] = (
              "summation order and rounding, and how hifloat4x2_t relates to float4_e1m2x2_t are not stated.",
              "hifloat4x2 and hifloat4x2_t are accepted spellings of float4_e1m2x2 (the same E1M2 nibbles; "
              "dt.ALIASES), so TQUANT_HIF4's output feeds the matmul directly. TMATMUL_MX_HIF4 (cpu, a6; the "
-             "mixed fp8/f16/bf16 x HiF4 overloads are not declared) multiplies A (M x K) and B (K x N) of "
+             "mixed f8e4m3/f16/bf16 x HiF4 overloads: decision 'TMATMUL_MX_HIF4 mixed overloads') multiplies A (M x K) and B (K x N) of "
              "such codes, K a multiple of 64; scale_a is M x K/16 and scale_b K/16 x N, holding "
              "TQUANT_HIF4's 4-byte records per 64-element K block (B's records run down scale_b's rows, as "
              "the MX form's scale_b). Each element is E1M2(code) * e6m2(Ea) * 2**(Eb + Ec) exactly (the e6m2 "
@@ -1087,4 +1088,41 @@ DECISIONS: tuple[Decision, ...] = (
              "A pipe is compile-time configuration: folding it into the attributes the FIFO semantics already "
              "take keeps one program model, one printer and one bytecode, and both backends unchanged, while "
              "everything the attributes cannot say (direction, size, flags) is checked where it is written."),
+    Decision("TSCATTER flat offsets",
+             "The older TSCATTER page writes dst[idx[i, j], j] = src[i, j] (a row selector); the current tile-op "
+             "page says idx holds flattened destination offsets and is 'not a destination row selector', and "
+             "every implementation agrees: the CPU simulator writes dst.data()[idx], a2a3/TScatter.hpp "
+             "dstPtr[idx] over idx's valid region, a5 vscatter with idx as element offsets; the public CPU test "
+             "turns row numbers into r * cols + col first. Offsets past the tile are unchecked.",
+             "The index form writes src[i, j] to dst.flat[idx[i, j]], dst.flat being dst's static tile in "
+             "row-major order (element r * dst.cols + c, as TGATHER's index form reads src), over src's valid "
+             "region in row-major order, the last writer winning. An offset outside [0, dst.rows * dst.cols) is "
+             "RUNTIME_OOB; a target outside dst's valid region is written and stays unspecified. dst's valid "
+             "region no longer needs src's valid columns. The mask form is unchanged. This replaces openpto's "
+             "earlier row reading: a program written for it gives idx[i, j] * dst.cols + j.",
+             "Programs written for the hardware compute offsets; reading them as rows would scatter to the wrong "
+             "places without any error. Row-major over the static tile makes TGATHER and TSCATTER inverses."),
+    Decision("TMATMUL_MX_HIF4 mixed overloads",
+             "A6 TMatmul.hpp's CheckMadMxValid admits float8_e4m3_t, half and bfloat16_t A with hifloat4x2_t B "
+             "(C float, K a multiple of 64) besides HiF4 x HiF4; every overload takes an A and a B scale tile, "
+             "whose role the TMATMUL_MX page calls target-defined; the A6 scale TLOAD takes float8_e8m0_t or "
+             "uint8_t, in MX_A_* / MX_B_* or HIF4_A_ZZ / HIF4_B_NN global layouts. The HiF4 page describes a "
+             "64-byte patch per fractal and K-group (the Ea/Eb pairs of 16 rows, then their Ec halves) but "
+             "not the order of the patches across fractals and K-groups; no page or test exercises a mixed "
+             "overload.",
+             "TMATMUL_MX_HIF4 takes A of f8e4m3, f16 or bf16 with B of hifloat4x2 on cpu and a6 (a5 and "
+             "earlier: LEGAL_UNSUPPORTED_INSTRUCTION; f8e5m2, f32 or integer A, or a B that is not HiF4: "
+             "LEGAL_DTYPE). B and scale_b are as in the HiF4 form; A carries MX E8M0 scales like TMATMUL_MX's: "
+             "scale_a is M x K/32 u8 codes e, value 2**(e - 127), 255 NaN (127 leaves A unscaled); each term "
+             "(A[i, k] * 2**(scale_a[i, k // 32] - 127)) * B(k, j) is exact in f64, summed in f64, rounded "
+             "once to f32; NaN and infinities follow IEEE as in TMATMUL_MX. The 64-byte patch arrangement "
+             "is not modelled: it is the global/L1 image that TLOAD with a HIF4 layout reads and the Cube "
+             "consumes, invisible to the matmul's meaning, which depends only on which record belongs to which "
+             "row (column) and K block, and openpto's scale tiles state that directly (one record per row and "
+             "block, as TQUANT_HIF4 writes them); the HIF4_A_ZZ / HIF4_B_NN global layouts belong to TLOAD and "
+             "are not declared.",
+             "The only scale an fp8/f16/bf16 operand has anywhere in the public ISA is the MX E8M0 block scale, "
+             "and it is what the A-side scale TLOAD accepts for a non-HiF4 A; code 127 reduces it to the plain "
+             "weight-only product. Modelling the patch order would mean guessing what the page leaves out, for "
+             "no change in any result."),
 )

@@ -34,6 +34,21 @@ def _dtype_table(instr: Instruction) -> list[str]:
     return lines
 
 
+def _value_table(instr: Instruction) -> list[str]:
+    """The per-profile attribute and pipe values (``Instruction.value_rules``); empty when no
+    profile limits them."""
+    rules = {p: instr.value_rules(p) for p in PROFILES if instr.supported_on(p)}
+    if not any(rules.values()):
+        return []
+    lines = ["## Values per profile", "", "Values a profile's headers accept, where they are fewer than the "
+             "type allows (a value outside them is refused by the verifier with the code shown).", "",
+             "| profile | allowed values |", "|---|---|"]
+    for p, rs in rules.items():
+        body = "; ".join(f"{r.describe()} (`{r.code}`)" for r in rs) or "every value"
+        lines.append(f"| {p} | {body} |")
+    return lines + [""]
+
+
 def operand_range(o: Operand) -> str:
     """An index operand's declared range and alignment in words ("an integer in [0, 7]")."""
     parts = []
@@ -78,6 +93,7 @@ def page(instr: Instruction) -> str:
     if instr.constraints:
         out += ["## Constraints", ""] + [f"- {c.doc} (`{c.code}`)" for c in instr.constraints] + [""]
     out += ["## Element types", ""] + _dtype_table(instr) + [""]
+    out += _value_table(instr)
     pipe = instr.pipe.value if isinstance(instr.pipe, Pipe) else "depends on operand locations (see semantics)"
     out += ["## Pipe", "", f"{pipe}", ""]
     return "\n".join(out)

@@ -87,6 +87,11 @@ def instruction_json(instr: Instruction) -> dict[str, Any]:
                   "tuples": [[d.name for d in t] for t in instr.dtype_rule(p).sorted_tuples()]}))
             for p in PROFILES
         },
+        "values": {p: [{"name": r.name, "operand": r.operand, "unless": r.unless, "code": r.code,
+                        "values": {getattr(v, "name", str(v)): None if ds is None else [d.name for d in ds]
+                                   for v, ds in r.values.items()}}
+                       for r in instr.value_rules(p)]
+                   for p in PROFILES if instr.supported_on(p) and instr.value_rules(p)},
         "profiles": [p for p in PROFILES if instr.supported_on(p)],
         "example": example_statement(instr),
         "has_semantics": callable(instr.semantics),

@@ -180,6 +180,48 @@ def tuples(operands: Sequence[str], combos: Sequence[Sequence[dt.DType]]) -> DTy
 
 
 @dataclass(frozen=True)
+class ValueRule:
+    """The values an enum attribute or a pipe operand may take on one profile, where a target's
+    headers accept fewer than the architecture-wide type; each allowed value may also name the
+    element types of ``operand`` it works with (None: any the dtype rule allows). ``unless``: an
+    optional operand whose presence selects another form, where the rule does not apply."""
+
+    name: str                                              # the attribute or pipe operand
+    values: Mapping[Any, tuple[dt.DType, ...] | None]      # allowed value -> dtypes of ``operand``
+    operand: str | None = None
+    unless: str | None = None
+    code: str = "LEGAL_ATTR"                               # the diagnostic a refused value gets
+
+    def applies(self, present: Any) -> bool:
+        return self.unless is None or self.unless not in present
+
+    def error(self, value: Any, dtype: dt.DType | None) -> str | None:
+        """Why ``value`` (with ``operand`` of ``dtype``) is refused, or None."""
+        if value not in self.values:
+            return f"{self.name} = {getattr(value, 'name', value)} is not one of {self.describe_values()}"
+        allowed = self.values[value]
+        if allowed is not None and dtype is not None and dtype not in allowed:
+            return (f"{self.name} = {getattr(value, 'name', value)} takes {self.operand} of "
+                    f"{dt.names(allowed)}, got {dtype}")
+        return None
+
+    def describe_values(self) -> str:
+        return " ".join(getattr(v, "name", str(v)) for v in self.values)
+
+    def describe(self) -> str:
+        """One line for the docs: each value, with the element types it is limited to."""
+        groups: list[tuple[list[str], tuple[dt.DType, ...] | None]] = []
+        for v, ds in self.values.items():        # neighbours with the same element types share a clause
+            if groups and groups[-1][1] == ds:
+                groups[-1][0].append(getattr(v, "name", str(v)))
+            else:
+                groups.append(([getattr(v, "name", str(v))], ds))
+        parts = [" ".join(vs) + ("" if ds is None else f" ({self.operand}: {dt.names(ds)})") for vs, ds in groups]
+        form = f" (without {self.unless})" if self.unless else ""
+        return f"{self.name}{form}: " + ", ".join(parts)
+
+
+@dataclass(frozen=True)
 class Example:
     """A concrete legal use: operand types by name (PTO-AS spellings) and attribute values."""
 
@@ -215,6 +257,9 @@ class Instruction:
     more_examples: tuple[Example, ...] = ()   # legal uses of other forms (conversions, modes)
     extension: bool = False                   # not in the public PTO inventory
     special_values: str = ""                  # NaN / inf / -0 / overflow / div-by-zero behaviour
+    # per-profile limits on attribute / pipe operand values (a newer target not named borrows
+    # its base profile's, as dtype_rule does)
+    profile_values: Mapping[str, tuple[ValueRule, ...]] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -256,6 +301,16 @@ class Instruction:
             if base is not None:
                 return DTypeRule(base.operands, target.narrow(self.mnemonic, base.operands, base.tuples))
         return self.dtypes
+
+    def value_rules(self, profile: str | None) -> tuple[ValueRule, ...]:
+        """The value limits on ``profile``: the declaration's, else those of the profile a newer
+        target borrows from (isa/targets.py); none on a profile neither names."""
+        if profile is None:
+            return ()
+        if profile in self.profile_values:
+            return self.profile_values[profile]
+        target = TARGETS.get(profile)
+        return self.value_rules(target.base) if target is not None else ()
 
     def supported_on(self, profile: str) -> bool:
         """Legal on ``profile``: the declaration's ``profiles`` (None = all), except that a newer

@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import openpto.isa as I
-from openpto.isa import dtypes as dt
+from openpto.isa import dtypes as dt, profiles
+from openpto.isa.checks import check_legality
 from openpto.isa.attrs import AtomicMode, IndexMode, OobMode
 from openpto.isa.constraints import check_all
 from openpto.isa.spec import Domain
@@ -343,7 +344,7 @@ def test_mgather_static_rules() -> None:
     assert errors("MGATHER", {**row, "src": "!pto.memref<64x8xf32>"}, {"indexMode": IndexMode.ROW}) == ["STRUCT_SHAPE"]
     ins = I.get("MGATHER")
     assert ins.profiles == ("cpu", "a2", "a3", "a5") and ins.pipe_for({}) is Pipe.V
-    assert I.get("MSCATTER").profiles == ("cpu", "a5")
+    assert I.get("MSCATTER").profiles == ("cpu", "a2", "a3", "a5")
     assert ins.dtypes.allows((dt.F16, dt.F16, dt.U32)) and not ins.dtypes.allows((dt.F16, dt.F16, dt.I16))
     assert ins.attr("oobMode").default is OobMode.ERROR and ins.attr("indexMode").default is IndexMode.ELEMENT
 
@@ -421,8 +422,10 @@ def test_mscatter_error_mode_writes_nothing() -> None:
 def test_mscatter_static_rules() -> None:
     ok = {"dst": "!pto.memref<512xf32>", "src": "!pto.tile<16x16xf32>", "idx": "!pto.tile<16x16xi32>"}
     assert errors("MSCATTER", ok, {"atomic": AtomicMode.MAX}) == []
-    assert errors("MSCATTER", {"dst": "!pto.memref<512xi1>", "src": "!pto.tile<16x16xi1>",
-                               "idx": "!pto.tile<16x16xi32>"}, {"atomic": AtomicMode.ADD}) == ["LEGAL_MODE"]
+    i1 = {k: parse_type(v) for k, v in {"dst": "!pto.memref<512xi1>", "src": "!pto.tile<16x16xi1>",
+                                         "idx": "!pto.tile<16x16xi32>"}.items()}
+    assert [e.code for e in check_legality(I.get("MSCATTER"), i1, {"atomic": AtomicMode.ADD},
+                                           profiles.get("cpu"))] == ["LEGAL_MODE"]   # a value rule of cpu
     assert errors("MSCATTER", {**ok, "idx": "!pto.tile<8x16xi32>"}) == ["STRUCT_VALID_REGION"]
     ins = I.get("MSCATTER")
     assert ins.domain is Domain.SRC and ins.attr("atomic").default is AtomicMode.NONE

@@ -14,7 +14,7 @@ from ..attrs import CmpMode, GatherAxis, MaskPattern, QuantType, ScatterAxis
 from ..diagnostics import RuntimeFault, SpecError
 from ..registry import declare
 from ..spec import (WHOLE, Attr, Domain, EXACT, Example, Family, Instruction, Kind, Numerics, Operand, ROUNDED,
-                    Role, same, tuples)
+                    Role, ValueRule, same, tuples)
 from ..types import GlobalType, Layout, Pipe, TileType, Type
 from ..values import Tile
 from ._helpers import index_in, scalar_in, tile_in, tile_out
@@ -457,8 +457,9 @@ def _gather_mask_dtypes(types: Types, attrs: Attrs) -> str | None:
     d, s = K.tile(types, "dst"), K.tile(types, "src")
     if "idx" in types or d is None or s is None:
         return None
-    if d.dtype != s.dtype or d.dtype not in dt.B16_B32:
-        return f"the mask form takes one 2- or 4-byte dtype for dst and src, got {d.dtype} and {s.dtype}"
+    if d.dtype != s.dtype or d.dtype not in _GATHER_MASK_DATA:
+        return (f"the mask form takes one dtype of {dt.names(_GATHER_MASK_DATA)} for dst and src, "
+                f"got {d.dtype} and {s.dtype}")
     return None
 
 
@@ -522,6 +523,16 @@ _GATHER_CMP = {"a2": [(d, s, k) for d in _CMP_DST for s in (dt.F32, dt.F16, dt.I
                       for s in (dt.I8, dt.U8, dt.I16, dt.U16, dt.I32, dt.U32, dt.F16, dt.F32)
                       for k in (dt.U16, dt.U32)]}
 _GATHER_CMP_TUPLES = frozenset(_GATHER_CMP["a2"] + _GATHER_CMP["a5"])
+# The mask form's data per profile: its dtypes lie outside the dtype rule (no idx), so a value rule
+# on maskPattern, which only the mask form takes, limits src there: a2a3/TGather.hpp is b16/b32, the
+# a5 mask overload adds int8/uint8 (and fp8, hifloat8, 64-bit, which openpto's gathers do not take),
+# kirin9030/TGather.hpp (also kirinX90's) lists (u)int8/16/32, half and float. cpu: the union.
+_GATHER_MASK_DATA = _GATHER_DATA_A5
+_GATHER_MASK_BY_PROFILE = {"a2": _GATHER_DATA, "a3": _GATHER_DATA, "a5": _GATHER_DATA_A5,
+                           "kirin9030": dt.INTS_32 + (dt.F16, dt.F32), "kirinX90": dt.INTS_32 + (dt.F16, dt.F32)}
+_GATHER_MASK_VALUES = {p: (ValueRule("maskPattern", {m: data for m in MaskPattern}, "src", unless="idx",
+                                     code="LEGAL_DTYPE"),)
+                       for p, data in _GATHER_MASK_BY_PROFILE.items()}
 
 
 def _gather_tuples(index: tuple[dt.DType, ...], compare: list[tuple[dt.DType, ...]],
@@ -548,6 +559,7 @@ declare(Instruction(
     profile_dtypes={
         **{p: _gather_tuples(_GATHER_INDEX["a2"], _GATHER_CMP["a2"]) for p in ("a2", "a3")},
         "a5": _gather_tuples(_GATHER_INDEX["a5"], _GATHER_CMP["a5"], _GATHER_DATA_A5)},
+    profile_values=_GATHER_MASK_VALUES,
     numerics=EXACT, domain=Domain.DST, pipe=Pipe.V,
     doc="Index form (idx given, no cdst): dst[i, j] = src.flat[idx[i, j]] over dst's valid region, where "
         "src.flat is src's whole static storage in logical row-major order (element r * src.cols + c), "
@@ -569,8 +581,9 @@ declare(Instruction(
         "gatherType keep their defaults outside the mask form, cmpMode (GT or EQ) outside the compare "
         "form." + TMP_NOTE + " Values are copied bit for bit. Data types: the index form moves 2- or "
         "4-byte types, and on cpu and a5 also i8/u8 (a5 gathers b8 data by b16/b32 indices); the compare "
-        "form on a5 also compares i8/u8 sources; the mask form takes one 2- or 4-byte dtype everywhere "
-        "(decision 'TSYNC pipes per profile, TGATHER 8-bit data').",
+        "form on a5 also compares i8/u8 sources; the mask form takes one dtype for dst and src: 2- or "
+        "4-byte on a2/a3, also i8/u8 on cpu and a5, (u)int8/16/32, f16 or f32 on the Kirin parts (Values "
+        "per profile; decision 'TSYNC pipes per profile, TGATHER 8-bit data').",
     special_values="An index outside [0, src.rows * src.cols) (negative signed indices included) raises "
                    "RUNTIME_OOB; the hardware leaves it undefined and the public CPU simulator returns 0. "
                    "NaN payloads and -0 are preserved. Compare form: NaN matches nothing (GT and EQ are "
@@ -591,7 +604,8 @@ declare(Instruction(
                           _gather_mask_region, "STRUCT_VALID_REGION"),
                  K.custom("compare form: dst covers src, idx and cdst cover one entry per src row",
                           _gather_compare_region, "STRUCT_VALID_REGION"),
-                 K.custom("mask form: dst and src share one 2- or 4-byte dtype", _gather_mask_dtypes,
+                 K.custom("mask form: dst and src share one dtype (profiles narrow it: Values per profile)",
+                          _gather_mask_dtypes,
                           "LEGAL_DTYPE"),
                  K.custom("index form: dst takes src's dtype; compare form: its own table, an i32/u32 cdst",
                           _gather_form_dtypes, "LEGAL_DTYPE"))))
@@ -682,15 +696,12 @@ def _tscatter(dst: Tile, src: Tile, idx: Tile | None = None, maskPattern: MaskPa
     if maskPattern is not MaskPattern.P1111 or scatterType is not ScatterAxis.SCATTER_ROW:
         raise _spec_fault("TSCATTER", "maskPattern and scatterType select the mask form, which takes no idx")
     rows, cols = src.valid
-    if rows and cols > dst.valid[1]:
-        raise RuntimeFault("RUNTIME_OOB", "TSCATTER writes columns outside dst's valid region",
-                           expected=f"src valid cols <= {dst.valid[1]}", actual=cols)
     target = idx.read(rows, cols, "idx").astype(np.int64)
-    _check_range(target, dst.valid[0], "idx (destination row)")
-    column = np.broadcast_to(np.arange(cols), (rows, cols)).reshape(-1)
+    _check_range(target, dst.type.rows * dst.type.cols, "idx (flat offset into dst's static storage)")
     target = target.reshape(-1)
-    keep = _last_writers(target * cols + column)
-    dst.data[target[keep], column[keep]] = src.read(rows, cols, "src").reshape(-1)[keep]
+    keep = _last_writers(target)
+    r, c = np.divmod(target[keep], dst.type.cols)
+    dst.data[r, c] = src.read(rows, cols, "src").reshape(-1)[keep]
 
 
 def _scatter_form(types: Types, attrs: Attrs) -> str | None:
@@ -728,7 +739,6 @@ _SCATTER_TYPES = ([(d, d, i) for d in (dt.F32, dt.I32, dt.U32) for i in (dt.I32,
                      for i in (dt.I16, dt.U16)])
 _SCATTER_IDX_COVERS = K.covers(("idx",), "src")
 _SCATTER_IDX_SHAPE = K.same_shape("src", "idx")
-_SCATTER_DST_COLS = K.at_least("dst", "valid_cols", "src", "valid_cols", "STRUCT_VALID_REGION")
 
 
 def _index_form(rule: Any) -> Callable[[Types, Attrs], str | None]:
@@ -739,7 +749,8 @@ def _index_form(rule: Any) -> Callable[[Types, Attrs], str | None]:
 declare(Instruction(
     mnemonic="TSCATTER", family=Family.COMPLEX, summary="scatter elements to destination rows or by a mask pattern",
     operands=(tile_out(), tile_in("src", "scattered values"),
-              tile_in("idx", "destination row of each src element; absent: mask form", optional=True)),
+              tile_in("idx", "flat offset into dst's static tile of each src element; absent: mask form",
+                      optional=True)),
     attrs=(Attr("maskPattern", MaskPattern, MaskPattern.P1111,
                 "mask form (no idx): the dst columns (rows) that receive src"),
            Attr("scatterType", ScatterAxis, ScatterAxis.SCATTER_ROW,
@@ -747,13 +758,17 @@ declare(Instruction(
     semantics=_tscatter,
     dtypes=tuples(("dst", "src", "idx"), _SCATTER_TYPES),
     numerics=EXACT, domain=Domain.SRC, pipe=Pipe.V,
-    doc="Index form: for every (i, j) in src's valid region, in row-major order: dst[idx[i, j], j] = "
-        "src[i, j] (the index selects the destination row; the column is kept). When several elements "
-        "target the same dst element the last one in row-major order wins. dst elements that no element "
-        "targets are unspecified (some implementations zero the whole dst buffer first; the reference "
-        "leaves them untouched). idx must cover src's valid region; index width follows the data: 4-byte "
-        "data take i32/u32, 2- and 1-byte data take i16/u16 indices (A2/A3 and A5 tables are identical). "
-        "The A2/A3 test goldens use flat element offsets instead; openpto follows the documented row form. "
+    doc="Index form: for every (i, j) in src's valid region, in row-major order: dst.flat[idx[i, j]] = "
+        "src[i, j], where dst.flat is dst's whole static tile in logical row-major order (element r * "
+        "dst.cols + c, valid or not; TGATHER's index form reads src the same way), so k = idx[i, j] writes "
+        "dst[k // dst.cols, k % dst.cols]. The index is a flat element offset, not a row selector (the "
+        "public implementations' reading; decision 'TSCATTER flat offsets'): to put src[i, j] in row r, "
+        "column j, write r * dst.cols + j. When several elements target the same dst element the last one "
+        "in row-major order wins. dst elements that no element targets are unspecified (some "
+        "implementations zero the whole dst buffer first; the reference leaves them untouched), and so are "
+        "targets outside dst's valid region. idx has src's static shape and covers src's valid region; "
+        "index width follows the data: 4-byte data take i32/u32, 2- and 1-byte data take i16/u16 indices "
+        "(A2/A3 and A5 tables are identical). "
         "Mask form (idx absent; the public TSCATTER<maskPattern, ScatterType>(dst, src)): with scatterType "
         "SCATTER_ROW (the default) dst[i, first + step * j] = src[i, j] and dst.valid_cols = step * "
         "src.valid_cols; with SCATTER_COL dst[first + step * i, j] = src[i, j] and dst.valid_rows = step * "
@@ -761,9 +776,8 @@ declare(Instruction(
         "(step and first as TGATHER's patterns: P0101 (2, 0), P1010 (2, 1), P0001 (4, 0), P0010 (4, 1), "
         "P0100 (4, 2), P1000 (4, 3), P1111 (1, 0; a copy)). Valid regions that break this are "
         "STRUCT_VALID_REGION (RUNTIME_VALID_REGION when dynamic). Values are copied bit for bit.",
-    special_values="A target row outside [0, dst.valid_rows) (negative signed indices included) or a "
-                   "column outside dst's valid columns raises RUNTIME_OOB; the hardware does not check. "
-                   "The mask form's zeros are +0 of the dtype.",
+    special_values="An index outside [0, dst.rows * dst.cols) (negative signed indices included) raises "
+                   "RUNTIME_OOB; the hardware does not check. The mask form's zeros are +0 of the dtype.",
     example=Example({"dst": "!pto.tile<16x16xf32>", "src": "!pto.tile<16x16xf32>",
                      "idx": "!pto.tile<16x16xi32>"}),
     more_examples=(Example({"dst": "!pto.tile<16x32xf32>", "src": "!pto.tile<16x16xf32>"},
@@ -772,8 +786,6 @@ declare(Instruction(
                            attrs={"maskPattern": MaskPattern.P0100, "scatterType": ScatterAxis.SCATTER_COL})),
     constraints=(K.custom("index form: src and idx share one shape", _index_form(_SCATTER_IDX_SHAPE), "STRUCT_SHAPE"),
                  K.custom("index form: idx covers src", _index_form(_SCATTER_IDX_COVERS), "STRUCT_VALID_REGION"),
-                 K.custom("index form: dst has src's valid columns", _index_form(_SCATTER_DST_COLS),
-                          "STRUCT_VALID_REGION"),
                  K.custom("maskPattern and scatterType only without idx", _scatter_form, "STRUCT_ATTR_VALUE"),
                  K.custom("mask form: dst's valid region is src's spread by the pattern", _scatter_mask_rules,
                           "STRUCT_VALID_REGION"),

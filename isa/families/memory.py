@@ -18,7 +18,7 @@ from .. import dtypes as dt
 from ..attrs import AtomicMode, IndexMode, OobMode
 from ..diagnostics import RuntimeFault
 from ..registry import declare
-from ..spec import WHOLE, Attr, Domain, Example, Family, Instruction, Numerics, EXACT, ROUNDED, tuples
+from ..spec import WHOLE, Attr, Domain, Example, Family, Instruction, Numerics, EXACT, ROUNDED, ValueRule, tuples
 from ..types import GlobalLayout, GlobalType, Layout, Location, Pipe, TileType, Type
 from ..values import GlobalRef, Tile
 from ._helpers import global_in, global_out, tile_in, tile_out
@@ -38,10 +38,24 @@ _ACC_CONVERT = ((dt.F16, dt.F32), (dt.BF16, dt.F32))
 # Element types atomic read-modify-write supports (no i1; fp8 has no headroom, e4m3 no inf).
 _ATOMIC_TYPES = dt.FLOATS + dt.INTS
 _INDEX_TYPES = (dt.I32, dt.U32)
-# MGATHER/MSCATTER data on the NPU profiles: the (u)int8/16/32, half, bfloat16 and float of
-# a2a3/MGather.hpp and a5/MGather.hpp, MScatter.hpp (a5's fp8/hifloat8 stay out: decision
-# 'MGATHER/MSCATTER row indices and NPU legality').
-_A5_INDEXED = dt.FLOATS + dt.INTS_32
+# MGATHER/MSCATTER data: the (u)int8/16/32, half, bfloat16 and float of a2a3/MGather.hpp and
+# MScatter.hpp; a5's headers add float8_e4m3/e5m2 and hifloat8 (moved bit for bit); cpu takes
+# every storable type and hifloat8.
+_A2_INDEXED = dt.FLOATS + dt.INTS_32
+_A5_INDEXED = _A2_INDEXED + dt.FP8 + (dt.HIF8,)
+_CPU_INDEXED = dt.STORABLE + (dt.HIF8,)
+# MSCATTER atomics per profile and data type (IsValidMScatterAtomic in a2a3/MScatter.hpp,
+# IsValidScatterAtomic in a5/MScatter.hpp); cpu takes every mode on _ATOMIC_TYPES. One value rule
+# per profile is MSCATTER's whole atomic check (no _atomic_types constraint beside it).
+_A2_SCATTER_ADD = (dt.F32, dt.I32, dt.F16, dt.BF16, dt.I16, dt.I8)
+_A5_SCATTER_ADD = (dt.I32, dt.U32, dt.F32, dt.F16, dt.BF16)
+_A5_SCATTER_MINMAX = (dt.I32, dt.U32, dt.F32)
+_SCATTER_ATOMICS = {
+    "cpu": {AtomicMode.NONE: None, AtomicMode.ADD: _ATOMIC_TYPES, AtomicMode.MAX: _ATOMIC_TYPES,
+            AtomicMode.MIN: _ATOMIC_TYPES},
+    "a2": {AtomicMode.NONE: None, AtomicMode.ADD: _A2_SCATTER_ADD},
+    "a5": {AtomicMode.NONE: None, AtomicMode.ADD: _A5_SCATTER_ADD, AtomicMode.MAX: _A5_SCATTER_MINMAX,
+           AtomicMode.MIN: _A5_SCATTER_MINMAX}}
 # TSTORE_FP: acc dtype -> global dtypes; integer targets round RNE and saturate.
 _FP_TARGETS = (dt.F32, dt.F16, dt.BF16, dt.I8)
 # (global, acc, scale) triples whose scaled store the NPU headers implement (GetVectorPreQuantMode:
@@ -469,8 +483,8 @@ _INDEX_DOC = (" In ELEMENT mode idx[i, j] is a row-major flat index over the glo
               "oobMode: ERROR raises RUNTIME_OOB before anything is written, CLAMP clamps to [0, n-1], "
               "WRAP takes the index modulo n (a negative index counts from the end), ZERO reads 0 / skips "
               "the write. Public status: A2/A3 and A5 code exists (on the vector core, hence pipe V); "
-              "openpto takes MGATHER on cpu, a2, a3 and a5 and MSCATTER on cpu and a5 (the A2/A3 scatter "
-              "atomics differ from A5's and profiles cannot narrow attribute values).")
+              "openpto takes both on cpu, a2, a3 and a5: (u)int8/16/32, f16, bf16 and f32 data with i32/u32 "
+              "indices on a2/a3, also float8_e4m3, float8_e5m2 and hifloat8 (bit copies) on a5.")
 _INDEX_SPECIAL = ("Index values are exact integers (u32 read unsigned). With no targets (an empty tensor) "
                   "CLAMP and WRAP raise RUNTIME_OOB for any index. A ROW-mode tile wider than a row raises "
                   "RUNTIME_OOB in every mode.")
@@ -481,8 +495,9 @@ declare(Instruction(
               tile_in("idx", "i32/u32 index tile")),
     attrs=_INDEX_ATTRS,
     semantics=_mgather,
-    dtypes=_gather_rule(("dst", "src", "idx"), dt.STORABLE),
-    profile_dtypes={p: _gather_rule(("dst", "src", "idx"), _A5_INDEXED) for p in ("a2", "a3", "a5")},
+    dtypes=_gather_rule(("dst", "src", "idx"), _CPU_INDEXED),
+    profile_dtypes={**{p: _gather_rule(("dst", "src", "idx"), _A2_INDEXED) for p in ("a2", "a3")},
+                    "a5": _gather_rule(("dst", "src", "idx"), _A5_INDEXED)},
     numerics=EXACT, domain=Domain.DST, pipe=Pipe.V, profiles=("cpu", "a2", "a3", "a5"),
     doc="For (i, j) in dst's valid region: ELEMENT mode dst[i, j] = src.flat[idx[i, j]]; ROW mode "
         "dst[i, j] = src.row(idx[i, 0])[j]." + _INDEX_DOC,
@@ -498,19 +513,23 @@ declare(Instruction(
     attrs=_INDEX_ATTRS + (Attr("atomic", AtomicMode, AtomicMode.NONE,
                                "NONE: plain write; ADD / MAX / MIN: read-modify-write"),),
     semantics=_mscatter,
-    dtypes=_gather_rule(("dst", "src", "idx"), dt.STORABLE),
-    profile_dtypes={"a5": _gather_rule(("dst", "src", "idx"), _A5_INDEXED)},
+    dtypes=_gather_rule(("dst", "src", "idx"), _CPU_INDEXED),
+    profile_dtypes={**{p: _gather_rule(("dst", "src", "idx"), _A2_INDEXED) for p in ("a2", "a3")},
+                    "a5": _gather_rule(("dst", "src", "idx"), _A5_INDEXED)},
+    profile_values={p: (ValueRule("atomic", _SCATTER_ATOMICS["a2" if p == "a3" else p], "dst", code="LEGAL_MODE"),)
+                    for p in ("cpu", "a2", "a3", "a5")},
     numerics=Numerics("rounded", note="atomic ADD of floats hitting one element several times sums in "
                                       "row-major order in the reference; targets may use another order"),
-    domain=Domain.SRC, pipe=Pipe.V, profiles=("cpu", "a5"),
+    domain=Domain.SRC, pipe=Pipe.V, profiles=("cpu", "a2", "a3", "a5"),
     doc="For (i, j) in src's valid region, in row-major order: ELEMENT mode writes src[i, j] to "
         "dst.flat[idx[i, j]]; ROW mode writes it to element j of row idx[i, 0]. Elements no index hits "
         "are untouched. Duplicates: with atomic NONE the last writer in row-major order wins; ADD adds "
         "each contribution in turn (integers wrap, f16/bf16 add in f32 and round once per addition); "
-        "MAX / MIN keep the IEEE maximum / minimum." + _INDEX_DOC,
+        "MAX / MIN keep the IEEE maximum / minimum. Atomics per profile (Values per profile, LEGAL_MODE): "
+        "a2/a3 NONE, or ADD on f32 i32 f16 bf16 i16 i8; a5 NONE, ADD on i32 u32 f32 f16 bf16, MAX and MIN "
+        "on i32 u32 f32; cpu every mode on the arithmetic types (not fp8, hifloat8 or i1)." + _INDEX_DOC,
     example=Example({"dst": "!pto.memref<512xf32>", "src": "!pto.tile<16x16xf32>",
                      "idx": "!pto.tile<16x16xi32>"}, {"oobMode": OobMode.WRAP}),
-    constraints=(_indexed_shape("src"), _row_fits("src", "dst"),
-                 _atomic_types("dst", (AtomicMode.NONE, AtomicMode.ADD, AtomicMode.MAX, AtomicMode.MIN))),
+    constraints=(_indexed_shape("src"), _row_fits("src", "dst")),
     special_values="Plain writes are bit-exact. ADD: IEEE (inf + -inf = NaN), integers wrap. MAX/MIN: NaN "
                    "propagates, max(-0, +0) = +0, min(-0, +0) = -0. " + _INDEX_SPECIAL))

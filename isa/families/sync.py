@@ -21,7 +21,7 @@ from .. import dtypes as dt
 from ..attrs import RoundMode
 from ..diagnostics import RuntimeFault
 from ..registry import declare, former_names
-from ..spec import (Attr, Domain, EXACT, Example, Family, Instruction, Kind, Operand, Role, same)
+from ..spec import (Attr, Domain, EXACT, Example, Family, Instruction, Kind, Operand, Role, ValueRule, same)
 from ..types import TYPE_ALIASES, Pipe, TileType, Type
 from ..values import Tile
 from ._helpers import index_in
@@ -147,6 +147,16 @@ def _tsync(event: object = None, pipe: object = None) -> None:
         _pipe(pipe, "pipe")
 
 
+def _pipes(names: str) -> tuple[ValueRule, ...]:
+    return (ValueRule("pipe", {Pipe[n]: None for n in names.split()}),)
+
+
+#: The pipes each target's single-pipe TSYNC asserts (<target>/TSync.hpp); kirinX90 includes
+#: kirin9030's TSync.hpp. cpu takes every pipe.
+_TSYNC_PIPES = {"a2": _pipes("S V M MTE1 MTE2 MTE3 FIX ALL"), "a3": _pipes("S V M MTE1 MTE2 MTE3 FIX ALL"),
+                "a5": _pipes("MTE2 MTE3 ALL"), "a6": _pipes("MTE2 MTE3 ALL"),
+                "kirin9030": _pipes("M MTE1 MTE2 MTE3 FIX ALL"), "kirinX90": _pipes("M MTE1 MTE2 MTE3 FIX ALL")}
+
 declare(Instruction(
     mnemonic="TSYNC", family=Family.SYNC, summary="wait on an event, or barrier a pipe",
     operands=(Operand("event", Role.IN, Kind.EVENT, "event token to wait on", optional=True),
@@ -155,12 +165,13 @@ declare(Instruction(
     doc="Two forms: `tsync %e` waits on the event token (the flag recorded by its producer, as "
         "WAIT_FLAG); `tsync` with a pipe is a single-pipe barrier (PIPE_BARRIER). The public "
         "`tsync.op #pto.op<TADD>` names an op class; its pipe is the pipe operand here. The "
-        "current headers' single-pipe form takes S, V, M, MTE1, MTE2, MTE3, FIX or ALL on A2/A3 "
-        "and only MTE2, MTE3 or ALL on A5; openpto accepts every pipe on every profile (the "
-        "schema cannot narrow operand values per profile; see decision 'TSYNC pipes per "
-        "profile'). Functional backends do not inspect the token and only validate the form.",
+        "single-pipe form takes the pipes each target's header asserts (Values per profile: "
+        "A2/A3 S, V, M, MTE1, MTE2, MTE3, FIX or ALL; A5 and A6 MTE2, MTE3 or ALL; the Kirin "
+        "parts M, MTE1, MTE2, MTE3, FIX or ALL; cpu any pipe); another pipe is LEGAL_ATTR. "
+        "Functional backends do not inspect the token and only validate the form.",
     special_values="Both or neither operand: RUNTIME_SYNC_FORM; a non-pipe: RUNTIME_BAD_PIPE.",
-    example=Example({}, scalars={"pipe": Pipe.V})))
+    profile_values=_TSYNC_PIPES,
+    example=Example({}, scalars={"pipe": Pipe.MTE2})))
 
 
 def _tassign(tile: Tile, addr: int) -> None:
