@@ -1,7 +1,8 @@
 """Target profiles: what a target allows (legality) and what it is (capacities, pipes, timing).
 
-A backend executes; a profile decides legality. Per-instruction dtype narrowing lives in
-each declaration (``Instruction.profile_dtypes``); this module holds the target-wide facts.
+A backend executes; a profile decides legality. Per-instruction dtype and value narrowing lives
+in each declaration (``Instruction.profile_dtypes``, ``Instruction.profile_values``); this module
+holds the target-wide facts.
 Numbers for a2/a3/a5 are the public PTO ISA's buffer limits and clocks; a6, kirin9030 and
 kirinX90 come from include/pto/common/buffer_limits.hpp of the snapshot named in isa/targets.py,
 whose implementation table decides their legality.

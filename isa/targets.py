@@ -6,7 +6,8 @@ headers, so their legality is a table here rather than 150 edited declarations: 
 legal on such a target when the target's implementation list provides it, with the dtype rule of
 the profile it borrows from (``base``), less the element types the target lacks and, for the
 matrix instructions, the accumulator types its cube supports. ``Instruction.supported_on`` and
-``Instruction.dtype_rule`` consult this table; a declaration may still name a target explicitly.
+``Instruction.dtype_rule`` consult this table, and ``Instruction.value_rules`` takes the base
+profile's value limits; a declaration may still name a target explicitly (TSYNC's pipes do).
 
 Snapshot: hw-native-sys/pto-isa commit 3186c381bd49e1164092e67ff1b3564302754e76
 (2026-08-21). Implementation lists are the instructions whose ``*_IMPL`` the headers included
