@@ -404,7 +404,7 @@ def test_structure_rules() -> None:
     dst = parse_type("!pto.tile<16x16xf16>")
     codes = lambda src: [e.code for e in checks.check_structure(TCVT, {"dst": dst, "src": parse_type(src)}, {})]  # noqa: E731
     assert codes("!pto.tile<16x16xf32>") == []
-    assert codes("!pto.tile<16x32xf32>") == ["STRUCT_SHAPE"]
+    assert codes("!pto.tile<16x32xf32>") == []     # own row stride: only the valid regions matter
     assert codes("!pto.tile<16x16xf32, valid=8x16>") == ["STRUCT_VALID_REGION"]
 
 

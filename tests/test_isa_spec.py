@@ -160,6 +160,8 @@ def test_checks_report_stable_codes() -> None:
     assert codes({**ok, "src1": t("!pto.tile<16x32xf32>")}) == []
     assert codes({**ok, "src1": t("!pto.tile<8x32xf32>")}) == ["STRUCT_VALID_REGION"]
     sel = {"dst": ok["dst"], "mask": t("!pto.tile<16x32xi1>"), "src0": ok["src0"], "src1": ok["src1"]}
+    assert [e.code for e in checks.check_structure(isa.get("TSEL"), sel, {})] == []   # the mask's own shape
+    sel = {**sel, "src1": t("!pto.tile<16x32xf32>")}    # data operands: one public tile type
     assert [e.code for e in checks.check_structure(isa.get("TSEL"), sel, {})] == ["STRUCT_SHAPE"]
     assert codes({**ok, "src1": t("!pto.tile<16x16xf32, valid=8x16>")}) == ["STRUCT_VALID_REGION"]
     assert codes({**ok, "src1": t("!pto.memref<16x16xf32>")}) == ["STRUCT_OPERAND_KIND"]

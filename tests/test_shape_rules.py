@@ -93,11 +93,11 @@ def test_column_reduction_into_a_taller_dst(backend: str, op: str, fn: Any) -> N
     # sources still cover dst's valid region
     (_kernel({"dst": "!pto.tile<8x16xf32>", "src": "!pto.tile<4x16xf32>"},
              "%dst = texp %src : (!pto.tile<4x16xf32>) -> !pto.tile<8x16xf32>"), "STRUCT_VALID_REGION"),
-    # masks keep their static shape (decision 'Shape rules of the public kernels')
-    (_kernel({"dst": "!pto.tile<8x16xf32>", "m": "!pto.tile<8x32xi1>", "a": "!pto.tile<8x16xf32>",
+    # a mask of another static shape must still cover dst's valid region
+    (_kernel({"dst": "!pto.tile<8x16xf32>", "m": "!pto.tile<8x32xi1, valid=8x8>", "a": "!pto.tile<8x16xf32>",
               "b": "!pto.tile<8x16xf32>"},
-             "%dst = tsel %m, %a, %b : (!pto.tile<8x32xi1>, !pto.tile<8x16xf32>, !pto.tile<8x16xf32>) "
-             "-> !pto.tile<8x16xf32>"), "STRUCT_SHAPE"),
+             "%dst = tsel %m, %a, %b : (!pto.tile<8x32xi1, valid=8x8>, !pto.tile<8x16xf32>, "
+             "!pto.tile<8x16xf32>) -> !pto.tile<8x16xf32>"), "STRUCT_VALID_REGION"),
 ])
 def test_rules_that_stay(text: str, code: str) -> None:
     with pytest.raises(PTOError) as e:

@@ -230,7 +230,7 @@ declare(Instruction(
     constraints=(K.custom("dst.rows >= src.rows and dst.cols >= (8 / sizeof(dtype)) * src.cols", _sort_shape),
                  K.custom("dst's valid region holds the records of src's valid region", _sort_region,
                           "STRUCT_VALID_REGION"),
-                 K.same_shape("src", "idx"), K.covers(("idx",), "src"),
+                 K.equal("idx", "cols", "src", "cols"), K.covers(("idx",), "src"),
                  *_row_major("dst", "src", "idx"))))
 
 _MERGE_SOURCES = ("src0", "src1", "src2", "src3")

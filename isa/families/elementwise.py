@@ -240,7 +240,7 @@ declare(Instruction(
     example=Example(
         {"dst": "!pto.tile<16x16xi1>", "src0": "!pto.tile<16x16xf32>", "src1": "!pto.tile<16x16xf32>"},
         {"cmpMode": CmpMode.GT}),
-    constraints=(K.same_shape("dst", "src0", "src1"), K.covers(("src0", "src1"))),
+    constraints=(K.covers(("src0", "src1")),),
     special_values="NaN compares unordered (only NE is true); -0 == +0."))
 
 
@@ -265,5 +265,5 @@ declare(Instruction(
     example=Example({"dst": "!pto.tile<16x16xf32>", "mask": "!pto.tile<16x16xi1>",
                      "src0": "!pto.tile<16x16xf32>", "src1": "!pto.tile<16x16xf32>",
                      "tmp": "!pto.tile<16x16xf32>"}),
-    constraints=(K.same_shape("dst", "mask", "src0", "src1"), K.covers(("mask", "src0", "src1"))),
+    constraints=(K.same_shape("dst", "src0", "src1"), K.covers(("mask", "src0", "src1"))),
     special_values="No arithmetic: NaN (payload included), ±inf and -0 are copied unchanged."))

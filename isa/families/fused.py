@@ -105,7 +105,7 @@ def _muladd(mnemonic: str, summary: str, formula: str, order: Callable[..., tupl
         domain=Domain.DST, pipe=Pipe.V,
         doc=f"dst[i, j] = {formula}." + _MULADD_DOC + " " + public,
         example=Example({n: _F32_TILE for n in names}),
-        constraints=(K.same_shape(*names), K.covers(("src0", "src1"))),
+        constraints=(K.covers(("src0", "src1")),),
         profile_dtypes={p: same(names, HALF_FLOAT) for p in ("a2", "a3", "a5")},
         special_values=_MULADD_SPECIAL + (_RELU_SPECIAL if relu else "")))
 
@@ -156,7 +156,7 @@ declare(Instruction(
                     {"scalar": 1.5}),
     more_examples=(Example({n: _F32_TILE for n in ("dst", "src0")} | {"scalar": "f32"}, {},
                            {"scalar": -0.25}),),
-    constraints=(K.same_shape("dst", "src0"), K.covers(("src0",))),
+    constraints=(K.covers(("src0",)),),
     special_values=_MULADD_SPECIAL))
 
 
@@ -175,7 +175,7 @@ declare(Instruction(
     doc="dst[i, j] = max(src0[i, j] - src1[i, j], 0): the difference is computed in f32, rounded "
         "once to the dtype, then clamped (ReLU is exact). Spelled `%dst = tsubrelu %src0, %src1`.",
     example=Example({n: _F32_TILE for n in _NAMES3}),
-    constraints=(K.same_shape(*_NAMES3), K.covers(("src0", "src1"))),
+    constraints=(K.covers(("src0", "src1")),),
     profile_dtypes={p: same(_NAMES3, HALF_FLOAT) for p in ("a2", "a3", "a5")},
     special_values="inf - inf = NaN and NaN stay NaN; -0 and negative differences give +0."))
 
@@ -207,7 +207,7 @@ declare(Instruction(
     example=Example({"dst": "!pto.tile<16x16xf16>", "src0": _F32_TILE, "src1": _F32_TILE}),
     more_examples=(Example({"dst": "!pto.tile<16x32xi8>", "src0": "!pto.tile<16x32xi16>",
                             "src1": "!pto.tile<16x32xi16>"}),),
-    constraints=(K.same_shape(*_NAMES3), K.covers(("src0", "src1"))),
+    constraints=(K.covers(("src0", "src1")),),
     special_values="Float sums: inf - inf = NaN; NaN -> NaN (f16) or 0 (i8); +inf -> +inf (f16) or "
                    "127 (i8); finite sums above 65504 -> 65504. i16 sums wrap before the ReLU "
                    "(30000 + 30000 = -5536 -> 0)."))
@@ -247,8 +247,7 @@ declare(Instruction(
     example=Example({"dst": "!pto.tile<16x16xf16>", "src0": "!pto.tile<16x16xi32>",
                      "src1": "!pto.tile<16x16xi32>", "deqScale": "f32", "tmp": "!pto.tile<16x16xi32>"},
                     {}, {"deqScale": 0.0625}),
-    constraints=(K.same_shape("dst", "src0", "src1"), K.covers(("src0", "src1")),
-                 K.covers(("tmp",))),
+    constraints=(K.covers(("src0", "src1")), K.covers(("tmp",))),
     special_values="A NaN or infinite deqScale: 0 * inf = NaN stays NaN; inf -> +inf; a NaN scale "
                    "gives NaN everywhere. Negative products give +0."))
 
@@ -279,7 +278,7 @@ declare(Instruction(
         "dst itself. The public A2/A3 implementation drops an odd last element; the public page and "
         "CPU simulator keep it, as openpto does. Spelled `%dst = tpairreducesum %src`.",
     example=Example({"dst": "!pto.tile<16x32xf32>", "src": "!pto.tile<16x32xf32>"}),
-    constraints=(K.same_shape("dst", "src"), K.covers(("src",))),
+    constraints=(K.covers(("src",)),),
     profile_dtypes={p: same(("dst", "src"), HALF_FLOAT) for p in ("a2", "a3", "a5")},
     special_values="IEEE sums: inf + -inf = NaN, NaN propagates, overflow gives ±inf."))
 
@@ -360,7 +359,7 @@ declare(Instruction(
         + _PRECISION,
     example=Example({"dst": _F32_TILE, "base": _F32_TILE, "exp": _F32_TILE, "tmp": _F32_TILE}),
     more_examples=(Example({n: "!pto.tile<16x16xi32>" for n in _TPOW_NAMES}),),
-    constraints=(K.same_shape(*_TPOW_NAMES), K.covers(("base", "exp")), K.covers(("tmp",))),
+    constraints=(K.covers(("base", "exp")), K.covers(("tmp",))),
     profile_dtypes={"a2": same(_TPOW_NAMES, _POW_A2), "a3": same(_TPOW_NAMES, _POW_A2),
                     "a5": same(_TPOW_NAMES, dt.NUMERIC)},
     special_values=_POW_SPECIAL))
@@ -380,7 +379,7 @@ declare(Instruction(
                     {"exp": 2.5}),
     more_examples=(Example({"dst": "!pto.tile<16x16xi16>", "base": "!pto.tile<16x16xi16>", "exp": "i16"},
                            {}, {"exp": 3}),),
-    constraints=(K.same_shape("dst", "base"), K.covers(("base",)), K.covers(("tmp",))),
+    constraints=(K.covers(("base",)), K.covers(("tmp",))),
     profile_dtypes={"a2": same(_TPOWS_NAMES, _POW_A2), "a3": same(_TPOWS_NAMES, _POW_A2),
                     "a5": same(_TPOWS_NAMES, dt.NUMERIC)},
     special_values=_POW_SPECIAL))
