@@ -268,14 +268,17 @@ def _hif4_columns(t: TileType | None) -> str | None:
 
 
 def _hif4_records(types: Mapping[str, Type], attrs: Mapping[str, object]) -> str | None:
-    """K is whole 64-element blocks; scale_a holds M x K/16 and scale_b K/16 x N record bytes."""
+    """K is whole 64-element blocks; scale_a holds M x K/16 record bytes (HiF4 A) or M x K/32 E8M0
+    scales (a mixed overload's A), scale_b K/16 x N record bytes."""
     a, sa, sb, b = (types.get(n) for n in ("a", "scale_a", "scale_b", "b"))
     bad = _hif4_columns(a if isinstance(a, TileType) else None)
     if bad or not isinstance(a, TileType) or a.valid_cols is None:
         return bad
     need = a.valid_cols // hifloat4.BLOCK * hifloat4.RECORD
-    if isinstance(sa, TileType) and sa.valid_cols is not None and sa.valid_cols < need:
-        return f"scale_a.valid_cols = {sa.valid_cols} holds fewer than the {need} record bytes of K = {a.valid_cols}"
+    need_a, what_a = ((need, "record bytes") if a.dtype == dt.FP4_E1M2 else
+                      (a.valid_cols // MX_BLOCK, "E8M0 block scales"))
+    if isinstance(sa, TileType) and sa.valid_cols is not None and sa.valid_cols < need_a:
+        return f"scale_a.valid_cols = {sa.valid_cols} holds fewer than the {need_a} {what_a} of K = {a.valid_cols}"
     if isinstance(sb, TileType) and sb.valid_rows is not None and sb.valid_rows < need:
         return f"scale_b.valid_rows = {sb.valid_rows} holds fewer than the {need} record bytes of K = {a.valid_cols}"
     return None
@@ -288,10 +291,18 @@ def _mx_hif4(dst: Tile, a: Tile, scale_a: Tile, b: Tile, scale_b: Tile) -> None:
         raise RuntimeFault("RUNTIME_VALID_REGION", "TMATMUL_MX_HIF4 multiplies whole 64-element K blocks",
                            expected="a.valid_cols a multiple of 64", actual=f"{k} valid columns")
     kr = k // hifloat4.BLOCK * hifloat4.RECORD
-    x = hifloat4.dequantise(a.read(m, k, "a"), scale_a.read(m, kr, "scale_a"))
+    if a.dtype == dt.FP4_E1M2:
+        x = hifloat4.dequantise(a.read(m, k, "a"), scale_a.read(m, kr, "scale_a"))
+    else:                       # a mixed overload: A's own values times its MX E8M0 block scales
+        values = a.read(m, k, "a").astype(np.float64)
+        x = values * _e8m0(scale_a.read(m, k // MX_BLOCK, "scale_a"))[:, np.arange(k) // MX_BLOCK]
     y = hifloat4.dequantise(b.read(k, n, "b").T, scale_b.read(kr, n, "scale_b").T).T
-    _finish(dst, _dot(x, y))
+    with np.errstate(all="ignore"):
+        _finish(dst, _dot(x, y))
 
+
+#: A's element types: HiF4 codes, or the mixed overloads' f8e4m3 / f16 / bf16 (A6 TMatmul.hpp)
+_HIF4_A = (dt.FP4_E1M2, dt.F8E4M3, dt.F16, dt.BF16)
 
 _HIF4_DOC = (
     "HiFloat4 matrix multiply (the A6 TMATMUL_MX overload for hifloat4x2_t A and B): dst[i, j] = "
@@ -305,16 +316,23 @@ _HIF4_DOC = (
     "in f64; the sum is in f64, rounded once (RNE) to f32; elements of dst outside M x N are "
     "unspecified. Ea code 0 makes its block zero. The public kernel moves the records into the Cube's "
     "interleaved 64-byte patches (HIF4_A_ZZ / HIF4_B_NN); openpto's scale tiles hold the records "
-    "unpatched. Tiles are logical matrices (any layout, boxed tiles whole fractals).")
+    "unpatched. Tiles are logical matrices (any layout, boxed tiles whole fractals). Mixed overloads "
+    "(the A6 header's float8_e4m3 / half / bfloat16 A with hifloat4x2_t B): A holds f8e4m3, f16 or bf16 "
+    "values and scale_a is MX: u8 E8M0 codes e, one per 32 elements along K (scale_a[i, k // 32], value "
+    "2**(e - 127), 255 = NaN; 127 leaves A unscaled), as TMATMUL_MX's; B and scale_b as above. Each term "
+    "(A[i, k] * 2**(scale_a[i, k // 32] - 127)) * B(k, j) is exact in f64 (decision 'TMATMUL_MX_HIF4 mixed "
+    "overloads').")
 
 declare(Instruction(
-    mnemonic="TMATMUL_MX_HIF4", family=Family.MATRIX, summary="matrix multiply of HiFloat4 A and B",
-    operands=(_DST, tile_in("a", "left matrix A (M x K) of E1M2 codes", locations=(Location.LEFT,)),
-              tile_in("scale_a", "u8 HiF4 records of A: M x K/16", locations=(Location.SCALE_LEFT, Location.LEFT)),
+    mnemonic="TMATMUL_MX_HIF4", family=Family.MATRIX, summary="matrix multiply of HiFloat4 B by HiFloat4, fp8, f16 or bf16 A",
+    operands=(_DST, tile_in("a", "left matrix A (M x K): E1M2 codes, or f8e4m3 / f16 / bf16 values",
+                                    locations=(Location.LEFT,)),
+              tile_in("scale_a", "u8 HiF4 records of A: M x K/16 (mixed overloads: E8M0 scales, M x K/32)",
+                      locations=(Location.SCALE_LEFT, Location.LEFT)),
               tile_in("b", "right matrix B (K x N) of E1M2 codes", locations=(Location.RIGHT,)),
               tile_in("scale_b", "u8 HiF4 records of B: K/16 x N", locations=(Location.SCALE_RIGHT, Location.RIGHT))),
     semantics=_mx_hif4,
-    dtypes=tuples(("dst", "a", "scale_a", "b", "scale_b"), [(dt.F32, dt.FP4_E1M2, dt.U8, dt.FP4_E1M2, dt.U8)]),
+    dtypes=tuples(("dst", "a", "scale_a", "b", "scale_b"), [(dt.F32, a, dt.U8, dt.FP4_E1M2, dt.U8) for a in _HIF4_A]),
     profiles=("cpu", "a6"), numerics=_SUM, domain=Domain.MATMUL, pipe=Pipe.M,
     doc=_HIF4_DOC,
     example=Example({"dst": _ACC_T[False], "a": "!pto.tile<16x64xfloat4_e1m2x2, loc=left, layout=NZ>",
@@ -327,6 +345,8 @@ declare(Instruction(
         K.at_least("scale_a", "valid_rows", "a", "valid_rows", "STRUCT_VALID_REGION"),
         K.at_least("scale_b", "valid_cols", "b", "valid_cols", "STRUCT_VALID_REGION"),
         _whole_fractals("dst", "a", "b")),
-    special_values="No NaN or infinity can be encoded: the E1M2 codes are finite and Ea tops out at "
-                   "1.5 * 2**15, so every value is at most 1.75 * 1.5 * 2**17 and no sum of the public K range (< 4096) can "
-                   "overflow f32. A zero product is +0; the sign of a zero result is unspecified."))
+    special_values="HiF4 x HiF4: no NaN or infinity can be encoded: the E1M2 codes are finite and Ea tops out "
+                   "at 1.5 * 2**15, so every value is at most 1.75 * 1.5 * 2**17 and no sum of the public K range (< "
+                   "4096) can overflow f32. A zero product is +0; the sign of a zero result is unspecified. Mixed "
+                   "overloads: IEEE products and sums as TMATMUL_MX (a NaN or infinite A value, or scale code 255, "
+                   "propagates; inf * 0 = NaN); partial sums do not overflow (f64), only the rounding to f32 does."))

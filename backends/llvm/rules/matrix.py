@@ -1,5 +1,6 @@
 """llvm lowering rules: matrix instructions (TMATMUL / TGEMV and their _ACC, _BIAS, _MX forms, and
-TMATMUL_MX_HIF4: exact f64 element values from the E1M2 codes and HiF4 records, one f32 rounding).
+TMATMUL_MX_HIF4: exact f64 element values from the E1M2 codes and HiF4 records, or a mixed
+overload's f8e4m3 / f16 / bf16 A times its E8M0 scales, one f32 rounding).
 
 Domain: M = a.valid_rows (1 for GEMV), K = a.valid_cols, N = b.valid_cols; dst's top-left
 M x N block is written. Reads outside a source's valid region raise RUNTIME_INVALID_READ in the
@@ -26,6 +27,7 @@ from typing import Any, Callable
 from llvmlite import ir
 
 from ....assembler.ir import TileOp
+from ....isa import dtypes as dt
 from ....isa import hifloat4
 from .. import hif4
 from .. import numerics as N
@@ -240,16 +242,24 @@ def _tmatmul_mx_hif4(cg: KernelCodegen, op: TileOp) -> None:
              "RUNTIME_VALID_REGION", "TMATMUL_MX_HIF4 multiplies whole 64-element K blocks",
              expected="a.valid_cols a multiple of 64", actual="{0} valid columns", details=[k])
     kr = b.mul(b.sdiv(k, ir.Constant(I64, hifloat4.BLOCK)), ir.Constant(I64, hifloat4.RECORD))
+    mixed = a.dtype != dt.FP4_E1M2        # f8e4m3 / f16 / bf16 A with MX E8M0 scales
     cg.check_read(a, m, k, "a")
     cg.check_read(bm, k, n, "b")
-    cg.check_read(sa, m, kr, "scale_a")
+    cg.check_read(sa, m, b.sdiv(k, ir.Constant(I64, MX_BLOCK)) if mixed else kr, "scale_a")
     cg.check_read(sb, kr, n, "scale_b")
+
+    def a_value(i: ir.Value, kk: ir.Value) -> ir.Value:
+        if not mixed:
+            return _hif4_value(cg, a, sa, i, kk, True)
+        scale = _e8m0(b, sa.load_raw(b, i, b.sdiv(kk, ir.Constant(I64, MX_BLOCK))))
+        return b.fmul(b.fpext(a.load(b, i, kk), F64), scale)
+
     slot = cg.alloca(F64, "hif4.acc")
     with cg.loop(0, m, name="hi") as i:
         with cg.loop(0, n, name="hj") as j:
             b.store(ir.Constant(F64, 0.0), slot)
             with cg.loop(0, k, name="hk") as kk:
-                p = b.fmul(_hif4_value(cg, a, sa, i, kk, True), _hif4_value(cg, bm, sb, j, kk, False))
+                p = b.fmul(a_value(i, kk), _hif4_value(cg, bm, sb, j, kk, False))
                 b.store(b.fadd(b.load(slot, typ=F64), p), slot)
             dst.store(b, i, j, b.fptrunc(b.load(slot, typ=F64), F32))
 
