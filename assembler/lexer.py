@@ -79,8 +79,8 @@ _WHOLE_NAME = re.compile(_NAME + r"\Z").match
 
 # A line that opens with one of these continues the statement of the line before it (the
 # newline between them separates nothing): the public pages break a long statement before
-# its signature (``: ...``), its result types (``-> ...``) or its ``outs(...)`` list.
-_CONTINUATION = re.compile(r"[ \t\r\f\v]*+(?::|->|(?:ins|outs)[ \t]*+\()").match
+# its signature (``: ...``), its result types (``-> ...``), its ``outs(...)`` or ``pipe(...)`` list.
+_CONTINUATION = re.compile(r"[ \t\r\f\v]*+(?::|->|(?:ins|outs|pipe)[ \t]*+\()").match
 
 
 def continues(line: str) -> bool:

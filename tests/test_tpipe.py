@@ -249,3 +249,12 @@ def test_mutated_pipe_programs_give_a_module_or_a_ptoerror() -> None:
         parsed += 1
         assert pto.parse(m.to_text()) == m
     assert parsed > 20          # the mutations are not all fatal: the round trip is exercised
+
+
+def test_a_pipe_group_may_start_a_continuation_line() -> None:
+    text = (f"kernel @k(%a : {ACC}, %v : {VEC}) {{\n  %p = pto.initialize_pipe : {C2V}\n"
+            f"  pto.tpush ins(%a : {ACC})\n      pipe(%p : {C2V})\n"
+            f"  pto.tpop pipe(%p : {C2V})\n      outs(%v : {VEC})\n}}\n")
+    m = pto.parse(text)
+    assert [s.instr.mnemonic for s in m.kernels[0].body] == ["TPUSH", "TPOP"]
+    assert all(s.attrs == {"FlagID": 0, "SlotNum": 4} for s in m.kernels[0].body)
