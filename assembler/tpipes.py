@@ -97,6 +97,10 @@ class TPipeParser:
         if len({t.text for t in used}) > 1 or len(used) > 1:
             self.fail("STRUCT_PIPE_CONFIG", f"{instr.asm_name} names more than one pipe", used[1],  # type: ignore[attr-defined]
                       expected="one pipe operand", actual=", ".join(t.text for t in used))
+        if scope.lookup(used[0].text[1:]) is not MISSING:     # redefined as a value after the pipe
+            self.fail("STRUCT_REDEFINED", f"{used[0].text} names both a pipe and a value", used[0],  # type: ignore[attr-defined]
+                      expected="one definition",
+                      actual=f"a pipe and a value of type {getattr(scope.lookup(used[0].text[1:]), 'type', '?')}")
         pipe, _ = pipes[used[0].text[1:]]
         kept, event = self._strip(toks, used[0], pipe)
         if event or (instr.mnemonic != "TPOP" and results):

@@ -196,6 +196,8 @@ def _code(body: str, params: str = f"%a : {ACC}, %v : {VEC}, %m : {MAT}, %g : !p
     ("%p = pto.initialize_pipe : !pto.tpipe<0, DIR_C2V, 1024, 2>\n%p = pto.initialize_pipe : "
      "!pto.tpipe<8, DIR_C2V, 1024, 2>", "STRUCT_REDEFINED"),
     ("%a = pto.initialize_pipe : !pto.tpipe<0, DIR_C2V, 1024, 2>", "STRUCT_REDEFINED"),
+    ("%p = pto.initialize_pipe : !pto.tpipe<0, DIR_C2V, 1024, 2>\n%p = tadd %v, %v : (" + VEC + ", " + VEC + ") -> "
+     + VEC + "\npto.tpush %a, %p", "STRUCT_REDEFINED"),
     ("%p, %q = pto.initialize_pipe : !pto.tpipe<0, DIR_C2V, 1024, 2>", "PARSE_ARITY"),
     ("%p = pto.initialize_pipe", "PARSE_TOKEN"),
     ("%p = pto.initialize_pipe : !pto.tpipe<0, DIR_C2V, 1024, 2>\n%s = tadd %v, %p : (" + VEC + ", " + VEC + ") -> "
