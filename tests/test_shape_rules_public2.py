@@ -185,6 +185,29 @@ def _tsort32() -> tuple[str, Args, Callable[[Args], None]]:
     return text, {"dst": np.zeros((2, 64), np.float32), "src": x, "idx": idx}, check
 
 
+def _tmov_acc() -> tuple[str, Args, Callable[[Args], None]]:
+    # from acc: dst is written at its own stride over src's valid region
+    d, s = _t("8x32xf16, loc=mat, valid=6x16"), _t("16x16xf32, loc=acc, valid=6x13")
+    text = _kernel({"dst": d, "src": s}, f"%dst = tmov %src : ({s}) -> {d}")
+    x = _arr((16, 16), 32, np.float32, -500, 500)
+
+    def check(out: Args) -> None:
+        np.testing.assert_array_equal(out["dst"][:6, :13], x[:6, :13].astype(np.float16))
+    return text, {"dst": np.zeros((8, 32), np.float16), "src": x}, check
+
+
+def _tmov_fp() -> tuple[str, Args, Callable[[Args], None]]:
+    d, s, f = _t("16x16xf32, loc=mat, layout=NZ, valid=8x13"), _t("8x16xi32, loc=acc, layout=NZ, valid=6x13"), \
+        _t("1x16xf32, loc=scaling")
+    text = _kernel({"dst": d, "src": s, "fp": f}, f"%dst = tmov_fp %src, %fp : ({s}, {f}) -> {d}")
+    x = _arr((8, 16), 33, np.int32, -100, 100)
+    fp = np.array([[0.5, 2.0, -1.0, 0.25] * 4], np.float32)
+
+    def check(out: Args) -> None:
+        np.testing.assert_array_equal(out["dst"][:6, :13], x[:6, :13].astype(np.float32) * fp[:, :13])
+    return text, {"dst": np.zeros((16, 16), np.float32), "src": x, "fp": fp}, check
+
+
 RELAXED = {
     "TCMP": _tcmp, "TCMPS": _tcmps, "TSEL": _tsel, "TSELS": _tsels, "TCVT": _tcvt, "TAXPY": _taxpy,
     "TFUSEDMULADD": _inplace3("tfusedmuladd", lambda a, b, y: a * y + b),
@@ -198,6 +221,7 @@ RELAXED = {
                            lambda a, b: np.maximum((a + b).astype(np.float32) * np.float32(0.5), 0)
                            .astype(np.float16), np.float16, extra="s", extra_args={"s": 0.5}),
     "TPOW": _tpow, "TPOWS": _tpows, "TPAIRREDUCESUM": _tpairreducesum, "TSORT32": _tsort32,
+    "TMOV": _tmov_acc, "TMOV_FP": _tmov_fp,
 }
 
 
@@ -213,6 +237,9 @@ def test_operands_of_other_static_shapes(mnemonic: str, backend: str) -> None:
 # --------------------------------------------------------------------------- rules that stay
 
 F = _t("8x16xf32")
+ACC, ACC_WIDE = _t("16x16xf32, loc=acc, layout=NZ"), _t("16x32xf32, loc=acc, layout=NZ, valid=16x16")
+LEFT, RIGHT = _t("16x16xf16, loc=left, layout=NZ"), _t("16x16xf16, loc=right, layout=ZN")
+Q_DST, Q_SRC, Q_EXP = _t("64x64xf8e4m3, valid=64x32"), _t("64x32xf32"), _t("2x32xu8")
 G = _t("16x16xf32")
 STAY = {
     # TSEL: dst, src0 and src1 are one TileData type in the public signature
@@ -230,6 +257,19 @@ STAY = {
                         f"{_t('2x64xf32')}"), "STRUCT_SHAPE"),
     # TMOV between vec tiles: TMOV_TILE_IMPL static_asserts equal shapes
     "TMOV": (_kernel({"dst": F, "src": G}, f"%dst = tmov %src : ({G}) -> {F}"), "STRUCT_SHAPE"),
+    # TMOV from acc into NZ: the kernels move every static row of src
+    "TMOV_NZ": (_kernel({"dst": _t("16x16xf16, loc=mat, layout=NZ"), "src": _t("32x16xf32, loc=acc, layout=NZ, "
+                                                                             "valid=16x16")},
+                        f"%dst = tmov %src : ({_t('32x16xf32, loc=acc, layout=NZ, valid=16x16')}) -> "
+                        f"{_t('16x16xf16, loc=mat, layout=NZ')}"), "STRUCT_SHAPE"),
+    # TMATMUL_ACC: cOut and cIn are one TileRes type
+    "TMATMUL_ACC": (_kernel({"dst": ACC, "c": ACC_WIDE, "a": LEFT, "b": RIGHT},
+                            f"%dst = tmatmul_acc %c, %a, %b : ({ACC_WIDE}, {LEFT}, {RIGHT}) -> {ACC}"),
+                    "STRUCT_SHAPE"),
+    # TQUANT_DN: the CPU model static_asserts src's and dst's equal Rows and Cols
+    "TQUANT_DN": (_kernel({"dst": Q_DST, "src": Q_SRC, "exp": Q_EXP},
+                          f"%dst, %exp = tquant_dn %src {{mx_alg = #pto.mx_alg<OcpMxFp8E4M3>}} : "
+                          f"({Q_SRC}) -> ({Q_DST}, {Q_EXP})"), "STRUCT_SHAPE"),
 }
 
 
@@ -239,3 +279,6 @@ def test_rules_that_stay(mnemonic: str) -> None:
     with pytest.raises(PTOError) as e:
         pto.compile(pto.parse(text), backend="reference", profile="cpu")
     assert e.value.code == code, e.value
+    # the rule named in the comment above fired, not another shape rule
+    want = {"TSORT32": "idx.cols = 64 but src.cols = 32", "TMOV_NZ": "at least src's static rows"}
+    assert want.get(mnemonic, "static shapes differ") in str(e.value)

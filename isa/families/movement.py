@@ -244,6 +244,26 @@ def _unless_dual(c: Constraint) -> Constraint:
     return dataclasses.replace(c, doc=c.doc + " (dual modes: see below)", check=check)
 
 
+def _move_shape(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | None:
+    """From acc the fixpipe kernels write dst at its own stride over src's valid region, so only
+    the regions must agree; an NZ dst still takes every static row of src (the NZ-to-NZ kernels
+    move SrcTileData::Rows rows). Between other locations TMOV_TILE_IMPL asserts equal shapes."""
+    pair = _tile_pair(types)
+    if not pair:
+        return None
+    src, dst = pair
+    if src.loc is not ACC:
+        return _SAME_SHAPE.check(types, attrs)
+    if dst.layout is Layout.NZ and None not in (src.rows, dst.rows) and dst.rows < src.rows:
+        return f"an NZ dst of a move from acc has at least src's static rows: dst {dst.rows}, src {src.rows}"
+    return None
+
+
+_SAME_SHAPE = K.same_shape("dst", "src")
+MOVE_SHAPE = K.custom("dst, src have the same static shape unless src is in acc; from acc an NZ dst has "
+                      "at least src's static rows", _move_shape)
+
+
 def _mode_path(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | None:
     mode, pair = attrs.get("mode", AccToVecMode.SingleModeVec0), _tile_pair(types)
     if mode is AccToVecMode.SingleModeVec0 or not pair:
@@ -350,7 +370,7 @@ declare(Instruction(
                             "src": "!pto.tile<16x32xf32, loc=acc, layout=NZ>", "preQuantScalar": "f32"},
                            {"relu": ReluMode.RELU}, scalars={"preQuantScalar": 0.5})),
     constraints=form_rules(_plain_pairs(dt.STORABLE + dt.CPU_MOVABLE_CODED), A5_PAIRS) + (
-                 _unless_dual(K.same_shape("dst", "src")), *map(_unless_dual, _covers("dst", "src")),
+                 _unless_dual(MOVE_SHAPE), *map(_unless_dual, _covers("dst", "src")),
                  _loc_rule(TMOV_PATHS), CONVERT_RULE,
                  K.custom("mode only on acc -> vec moves; dual modes: same dtype, no scale, no DN dst",
                           _mode_path, "STRUCT_ATTR_VALUE"),
@@ -372,7 +392,7 @@ declare(Instruction(
     example=Example({"dst": "!pto.tile<16x16xf16, loc=mat, layout=NZ>",
                      "src": "!pto.tile<16x16xi32, loc=acc, layout=NZ>",
                      "fp": "!pto.tile<1x16xf32, loc=scaling>"}),
-    constraints=(K.same_shape("dst", "src"), *_covers("dst", "src"),
+    constraints=(MOVE_SHAPE, *_covers("dst", "src"),
                  K.fixed("fp", "rows", 1), K.at_least("fp", "cols", "src", "cols"),
                  _loc_rule(FP_PATHS))))
 
