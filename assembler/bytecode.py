@@ -20,7 +20,7 @@ Layout (little-endian; *varint* = unsigned LEB128, *sint* = zigzag varint)::
 
     offset size  field
     0      6     magic  b"PTOBC\\0"
-    6      2     u16 format version (FORMAT_VERSION = 1)
+    6      2     u16 format version (FORMAT_VERSION = 2)
     8      2     u16 flags (reserved, 0)
     10     4     u32 payload length in bytes
     14     4     u32 CRC-32 (zlib.crc32) of the payload
@@ -80,7 +80,13 @@ from .parser import collector_paused, parse
 from .printer import print_module, print_statement
 
 MAGIC = b"PTOBC\0"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+#: older versions and why this reader refuses them: operand positions index the declarations of
+#: their time, which have moved since (guessing would misread a file, not reject it)
+RETIRED_VERSIONS = {
+    1: "TEXTRACT and TINSERT took their offsets r0, c0 at operand positions 2 and 3, where "
+       "preQuantScalar now is (version 2 numbers them 3 and 4); re-assemble the file from its text",
+}
 HEADER = struct.Struct("<6sHHII")          # magic, version, flags, payload length, crc32
 MAX_INT_BITS = 4096                        # literal/attribute integers (text allows 64 digits)
 _MAX_VARINT = 10                           # bytes of a count or index (64 bits)
@@ -734,8 +740,10 @@ def _decode(data: bytes, filename: str | None) -> Module:
     if len(data) >= len(MAGIC) + 2:
         (version,) = struct.unpack_from("<H", data, len(MAGIC))
         if version != FORMAT_VERSION:
-            newer = "newer than this openpto reads" if version > FORMAT_VERSION else "unknown"
-            r.fail("BCODE_VERSION", f"bytecode format version {version} is {newer}", len(MAGIC),
+            why = ("newer than this openpto reads" if version > FORMAT_VERSION else
+                   f"an older format this openpto no longer reads: {RETIRED_VERSIONS[version]}"
+                   if version in RETIRED_VERSIONS else "unknown")
+            r.fail("BCODE_VERSION", f"bytecode format version {version} is {why}", len(MAGIC),
                    expected=FORMAT_VERSION, actual=version)
     if len(data) < HEADER.size:
         r.fail("BCODE_TRUNCATED", "file ends inside the header", len(data),

@@ -98,6 +98,8 @@ def check_legality(instr: Instruction, types: Mapping[str, Type], attrs: Mapping
                                       f"({', '.join(d.name for d in combo)}) on {profile.name}",
                                       location=where, expected=legal + more,
                                       actual="(" + ", ".join(d.name for d in combo) + ")"))
+    if not errs:            # a tuple the whole table refuses is not reported again per form
+        errs += _form_errors(instr, types, profile.name, where)
     errs += _value_errors(instr, types, attrs, values or {}, profile.name, where)
     for op in instr.operands:
         t = types.get(op.name)
@@ -148,6 +150,23 @@ def _value_errors(instr: Instruction, types: Mapping[str, Type], attrs: Mapping[
             errs.append(LegalityError(rule.code, f"{instr.mnemonic}: {why} on {profile}", location=where,
                                       expected=rule.describe(), actual=f"{rule.name} = {getattr(value, 'name', value)}"
                                       + (f" with {rule.operand} {_dtype_of(t)}" if t is not None else "")))
+    return errs
+
+
+def _form_errors(instr: Instruction, types: Mapping[str, Type], profile: str, where: Loc) -> list[PTOError]:
+    """The declaration's per-profile form rules (``Instruction.form_rules``): with the form's
+    operand present, the dtype tuple must be one that form converts on the profile."""
+    errs: list[PTOError] = []
+    for rule in instr.form_rules(profile):
+        if not rule.applies(types) or not all(n in types for n in rule.rule.operands):
+            continue
+        combo = tuple(_dtype_of(types[n]) for n in rule.rule.operands)
+        why = None if None in combo else rule.error(combo)
+        if why:
+            errs.append(LegalityError(rule.code, f"{instr.mnemonic}: {why} on {profile}", location=where,
+                                      expected="; ".join("(" + ", ".join(d.name for d in t) + ")"
+                                                         for t in rule.rule.sorted_tuples()),
+                                      actual="(" + ", ".join(d.name for d in combo) + ")"))
     return errs
 
 

@@ -49,6 +49,21 @@ def _value_table(instr: Instruction) -> list[str]:
     return lines + [""]
 
 
+def _form_table(instr: Instruction) -> list[str]:
+    """The per-profile dtype tuples of the forms an optional operand selects
+    (``Instruction.form_rules``); empty when no profile limits a form."""
+    rules = {p: instr.form_rules(p) for p in PROFILES if instr.supported_on(p)}
+    if not any(rules.values()):
+        return []
+    lines = ["## Element types per form", "", "The tuples a form converts on each profile, where they are fewer "
+             "than the table above (which joins every form); others are refused with the code shown.", "",
+             "| profile | form tuples |", "|---|---|"]
+    for p, rs in rules.items():
+        body = "; ".join(f"{r.describe()} (`{r.code}`)" for r in rs) or "as the table above"
+        lines.append(f"| {p} | {body} |")
+    return lines + [""]
+
+
 def operand_range(o: Operand) -> str:
     """An index operand's declared range and alignment in words ("an integer in [0, 7]")."""
     parts = []
@@ -94,6 +109,7 @@ def page(instr: Instruction) -> str:
         out += ["## Constraints", ""] + [f"- {c.doc} (`{c.code}`)" for c in instr.constraints] + [""]
     out += ["## Element types", ""] + _dtype_table(instr) + [""]
     out += _value_table(instr)
+    out += _form_table(instr)
     pipe = instr.pipe.value if isinstance(instr.pipe, Pipe) else "depends on operand locations (see semantics)"
     out += ["## Pipe", "", f"{pipe}", ""]
     return "\n".join(out)

@@ -92,6 +92,10 @@ def instruction_json(instr: Instruction) -> dict[str, Any]:
                                    for v, ds in r.values.items()}}
                        for r in instr.value_rules(p)]
                    for p in PROFILES if instr.supported_on(p) and instr.value_rules(p)},
+        "forms": {p: [{"operand": r.operand, "code": r.code, "operands": list(r.rule.operands),
+                       "tuples": [[d.name for d in t] for t in r.rule.sorted_tuples()]}
+                      for r in instr.form_rules(p)]
+                  for p in PROFILES if instr.supported_on(p) and instr.form_rules(p)},
         "profiles": [p for p in PROFILES if instr.supported_on(p)],
         "example": example_statement(instr),
         "has_semantics": callable(instr.semantics),

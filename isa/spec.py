@@ -222,6 +222,32 @@ class ValueRule:
 
 
 @dataclass(frozen=True)
+class FormRule:
+    """The element-type tuples one profile converts in the form an optional operand selects,
+    where that form takes fewer than the dtype rule (the union of every form) allows: a check
+    keyed on the operand's presence, which a profile-blind constraint cannot make."""
+
+    operand: str                              # the optional operand whose presence selects the form
+    rule: DTypeRule                           # the tuples that form takes on the profile
+    code: str = "LEGAL_DTYPE"
+
+    def applies(self, present: Any) -> bool:
+        return self.operand in present
+
+    def error(self, combo: DTypeTuple) -> str | None:
+        """Why the form refuses ``combo`` over ``rule.operands``, or None."""
+        if self.rule.allows(combo):
+            return None
+        return (f"with {self.operand}, ({', '.join(self.rule.operands)}) = "
+                f"({', '.join(d.name for d in combo)}) is not converted")
+
+    def describe(self) -> str:
+        """One line for the docs: the form and its tuples."""
+        body = "; ".join("(" + ", ".join(d.name for d in t) + ")" for t in self.rule.sorted_tuples())
+        return f"with {self.operand}: ({', '.join(self.rule.operands)}) in {body or 'nothing'}"
+
+
+@dataclass(frozen=True)
 class Example:
     """A concrete legal use: operand types by name (PTO-AS spellings) and attribute values."""
 
@@ -260,6 +286,8 @@ class Instruction:
     # per-profile limits on attribute / pipe operand values (a newer target not named borrows
     # its base profile's, as dtype_rule does)
     profile_values: Mapping[str, tuple[ValueRule, ...]] = field(default_factory=dict)
+    # per-profile dtype tuples of the form an optional operand selects (borrowed as profile_values)
+    profile_forms: Mapping[str, tuple[FormRule, ...]] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -311,6 +339,16 @@ class Instruction:
             return self.profile_values[profile]
         target = TARGETS.get(profile)
         return self.value_rules(target.base) if target is not None else ()
+
+    def form_rules(self, profile: str | None) -> tuple[FormRule, ...]:
+        """The per-form dtype limits on ``profile``: the declaration's, else those of the profile a
+        newer target borrows from; none on a profile neither names."""
+        if profile is None:
+            return ()
+        if profile in self.profile_forms:
+            return self.profile_forms[profile]
+        target = TARGETS.get(profile)
+        return self.form_rules(target.base) if target is not None else ()
 
     def supported_on(self, profile: str) -> bool:
         """Legal on ``profile``: the declaration's ``profiles`` (None = all), except that a newer

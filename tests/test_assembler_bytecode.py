@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import openpto.assembler as asm
+from openpto.assembler.bytecode import FORMAT_VERSION
 from openpto.assembler import ir
 from openpto.assembler.codes import CODES
 from openpto.isa import BytecodeError, PTOError, all_instructions, get
@@ -177,7 +178,7 @@ def payload(strings: bytes, types: bytes, values: bytes, kernels: bytes) -> byte
                     for sid, body in enumerate((strings, types, values, kernels), start=1))
 
 
-def wrap(body: bytes, version: int = 1, flags: int = 0) -> bytes:
+def wrap(body: bytes, version: int = FORMAT_VERSION, flags: int = 0) -> bytes:
     return b"PTOBC\0" + struct.pack("<HHII", version, flags, len(body), zlib.crc32(body)) + body
 
 
@@ -242,19 +243,20 @@ def code_of(data: bytes, filename: str | None = None) -> str:
 def test_header_errors() -> None:
     assert code_of(b"PTOBD\0" + SMALL[6:]) == "BCODE_MAGIC"
     assert code_of(b"#!/bin/sh\n") == "BCODE_MAGIC"
-    assert code_of(b"PTOBC\0" + b"\x02\x00" + SMALL[8:]) == "BCODE_VERSION"
+    assert code_of(b"PTOBC\0" + b"\x03\x00" + SMALL[8:]) == "BCODE_VERSION"
+    assert code_of(b"PTOBC\0" + b"\x01\x00" + SMALL[8:]) == "BCODE_VERSION"
     assert code_of(b"PTOBC\0" + b"\x00\x00" + SMALL[8:]) == "BCODE_VERSION"
-    assert code_of(b"PTOBC\0\x01\x00\x01\x00" + SMALL[10:]) == "BCODE_FLAGS"
+    assert code_of(b"PTOBC\0\x02\x00\x01\x00" + SMALL[10:]) == "BCODE_FLAGS"
     assert code_of(SMALL + b"\0") == "BCODE_CORRUPT"
 
 
 def test_version_error_says_expected_and_actual() -> None:
     with pytest.raises(BytecodeError) as e:
-        asm.load_bytes(wrap(payload(b"\x00", b"\x00", b"\x00", b"\x00"), version=2), "k.ptobc")
-    assert (e.value.expected, e.value.actual) == (1, 2)
+        asm.load_bytes(wrap(payload(b"\x00", b"\x00", b"\x00", b"\x00"), version=3), "k.ptobc")
+    assert (e.value.expected, e.value.actual) == (2, 3)
     assert e.value.location.file == "k.ptobc"
-    assert e.value.render() == ("k.ptobc: BCODE_VERSION: bytecode format version 2 is newer than this openpto reads "
-                                "(byte 6)\n  expected: 1\n  actual:   2")
+    assert e.value.render() == ("k.ptobc: BCODE_VERSION: bytecode format version 3 is newer than this openpto reads "
+                                "(byte 6)\n  expected: 2\n  actual:   3")
 
 
 def test_every_truncation_is_reported() -> None:

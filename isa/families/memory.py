@@ -15,14 +15,15 @@ import numpy as np
 from .. import compute as C
 from .. import constraints as K
 from .. import dtypes as dt
-from ..attrs import AtomicMode, IndexMode, OobMode
+from ..attrs import AtomicMode, IndexMode, OobMode, ReluMode
 from ..diagnostics import RuntimeFault
 from ..registry import declare
 from ..spec import WHOLE, Attr, Domain, Example, Family, Instruction, Numerics, EXACT, ROUNDED, ValueRule, tuples
 from ..types import GlobalLayout, GlobalType, Layout, Location, Pipe, TileType, Type
 from ..values import GlobalRef, Tile
 from ._helpers import global_in, global_out, tile_in, tile_out
-from ._prequant import A5_PAIRS, SCALE_OPERAND, form_rules, saturate, scale
+from ._prequant import A5_PAIRS, SCALE_OPERAND, form_rules, profile_forms, saturate, scale
+from ._prequant import relu as relu_values
 
 # ----------------------------------------------------------------------------- dtype tables
 
@@ -66,7 +67,10 @@ _NPU_FP_STORES = {"a2": _A2_FP, "a3": _A2_FP,
 # TSTORE's scalar pre-quantising form: the (global, acc) pairs GetScalarPreQuantMode scales that the
 # a2/a3 CheckAcc2gm admits (f32 -> i8/u8, i32 -> i8/u8/f16); a5 (and cpu) also f32 -> f16/bf16, i32 -> bf16.
 _A2_SCALED = ((dt.I8, dt.F32), (dt.U8, dt.F32), (dt.I8, dt.I32), (dt.U8, dt.I32), (dt.F16, dt.I32))
-_SCALED_STORES = {"a2": _A2_SCALED, "a3": _A2_SCALED, "a5": A5_PAIRS}
+# hifloat8 targets are not declared: a global holds hifloat8 codes as uint8, so a store could not tell
+# them from u8 values (GlobalRef carries no declared element type).
+_A5_SCALED = tuple(p for p in A5_PAIRS if p[0] is not dt.HIF8)
+_SCALED_STORES = {"cpu": _A5_SCALED, "a2": _A2_SCALED, "a3": _A2_SCALED, "a5": _A5_SCALED}
 
 
 def _pairs(types: tuple[dt.DType, ...], extra: tuple[tuple[dt.DType, dt.DType], ...] = ()) -> list:
@@ -238,22 +242,26 @@ def _tload(dst: Tile, src: GlobalRef) -> None:
     dst.write(src.window(r, c, "TLOAD source"), r, c)
 
 
-def _tstore(dst: GlobalRef, src: Tile, atomic: AtomicMode, preQuantScalar: float | None = None) -> None:  # noqa: N803
+def _tstore(dst: GlobalRef, src: Tile, atomic: AtomicMode, preQuantScalar: float | None = None,  # noqa: N803
+            relu: ReluMode = ReluMode.NONE) -> None:
     r, c = src.valid
     window = dst.window(r, c, "TSTORE destination")
+    on = relu is ReluMode.RELU
     if preQuantScalar is None:
-        _commit(window, _convert(src.region(), dst.dtype), atomic)
+        values = src.region()
+        _commit(window, _convert(relu_values(values) if on else values, dst.dtype), atomic)
     else:
-        _commit(window, saturate(scale(src.region(), preQuantScalar), dst.dtype), atomic)
+        scaled = scale(src.region(), preQuantScalar)
+        _commit(window, saturate(relu_values(scaled) if on else scaled, dst.dtype), atomic)
 
 
-def _tstore_fp(dst: GlobalRef, src: Tile, fp: Tile, atomic: AtomicMode) -> None:
+def _tstore_fp(dst: GlobalRef, src: Tile, fp: Tile, atomic: AtomicMode, relu: ReluMode = ReluMode.NONE) -> None:
     r, c = src.valid
-    scale = fp.read(1, c, "fp").astype(np.float32)
+    factors = fp.read(1, c, "fp").astype(np.float32)
     window = dst.window(r, c, "TSTORE_FP destination")
     with np.errstate(all="ignore"):
-        scaled = src.region().astype(np.float32) * scale
-    _commit(window, saturate(scaled, dst.dtype), atomic)
+        scaled = src.region().astype(np.float32) * factors
+    _commit(window, saturate(relu_values(scaled) if relu is ReluMode.RELU else scaled, dst.dtype), atomic)
 
 
 def _tprefetch(dst: Tile, src: GlobalRef) -> None:
@@ -267,6 +275,20 @@ def _store_pipe(types: Mapping[str, Type]) -> Pipe:
 
 _ATOMIC_ATTR = Attr("atomic", AtomicMode, AtomicMode.NONE,
                     "NONE: plain store; ADD: dst = dst + value in dst's element type")
+_RELU_ATTR = Attr("relu", ReluMode, ReluMode.NONE,
+                  "the public reluPreMode: ReLU on the fixpipe, after any scaling, before the conversion")
+_RELU_DOC = (" relu (the public reluPreMode, acc sources only: LEGAL_LOCATION) applies max(x, 0) on the "
+             "fixpipe after any scaling and before the conversion: NaN kept, -0 and negatives become +0.")
+
+
+def _relu_from_acc(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | None:
+    src = types.get("src")
+    if attrs.get("relu", ReluMode.NONE) is ReluMode.RELU and isinstance(src, TileType) \
+            and src.loc is not Location.ACC:
+        return f"relu is the fixpipe's, src is in {src.loc.value}, not acc"
+    return None
+
+
 _ATOMIC_DOC = ("With atomic = ADD each element becomes old + value computed in the element type's "
                "arithmetic (integers wrap; f16/bf16 add in f32 and round once, RNE), after the value "
                "has been converted as a plain store would write it; the store then also reads dst.")
@@ -302,11 +324,12 @@ declare(Instruction(
               tile_in("src", "source tile (vec, mat or acc)",
                       locations=(Location.VEC, Location.MAT, Location.ACC)),
               SCALE_OPERAND),
-    attrs=(_ATOMIC_ATTR,),
+    attrs=(_ATOMIC_ATTR, _RELU_ATTR),
     semantics=_tstore,
-    dtypes=tuples(("dst", "src"), _pairs(_CODED_MOVE, _ACC_CONVERT + A5_PAIRS)),
+    dtypes=tuples(("dst", "src"), _pairs(_CODED_MOVE, _ACC_CONVERT + _A5_SCALED)),
     profile_dtypes={p: tuples(("dst", "src"), _pairs(moves, _ACC_CONVERT + _SCALED_STORES[p]))
                     for p, moves in (("a2", _A2_MOVE), ("a3", _A2_MOVE), ("a5", _A5_CODED_MOVE))},
+    profile_forms=profile_forms(_SCALED_STORES),
     numerics=ROUNDED, domain=Domain.SRC, pipe=_store_pipe,
     doc="dst.window[i, j] = src[i, j] for (i, j) in src's valid region (the transfer size); nothing else "
         "of dst changes. A store from an acc tile (pipe FIX; vec/mat stores use MTE3) may convert: f32 acc "
@@ -319,20 +342,22 @@ declare(Instruction(
         "pre-quantising form (the public TSTORE(dst, acc, preQuantScalar)): with the f32 operand "
         "preQuantScalar, dst.window[i, j] = convert(f32(src[i, j]) * preQuantScalar), as TSTORE_FP "
         "with one factor for every column: the acc value is taken to f32 (i32 rounds RNE), multiplied "
-        "in f32 (RNE), then f16/bf16 round RNE and i8/u8 round to nearest even and saturate (NaN -> 0). "
-        "It takes an acc source; i32 -> i8/u8/f16/bf16 and f32 -> i8/u8 only exist in this form "
-        "(STRUCT_MISSING_OPERAND without the scale), f32 -> f16/bf16 exist in both. a2/a3 scale f32 -> "
-        "i8/u8 and i32 -> i8/u8/f16; a5 also f32 -> f16/bf16 and i32 -> bf16 (a2/a3 accept the scaled "
-        "f32 -> f16/bf16 too, as the rules cannot tell the profile; decision 'Scalar pre-quantisation "
-        "forms').",
+        "in f32 (RNE), then f16/bf16 round RNE, i8/u8 round to nearest even and saturate (NaN -> 0), "
+        "f8e4m3 rounds RNE and saturates to ±448 (NaN -> 0x7F). It takes an acc source; i32 -> "
+        "i8/u8/f16/bf16 and f32 -> i8/u8/f8e4m3 only exist in this form (STRUCT_MISSING_OPERAND without "
+        "the scale), f32 -> f16/bf16 exist in both. The scaled pairs differ per profile (LEGAL_DTYPE; "
+        "'Element types per form'): a2/a3 f32 -> i8/u8 and i32 -> i8/u8/f16 (not their unscaled f32 -> "
+        "f16/bf16); a5 and cpu also f32 -> f16/bf16/f8e4m3 and i32 -> bf16 (A5's f32 -> hifloat8 store "
+        "is not declared: decision 'Pre-quantising 8-bit float targets')." + _RELU_DOC,
     example=Example({"dst": "!pto.memref<64x64xf16>", "src": "!pto.tile<16x16xf32, loc=acc, layout=NZ>"}),
     more_examples=(Example({"dst": "!pto.memref<64x64xi8>", "src": "!pto.tile<16x16xi32, loc=acc, layout=NZ>",
                             "preQuantScalar": "f32"}, scalars={"preQuantScalar": 0.25}),),
-    constraints=form_rules(_pairs(_CODED_MOVE, _ACC_CONVERT), A5_PAIRS) + (_fits("src", "dst"),
+    constraints=form_rules(_pairs(_CODED_MOVE, _ACC_CONVERT), _A5_SCALED) + (_fits("src", "dst"),
                  K.custom("(tile, global) layout pair is a legal store", _store_layout, "LEGAL_LAYOUT"),
                  K.custom("an acc source is f32 or i32; only an acc source changes the dtype",
                           _acc_dtypes, "LEGAL_DTYPE"),
-                 _atomic_types("dst", (AtomicMode.NONE, AtomicMode.ADD))),
+                 _atomic_types("dst", (AtomicMode.NONE, AtomicMode.ADD)),
+                 K.custom("relu only with an acc src", _relu_from_acc, "LEGAL_LOCATION")),
     special_values="Same-dtype stores are bit-exact. f32 -> f16/bf16: RNE, overflow gives ±inf, NaN stays "
                    "NaN, values below the smallest denormal round to ±0. Atomic ADD: IEEE addition "
                    "(inf + -inf = NaN), integers wrap. Out-of-range windows raise RUNTIME_OOB. Scaled: IEEE f32 "
@@ -345,7 +370,7 @@ declare(Instruction(
     operands=(global_out("dst", "global tensor at the window origin", window="src"),
               tile_in("src", "acc tile (f32 or i32)", locations=(Location.ACC,)),
               tile_in("fp", "1 x N f32 scale tile, one scale per column", locations=(Location.SCALING,))),
-    attrs=(_ATOMIC_ATTR,),
+    attrs=(_ATOMIC_ATTR, _RELU_ATTR),
     semantics=_tstore_fp,
     dtypes=tuples(("dst", "src", "fp"), [(o, a, dt.F32) for a in _ACC_TYPES for o in _FP_TARGETS]),
     profile_dtypes={p: tuples(("dst", "src", "fp"), _NPU_FP_STORES[p]) for p in ("a2", "a3", "a5")},
@@ -355,7 +380,7 @@ declare(Instruction(
         "the column's f32 scale in f32 (rounded RNE), then converted to dst's dtype: f16/bf16 round RNE; "
         "i8 rounds to nearest even and saturates. " + _ATOMIC_DOC + " NPU profiles take the pairs their "
         "vector pre-quant modes scale: a2/a3 f32 -> i8 and i32 -> i8/f16; a5 also f32 -> f16/bf16 and "
-        "i32 -> bf16 (a same-type f32 store there applies no scale).",
+        "i32 -> bf16 (a same-type f32 store there applies no scale)." + _RELU_DOC,
     example=Example({"dst": "!pto.memref<64x64xf16>", "src": "!pto.tile<16x16xi32, loc=acc, layout=NZ>",
                      "fp": "!pto.tile<1x16xf32, loc=scaling>"}),
     constraints=(_fits("src", "dst"), K.fixed("fp", "rows", 1),

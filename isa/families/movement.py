@@ -25,7 +25,7 @@ from ..spec import (Attr, Constraint, Domain, DTypeRule, EXACT, Example, Family,
 from ..types import Layout, Location, PadValue, Pipe, TileType, Type
 from ..values import Tile
 from ._helpers import index_in, tile_in, tile_inout, tile_out
-from ._prequant import A5_PAIRS, SCALE, SCALE_OPERAND, form_rules, saturate, scale
+from ._prequant import A5_PAIRS, SCALE, SCALE_OPERAND, form_rules, profile_forms, saturate, scale
 from .elementwise import TMP_DOC, TMP_NOTE
 
 VEC, MAT, ACC = Location.VEC, Location.MAT, Location.ACC
@@ -73,17 +73,19 @@ def _transfer(values: np.ndarray, dst: Tile, fp: Tile | None = None,
     """What a move stores: values scaled in f32, per column by ``fp`` or all by the scalar
     ``factor``, ReLU'd, then converted to dst's dtype (round once, nearest-even; integer
     targets of a scaled value also saturate, NaN -> 0). Without scale, relu or conversion: the bits."""
+    scaled = fp is not None or factor is not None
     if fp is not None:
         with np.errstate(all="ignore"):
             values = values.astype(np.float32) * fp.read(1, values.shape[1], "scaling tile fp")
     if factor is not None:
         values = scale(values, factor)
-    if relu is ReluMode.RELU:   # uint8 storage is hifloat8 codes only when dst is hifloat8 (no conversion)
-        values = _relu(values, dst.dtype if dst.dtype in dt.CPU_MOVABLE_CODED else dt.of_numpy(values.dtype))
+    if relu is ReluMode.RELU:   # uint8 storage is coded (hifloat8, 4-bit) only in an unscaled coded move
+        coded = not scaled and dst.dtype in dt.CPU_MOVABLE_CODED
+        values = _relu(values, dst.dtype if coded else dt.of_numpy(values.dtype))
+    if scaled:                  # f32 products: the pre-quantising conversions (saturating)
+        return saturate(values, dst.dtype)
     if values.dtype == dst.dtype.np_dtype:
         return values
-    if values.dtype.kind == "f" and not dst.dtype.is_float:
-        return saturate(values, dst.dtype)
     with np.errstate(all="ignore"):
         return C.narrow(C.widen(values, dt.of_numpy(values.dtype)), dst.dtype)
 
@@ -161,34 +163,42 @@ EXTRACT_PATHS = {(MAT, LEFT): Pipe.MTE1, (MAT, RIGHT): Pipe.MTE1, (VEC, MAT): Pi
                  (ACC, MAT): Pipe.FIX, (VEC, VEC): Pipe.V}
 INSERT_PATHS = {(ACC, MAT): Pipe.FIX, (VEC, MAT): Pipe.MTE3, (VEC, VEC): Pipe.V, (ACC, VEC): Pipe.FIX}
 FP_PATHS = {(ACC, MAT): Pipe.FIX, (ACC, VEC): Pipe.FIX}
-FP_TYPES = tuples(("dst", "src", "fp"),
-                  [(d, s, dt.F32) for s in (dt.F32, dt.I32) for d in (dt.F32, dt.F16, dt.BF16)])
-# the FP_TYPES pairs the headers' GetVectorPreQuantMode scales (a2/a3 i32 -> f16; a5 adds bf16 and f32 sources)
-_A2_FP_MOVE = tuples(("dst", "src", "fp"), [(dt.F16, dt.I32, dt.F32)])
-NPU_FP_TYPES = {"a2": _A2_FP_MOVE, "a3": _A2_FP_MOVE,
-                "a5": tuples(("dst", "src", "fp"), [(d, s, dt.F32) for s in (dt.F32, dt.I32)
-                                                    for d in (dt.F16, dt.BF16)])}
-# The scalar pre-quantising form (optional preQuantScalar): the (dst, src) pairs GetScalarPreQuantMode
-# scales that the acc moves admit: a2/a3 (CheckTMovAccToMat) f32 -> i8 and i32 -> i8/u8/f16 (its i32 -> i16
-# SHIFTS322S16 shifts instead of scaling: not declared); a5 and cpu f32 and i32 -> i8/u8/f16/bf16.
+# The pre-quantising moves, scalar (optional preQuantScalar) and vector (the _FP forms' fp tile): the
+# (dst, src) pairs GetScalarPreQuantMode / GetVectorPreQuantMode scale that the acc moves admit. a2/a3
+# (CheckTMovAccToMat) f32 -> i8 and i32 -> i8/u8/f16 (the i32 -> i16 SHIFTS322S16 modes shift instead of
+# scaling: not declared); a5 (CheckTMovAccValid) and cpu f32 and i32 -> i8/u8/f16/bf16, f32 also ->
+# hifloat8 and float8_e4m3.
 _A2_SCALED = ((dt.I8, dt.F32), (dt.I8, dt.I32), (dt.U8, dt.I32), (dt.F16, dt.I32))
-SCALED_MOVES = {"a2": _A2_SCALED, "a3": _A2_SCALED, "a5": A5_PAIRS}
+SCALED_MOVES = {"cpu": A5_PAIRS, "a2": _A2_SCALED, "a3": _A2_SCALED, "a5": A5_PAIRS}
+SCALED_FORMS = profile_forms(SCALED_MOVES)
+# The _FP forms: the vector modes' pairs (the scalar ones); cpu also keeps its scaled f32 targets.
+FP_TYPES = tuples(("dst", "src", "fp"), [(d, s, dt.F32) for d, s in A5_PAIRS + ((dt.F32, dt.F32), (dt.F32, dt.I32))])
+NPU_FP_TYPES = {"a2": tuples(("dst", "src", "fp"), [(d, s, dt.F32) for d, s in _A2_SCALED]),
+                "a5": tuples(("dst", "src", "fp"), [(d, s, dt.F32) for d, s in A5_PAIRS])}
+NPU_FP_TYPES["a3"] = NPU_FP_TYPES["a2"]
+PREQUANT_CONVERT = (": f16/bf16 round nearest-even (overflow ±inf), i8/u8 round to nearest even and "
+                    "saturate (NaN -> 0), f8e4m3 rounds nearest-even and saturates to ±448 (NaN -> 0x7F), "
+                    "hifloat8 rounds to nearest with ties away from zero (overflow ±inf, NaN -> 0x80)")
 RELU_ATTR = Attr("relu", ReluMode, ReluMode.NONE, "ReLU applied before the conversion (after any scaling)")
 FP_DOC = (" Each value is first converted to f32 (i32 rounds nearest-even) and multiplied in f32 "
-          "by fp[0, j] for block column j, then ReLU'd (relu attribute), then rounded once more into "
-          "dst's dtype: two roundings, both nearest-even, so the result is bit-exact.")
+          "by fp[0, j] for block column j, then ReLU'd (relu attribute), then converted into dst's dtype"
+          + PREQUANT_CONVERT + ": every step is specified, so the result is bit-exact. NPU profiles take "
+          "the pairs their vector pre-quant modes scale (GetVectorPreQuantMode within the acc-move "
+          "checks): a2/a3 f32 -> i8 and i32 -> i8/u8/f16, a5 f32 and i32 -> i8/u8/f16/bf16 and f32 -> "
+          "hifloat8/f8e4m3; cpu also f32 targets.")
 SCALED_DOC = (" Scalar pre-quantising form (the public overload taking preQuantScalar): with the f32 "
               "operand preQuantScalar, every moved value is converted to f32 (i32 rounds nearest-even), "
               "multiplied in f32 by preQuantScalar, ReLU'd (relu attribute), then converted into dst's "
-              "dtype: f16/bf16 round nearest-even (overflow ±inf), i8/u8 round to nearest even and "
-              "saturate (NaN -> 0), as TSTORE's scaled form. Only an acc source is scaled "
-              "(LEGAL_LOCATION); i32 -> i8/u8/f16/bf16 and f32 -> i8/u8 exist only in this form "
-              "(STRUCT_MISSING_OPERAND without the scale), f32 -> f16/bf16 in both. a2/a3 scale f32 -> i8 "
-              "and i32 -> i8/u8/f16, a5 f32 and i32 -> i8/u8/f16/bf16 (a2/a3 accept the scaled f32 -> "
-              "f16/bf16 too: the rules cannot tell the profile; decision 'Scalar pre-quantisation forms'). "
+              "dtype" + PREQUANT_CONVERT + ", as TSTORE's scaled form. Only an acc source is scaled "
+              "(LEGAL_LOCATION); i32 -> i8/u8/f16/bf16 and f32 -> i8/u8/hifloat8/f8e4m3 exist only in this "
+              "form (STRUCT_MISSING_OPERAND without the scale), f32 -> f16/bf16 in both. The pairs the "
+              "scaled form converts differ per profile (LEGAL_DTYPE; 'Element types per form'): a2/a3 f32 "
+              "-> i8 and i32 -> i8/u8/f16 (their unscaled f32 -> f16/bf16 is not scaled there), a5 and cpu "
+              "f32 and i32 -> i8/u8/f16/bf16 and f32 -> hifloat8/f8e4m3. "
               "No form reads the SET_QUANT_SCALAR / SET_QUANT_VECTOR state.")
 _SCALE_SPECIAL = (" Scaled form: IEEE f32 product (0 * inf = NaN); to i8/u8 NaN -> 0, values beyond the "
-                  "range (±inf included) clamp to its ends.")
+                  "range (±inf included) clamp to its ends; to f8e4m3 likewise clamp to ±448 (NaN -> 0x7F); "
+                  "to hifloat8 overflow gives ±inf (NaN -> 0x80).")
 CONV_SPECIAL = ("Same dtype: bit copy (NaN payloads, -0, denormals kept). f32 -> f16/bf16: IEEE "
                 "nearest-even; overflow gives ±inf, NaN stays NaN, f16 denormals are kept "
                 "(no flush). ReLU: relu(NaN) = NaN, relu(-0) = +0.")
@@ -332,6 +342,7 @@ declare(Instruction(
     semantics=_tmov,
     dtypes=_move_rules(dt.STORABLE + dt.CPU_MOVABLE_CODED, A5_PAIRS),
     profile_dtypes=_move_profiles(NPU_STORABLE, dt.STORABLE + dt.MOVABLE_CODED, scaled=True),
+    profile_forms=SCALED_FORMS,
     numerics=MOVE_NUMERICS, domain=Domain.SRC, pipe=_pipe_rule(TMOV_PATHS),
     doc="dst[i, j] = convert(relu(src[i, j])) over src's valid region, which must lie inside "
         "dst's valid region. Data paths: mat -> left/right/bias/scale_left/scale_right (MTE1), "
@@ -385,9 +396,8 @@ declare(Instruction(
     dtypes=FP_TYPES, numerics=EXACT, domain=Domain.SRC, pipe=_pipe_rule(FP_PATHS),
     profile_dtypes=NPU_FP_TYPES,
     doc="dst[i, j] = convert(relu(f32(src[i, j]) * fp[0, j])) over src's valid region (inside "
-        "dst's valid region); acc -> mat/vec on the fixpipe." + FP_DOC +
-        " NPU profiles take the pairs their vector pre-quant modes scale: a2/a3 i32 -> f16 (acc -> mat "
-        "only there; profiles cannot narrow locations), a5 also i32 -> bf16 and f32 -> f16/bf16.",
+        "dst's valid region); acc -> mat/vec on the fixpipe (acc -> mat only on a2/a3; profiles cannot "
+        "narrow locations)." + FP_DOC,
     special_values="Products follow IEEE f32 (0 * inf = NaN, overflow ±inf); " + CONV_SPECIAL,
     example=Example({"dst": "!pto.tile<16x16xf16, loc=mat, layout=NZ>",
                      "src": "!pto.tile<16x16xi32, loc=acc, layout=NZ>",
@@ -407,6 +417,7 @@ declare(Instruction(
     attrs=(RELU_ATTR,),
     dtypes=_move_rules(dt.STORABLE, A5_PAIRS),
     profile_dtypes=_move_profiles(_A2_EXTRACT, _A2_EXTRACT + (dt.U8,) + dt.FP8, scaled=True),
+    profile_forms=SCALED_FORMS,
     numerics=MOVE_NUMERICS, domain=Domain.DST, pipe=_pipe_rule(EXTRACT_PATHS),
     doc="dst[i, j] = convert(relu(src[r0 + i, c0 + j])) over dst's valid region; the window "
         "[r0, r0 + dst.valid_rows) x [c0, c0 + dst.valid_cols) must lie inside src's valid "
@@ -433,7 +444,7 @@ declare(Instruction(
     mnemonic="TEXTRACT_FP", family=Family.MOVEMENT,
     summary="extract an accumulator sub-tile with per-column scaling",
     operands=_move_operands(FP_PATHS, fp=True) + OFFSETS, semantics=_textract, attrs=(RELU_ATTR,),
-    dtypes=FP_TYPES, numerics=EXACT, domain=Domain.DST, pipe=_pipe_rule(FP_PATHS),
+    dtypes=FP_TYPES, numerics=EXACT, domain=Domain.DST, pipe=_pipe_rule(FP_PATHS), profile_dtypes=NPU_FP_TYPES,
     doc="dst[i, j] = convert(relu(f32(src[r0 + i, c0 + j]) * fp[0, j])) over dst's valid region; the "
         "window must lie inside src's valid region." + FP_DOC,
     special_values=_OOB + "Products follow IEEE f32; " + CONV_SPECIAL,
@@ -452,6 +463,7 @@ declare(Instruction(
            RELU_ATTR),
     dtypes=_move_rules(dt.STORABLE, A5_PAIRS),
     profile_dtypes=_move_profiles(NPU_STORABLE, dt.STORABLE, scaled=True),
+    profile_forms=SCALED_FORMS,
     numerics=MOVE_NUMERICS, domain=Domain.SPECIAL, pipe=_pipe_rule(INSERT_PATHS),
     doc="dst[r0 + i, c0 + j] = convert(relu(src[i, j])) over src's valid region; every other element "
         "of dst keeps its value. The window must lie inside dst's valid region. Data paths: "
@@ -486,6 +498,7 @@ declare(Instruction(
     summary="insert an accumulator tile with per-column scaling",
     operands=_move_operands(FP_PATHS, Role.INOUT, fp=True) + OFFSETS, semantics=_tinsert,
     attrs=(RELU_ATTR,), dtypes=FP_TYPES, numerics=EXACT, domain=Domain.SPECIAL, pipe=_pipe_rule(FP_PATHS),
+    profile_dtypes=NPU_FP_TYPES,
     doc="dst[r0 + i, c0 + j] = convert(relu(f32(src[i, j]) * fp[0, j])) over src's valid region; every "
         "other element of dst keeps its value; the window must lie inside dst's valid region."
         + FP_DOC,

@@ -14,8 +14,10 @@ from llvmlite import ir
 from ....assembler.ir import TileOp
 from ....isa import dtypes as dt
 from ....isa.attrs import AtomicMode, IndexMode, OobMode
+from ....isa.attrs import ReluMode
 from .. import numerics as N
 from ..codegen import GlobalView, KernelCodegen, TileRef
+from .quant import prequant_store, relu_f32
 
 I1, I64, PTR = N.I1, N.I64, N.PTR
 _VOID = ir.VoidType()
@@ -100,17 +102,27 @@ def _store_value(b: ir.IRBuilder, src: TileRef, d: dt.DType, i: ir.Value, j: ir.
     return N.store(b, d, src.load(b, i, j))
 
 
+def _relu_value(b: ir.IRBuilder, src: TileRef, d: dt.DType, i: ir.Value, j: ir.Value) -> ir.Value:
+    """relu(src[i, j]) (an acc f32 or i32) as dst's raw element: the fixpipe's ReLU before the
+    conversion (NaN kept, -0 -> +0; negative integers -> 0)."""
+    v = src.load(b, i, j)
+    if isinstance(v.type, ir.FloatType):
+        return N.store(b, d, relu_f32(b, v))
+    return b.select(b.icmp_signed(">", v, ir.Constant(v.type, 0)), v, ir.Constant(v.type, 0))
+
+
 def _tstore(cg: KernelCodegen, op: TileOp) -> None:
     src = cg.tile(op, "src")
     dst = cg.glob(op, "dst")
     atomic = cg.attrs(op).get("atomic", AtomicMode.NONE)
+    relu = cg.attrs(op).get("relu", ReluMode.NONE) is ReluMode.RELU
     factor = cg.scalar(op, "preQuantScalar")
     if factor is not None:          # the scalar pre-quantising form: TSTORE_FP with one factor
-        _store_scaled(cg, src, dst, atomic, lambda j: factor, "TSTORE destination")
+        _store_scaled(cg, src, dst, atomic, lambda j: factor, "TSTORE destination", relu)
         return
     origin, rs, cs = dst.window(cg, src.vrows, src.vcols, "TSTORE destination")
     b = cg.b
-    if src.dtype == dst.dtype and atomic is AtomicMode.NONE:
+    if src.dtype == dst.dtype and atomic is AtomicMode.NONE and not relu:
         size = _c(src.dtype.itemsize)
         with b.if_else(b.icmp_signed("==", cs, _c(1))) as (contig, strided):
             with contig:
@@ -125,7 +137,7 @@ def _tstore(cg: KernelCodegen, op: TileOp) -> None:
         return
 
     def body(i: ir.Value, j: ir.Value, at: ir.Value) -> None:
-        new = _store_value(b, src, dst.dtype, i, j)
+        new = _relu_value(b, src, dst.dtype, i, j) if relu else _store_value(b, src, dst.dtype, i, j)
         if atomic is not AtomicMode.NONE:
             new = _combine(cg, dst.dtype, atomic, b.load(at, typ=dst.elem), new)
         b.store(new, at)
@@ -144,12 +156,13 @@ def _tstore_fp(cg: KernelCodegen, op: TileOp) -> None:
     cg.fault(bad, "RUNTIME_INVALID_READ", "fp is read outside its valid region",
              expected="domain 1x{0} inside the valid region", actual="valid region {1}x{2}",
              details=[src.vcols, fp.vrows, fp.vcols])
-    _store_scaled(cg, src, dst, atomic, lambda j: fp.load(b, _c(0), j), "TSTORE_FP destination")
+    relu = cg.attrs(op).get("relu", ReluMode.NONE) is ReluMode.RELU
+    _store_scaled(cg, src, dst, atomic, lambda j: fp.load(b, _c(0), j), "TSTORE_FP destination", relu)
 
 
 def _store_scaled(cg: KernelCodegen, src: TileRef, dst: GlobalView, atomic: AtomicMode,
-                  factor: Callable[[ir.Value], ir.Value], what: str) -> None:
-    """dst.window = convert(f32(src) * factor(column)): floats RNE, integers RNE + saturate (NaN -> 0)."""
+                  factor: Callable[[ir.Value], ir.Value], what: str, relu: bool = False) -> None:
+    """dst.window = convert(relu(f32(src) * factor(column))): ``prequant_store``'s conversions."""
     b = cg.b
     origin, rs, cs = dst.window(cg, src.vrows, src.vcols, what)
     d = dst.dtype
@@ -158,13 +171,7 @@ def _store_scaled(cg: KernelCodegen, src: TileRef, dst: GlobalView, atomic: Atom
         raw = src.load_raw(b, i, j)
         v = raw if src.dtype.is_float else b.sitofp(raw, N.F32)
         v = b.fmul(v, factor(j))
-        if d.is_float:
-            new = N.store(b, d, v)
-        else:
-            r = cg.intrinsic("llvm.roundeven.f32", N.F32, [v])
-            sign = "s" if N.signed(d) else "u"
-            ty = N.storage(d)
-            new = cg.intrinsic(f"llvm.fpto{sign}i.sat.i{ty.width}.f32", ty, [r])
+        new = prequant_store(cg, d, relu_f32(b, v) if relu else v)
         if atomic is not AtomicMode.NONE:
             new = _combine(cg, d, atomic, b.load(at, typ=dst.elem), new)
         b.store(new, at)

@@ -24,6 +24,7 @@ from ....isa.families.movement import (DUAL_SPLIT, SPLIT_N_WORD_COLS, _GEOMETRY,
 from ....isa.types import TileType
 from .. import numerics as N
 from ..codegen import KernelCodegen, TileRef
+from .quant import prequant_store, relu_f32
 
 I1, I8, I32, I64, F32 = N.I1, N.I8, N.I32, N.I64, N.F32
 
@@ -75,11 +76,6 @@ def _fp8_keep(b: ir.IRBuilder, d: dt.DType, raw: ir.Value) -> ir.Value:
     return b.or_(positive, nan)
 
 
-def _keep_positive(b: ir.IRBuilder, v: ir.Value) -> ir.Value:
-    """relu on an f32: x > 0 or NaN keeps x (payload too), everything else (-0 included) is +0."""
-    return b.select(b.fcmp_unordered(">", v, ir.Constant(F32, 0.0)), v, ir.Constant(F32, 0.0))
-
-
 Transfer = Callable[[ir.Value, ir.Value, ir.Value], ir.Value]
 
 
@@ -87,7 +83,7 @@ def _transfer(cg: KernelCodegen, src: TileRef, dst: TileRef, fp: TileRef | None,
               factor: ir.Value | None = None) -> Transfer:
     """``(si, sj, fj) -> raw dst element`` for src[si, sj]: scaled in f32 by fp[0, fj] (FP forms)
     or by the f32 ``factor`` (preQuantScalar forms), ReLU'd, converted (round once, nearest-even;
-    an integer dst saturates, NaN -> 0); same dtype without a scale stays a bit copy."""
+    an integer or f8e4m3 dst saturates: ``prequant_store``); same dtype without a scale stays a bit copy."""
     b = cg.b
     if fp is None and factor is None and src.dtype == dst.dtype:
         d = src.dtype
@@ -115,12 +111,8 @@ def _transfer(cg: KernelCodegen, src: TileRef, dst: TileRef, fp: TileRef | None,
         if factor is not None:
             v = b.fmul(v, factor)
         if relu:
-            v = _keep_positive(b, v)
-        if dst.dtype.is_int:            # i8/u8 of a scaled value: round nearest-even, saturate
-            r = cg.intrinsic("llvm.roundeven.f32", F32, [v])
-            ty = N.storage(dst.dtype)
-            return cg.intrinsic(f"llvm.fpto{'s' if N.signed(dst.dtype) else 'u'}i.sat.i{ty.width}.f32", ty, [r])
-        return N.store(b, dst.dtype, v)
+            v = relu_f32(b, v)
+        return prequant_store(cg, dst.dtype, v)
     return convert
 
 

@@ -215,10 +215,33 @@ def _tquant_dn(cg: KernelCodegen, op: TileOp) -> None:
 
 def _e4m3_code(b: ir.IRBuilder, v: ir.Value, scale: ir.Value) -> ir.Value:
     """A scaled value -> its f8e4m3 code: saturated to ±448, nearest even, any NaN 0x7F."""
+    return saturated_e4m3(b, v)
+
+
+def saturated_e4m3(b: ir.IRBuilder, v: ir.Value) -> ir.Value:
+    """An f32 -> its f8e4m3 code: saturated to ±448, nearest even, any NaN 0x7F."""
     v = b.select(b.fcmp_ordered(">", v, ir.Constant(F32, E4M3_MAX)), ir.Constant(F32, E4M3_MAX), v)
     v = b.select(b.fcmp_ordered("<", v, ir.Constant(F32, -E4M3_MAX)), ir.Constant(F32, -E4M3_MAX), v)
     code = fp8.encode(b, dt.F8E4M3, v)
     return b.select(b.fcmp_unordered("uno", v, v), ir.Constant(I8, E4M3_NAN), code)
+
+
+def prequant_store(cg: KernelCodegen, d: dt.DType, v: ir.Value) -> ir.Value:
+    """A pre-quantised f32 (scaled, ReLU'd) as d's raw element, the conversions the pre-quantising
+    forms share (isa/families/_prequant.saturate): integers round nearest-even and saturate (NaN
+    -> 0), f8e4m3 saturates to ±448, other floats round as a store does (hifloat8: ties away)."""
+    if d.is_int:
+        r = cg.intrinsic("llvm.roundeven.f32", F32, [v])
+        ty = N.storage(d)
+        return cg.intrinsic(f"llvm.fpto{'s' if N.signed(d) else 'u'}i.sat.i{ty.width}.f32", ty, [r])
+    if d is dt.F8E4M3:
+        return saturated_e4m3(cg.b, v)
+    return N.store(cg.b, d, v)
+
+
+def relu_f32(b: ir.IRBuilder, v: ir.Value) -> ir.Value:
+    """relu on an f32: x > 0 or NaN keeps x (payload too), everything else (-0 included) is +0."""
+    return b.select(b.fcmp_unordered(">", v, ir.Constant(F32, 0.0)), v, ir.Constant(F32, 0.0))
 
 
 def _fp4_code(b: ir.IRBuilder, v: ir.Value, scale: ir.Value) -> ir.Value:
