@@ -24,6 +24,8 @@ from .scope import Scope
 #: every spelling of the view statements -> the op's name
 VIEW_FORMS: dict[str, str] = {p + n: n for n in VIEW_OPS + QUERY_OPS for p in ("", "pto.")}
 #: the keyword lists each view op takes, in written order
+#: a layout attribute's word without case or underscores (``mx_a_zz``, ``MX_AZZ``) -> its layout
+_LAYOUT_WORDS = {g.value.lower().replace("_", ""): g for g in GlobalLayout}
 _LISTS = {"make_tensor_view": ("shape", "strides"), "partition_view": ("offsets", "sizes"),
           "tensor_view_addr": ()}
 
@@ -89,11 +91,10 @@ class ViewParser:
         elif vt.kind != IDENT:
             self.unexpected(vt, "a layout (nd, dn or nz)")
         self.next()
-        try:
-            layout = GlobalLayout(text.strip().upper())
-        except ValueError:
-            self.fail("PARSE_ATTR", f"unknown tensor-view layout {vt.text}", vt, expected="nd, dn or nz",
-                      actual=vt.text)
+        layout = _LAYOUT_WORDS.get(text.strip().lower().replace("_", ""))
+        if layout is None:
+            self.fail("PARSE_ATTR", f"unknown tensor-view layout {vt.text}", vt,
+                      expected=", ".join(g.value.lower() for g in GlobalLayout), actual=vt.text)
         if braced:
             self.expect(PUNCT, "}", "'}'")
         return vt, layout

@@ -17,6 +17,7 @@ import operator
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
+from ..isa import glayouts as GL
 from ..isa.spec import WHOLE, Instruction, Kind
 from ..isa.types import GlobalType, ScalarType, TileType
 from .ir import Const, MemRef, ScalarOp, TileOp, Value
@@ -122,6 +123,10 @@ def _spans(what: str, g: GlobalType, idx: list[int | None],
            valid: tuple[int | None, int | None]) -> Iterator[Fault]:
     """``GlobalRef.window``'s per-dimension rule, over what is known statically."""
     rows, cols = valid
+    scale = GL.of(g.layout)
+    if scale is not None:
+        yield from _scale_spans(what, g, idx, rows or 0, cols or 0, scale)
+        return
     if g.rank == 1:
         dims = [(0, idx[0], cols, "cols")]
     else:
@@ -142,3 +147,19 @@ def _spans(what: str, g: GlobalType, idx: list[int | None],
             window = f"{size} {axis}" if size is not None else f"run-time valid {axis}"
             yield Fault(f"{what} is accessed out of bounds in dim {d}: the window of {window} from index "
                         f"{start} covers {span}, outside {limit}", f"indices in {limit}", span)
+
+
+def _scale_spans(what: str, g: GlobalType, idx: list[int | None], rows: int, cols: int,
+                 scale: GL.ScaleLayout) -> Iterator[Fault]:
+    """A scale layout's rule (``isa.glayouts.gather``): each dim's indices from the written
+    index over the span the matrix touches; an empty matrix reads nothing."""
+    if rows <= 0 or cols <= 0 or g.rank != GL.RANK:
+        return
+    for d, (start, need) in enumerate(zip(idx, GL.span(scale, rows, cols))):
+        extent = g.shape[d]
+        if start is None or (start >= 0 and (extent is None or start + need <= extent)):
+            continue
+        limit = f"[0, {extent})" if extent is not None else "[0, ...)"
+        yield Fault(f"{what} is accessed out of bounds in dim {d}: its {g.layout.value} matrix of {rows}x{cols} "
+                    f"from index {start} covers [{start}, {start + need}), outside {limit}",
+                    f"indices in {limit}", f"[{start}, {start + need})")

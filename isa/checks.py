@@ -103,6 +103,11 @@ def check_legality(instr: Instruction, types: Mapping[str, Type], attrs: Mapping
     errs += _value_errors(instr, types, attrs, values or {}, profile.name, where)
     for op in instr.operands:
         t = types.get(op.name)
+        if isinstance(t, GlobalType) and t.layout not in profile.global_layouts:
+            errs.append(LegalityError("LEGAL_LAYOUT", f"{instr.mnemonic} operand '{op.name}': {profile.name} has no "
+                                      f"{t.layout.value} global tensors", location=where,
+                                      expected=" or ".join(g.value for g in profile.global_layouts),
+                                      actual=t.layout.value))
         if not isinstance(t, TileType):
             continue
         if op.locations is not None and t.loc not in op.locations:

@@ -14,11 +14,17 @@ from typing import Mapping
 
 from .diagnostics import SpecError
 from .suggest import did_you_mean
-from .types import Layout, Location, Pipe
+from .types import GlobalLayout, Layout, Location, Pipe
 
 KB = 1024
 
 _ALL_LAYOUTS = tuple(Layout)
+#: global layouts every target's DMA reads and writes; a5 adds the MX scale layouts, a6 also the
+#: HiF4 ones (TLoad.hpp's TLoadMxCubeCheck per target); cpu takes every spelling
+_PLAIN_GLOBALS = (GlobalLayout.ND, GlobalLayout.DN, GlobalLayout.NZ)
+_MX_GLOBALS = _PLAIN_GLOBALS + (GlobalLayout.MX_A_ND, GlobalLayout.MX_A_DN, GlobalLayout.MX_A_ZZ,
+                                GlobalLayout.MX_B_ND, GlobalLayout.MX_B_DN, GlobalLayout.MX_B_NN)
+_HIF4_GLOBALS = _MX_GLOBALS + (GlobalLayout.HIF4_A_ZZ, GlobalLayout.HIF4_B_NN)
 _NPU_PIPES = (Pipe.S, Pipe.V, Pipe.M, Pipe.MTE1, Pipe.MTE2, Pipe.MTE3, Pipe.FIX, Pipe.ALL)
 
 
@@ -28,6 +34,7 @@ class Profile:
     description: str
     capacity: Mapping[Location, int]          # bytes of on-chip memory per location
     layouts: Mapping[Location, tuple[Layout, ...]]
+    global_layouts: tuple[GlobalLayout, ...] = _PLAIN_GLOBALS   # layouts of the global tensors it moves
     alignment: int = 32                       # byte alignment of every on-chip buffer
     enforce_row_alignment: bool = True        # unboxed rows (cols for DN) are multiples of `alignment` bytes
     pipes: tuple[Pipe, ...] = _NPU_PIPES
@@ -83,6 +90,7 @@ _CPU = Profile(
                 "any layout in any location, no alignment rule; capacities large enough for tests.",
     capacity={loc: 64 * 1024 * KB for loc in Location},
     layouts={loc: _ALL_LAYOUTS for loc in Location},
+    global_layouts=tuple(GlobalLayout),
     enforce_row_alignment=False,
     alignment=1,
     max_matmul_dim=1 << 20,
@@ -128,6 +136,7 @@ _A5 = Profile(
               Location.RIGHT: 64 * KB, Location.ACC: 256 * KB, Location.BIAS: 4 * KB,
               Location.SCALING: 4 * KB, **_SCALE_4KB},
     layouts=_NPU_LAYOUTS_A5,
+    global_layouts=_MX_GLOBALS,
     clock_mhz=1650, cube_cores=32, vector_cores_per_cube=2,
 )
 
@@ -150,6 +159,7 @@ _A6 = Profile(
               Location.SCALING: 4 * KB,    # PTO_FBUF_SIZE_BYTES (A6)
               **_SCALE_4KB},
     layouts=_NPU_LAYOUTS_A5,
+    global_layouts=_HIF4_GLOBALS,
     notes=("Header set include/pto/npu/a6/header.hpp; not yet wired into pto_instr_impl.hpp.",),
 )
 _KIRIN9030 = Profile(

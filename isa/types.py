@@ -5,7 +5,8 @@ Canonical spellings (what the printer emits; the parser also accepts the public 
 * tile:   ``!pto.tile<32x32xf32>`` when every option has its default, else
   ``!pto.tile<32x32xf32, loc=acc, layout=NZ, valid=16x?, pad=zero>``;
   the public ``!pto.tile_buf<vec, f32, 32, 32, 16, ?, ...>`` form is accepted too.
-* global: ``!pto.memref<?x1024xf32>`` or ``!pto.memref<64x64xf16, strides=[128, 1], layout=DN>``.
+* global: ``!pto.memref<?x1024xf32>`` or ``!pto.memref<64x64xf16, strides=[128, 1], layout=DN>``;
+  the scale layouts take a 5-D shape: ``!pto.memref<1x2x2x16x2xu8, layout=MX_A_ZZ>``.
 * scalar: ``index``, ``i32``, ``f32`` ...; event: ``!pto.event``.
 """
 from __future__ import annotations
@@ -61,9 +62,22 @@ LAYOUT_WORDS = {
 
 
 class GlobalLayout(enum.Enum):
+    """How a global tensor's dims hold a matrix: ND/DN/NZ as the tile layouts, and the public
+    MX / HiF4 scale layouts, whose 5-D index maps onto a scale matrix (isa/glayouts.py). SCALE
+    is the public enum's plain scale tag: it has a spelling and no load or store path."""
+
     ND = "ND"
     DN = "DN"
     NZ = "NZ"
+    SCALE = "SCALE"
+    MX_A_ND = "MX_A_ND"
+    MX_A_DN = "MX_A_DN"
+    MX_A_ZZ = "MX_A_ZZ"
+    MX_B_ND = "MX_B_ND"
+    MX_B_DN = "MX_B_DN"
+    MX_B_NN = "MX_B_NN"
+    HIF4_A_ZZ = "HIF4_A_ZZ"
+    HIF4_B_NN = "HIF4_B_NN"
 
 
 class PadValue(enum.Enum):

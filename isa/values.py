@@ -12,7 +12,7 @@ import numpy as np
 
 from . import dtypes as dt
 from .diagnostics import RuntimeFault
-from .types import Location, Layout, PadValue, TileType
+from .types import GlobalLayout, Location, Layout, PadValue, TileType
 
 
 class Tile:
@@ -87,10 +87,12 @@ class Tile:
 
 @dataclass
 class GlobalRef:
-    """A global tensor (any strided numpy array) addressed at ``offsets`` (one per dim)."""
+    """A global tensor (any strided numpy array) addressed at ``offsets`` (one per dim); its
+    ``layout`` tells a TLOAD how to read a scale matrix out of it (isa/glayouts.py)."""
 
     array: np.ndarray
     offsets: tuple[int, ...] = ()
+    layout: GlobalLayout = GlobalLayout.ND
 
     def __post_init__(self) -> None:
         if not self.offsets:

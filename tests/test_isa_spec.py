@@ -97,7 +97,7 @@ def _value_for(op, t, ex, rng):  # noqa: ANN001, ANN202
     if op.kind is Kind.GLOBAL:
         shape = tuple(64 if s is None else s for s in t.shape)
         arr = (rng.uniform(0.5, 2.0, shape) if t.dtype.is_float else rng.integers(0, 4, shape))
-        return isa.GlobalRef(arr.astype(t.dtype.np_dtype))
+        return isa.GlobalRef(arr.astype(t.dtype.np_dtype), layout=t.layout)
     return ex.scalars.get(op.name, 0 if op.kind is Kind.INDEX else 1)
 
 

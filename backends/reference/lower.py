@@ -17,7 +17,7 @@ from ...assembler.ir import (Const, For, If, Kernel, Lit, MemRef, PipeLit, Scala
                              TileOp, Value, View, ViewQuery, Yield)
 from ...isa.diagnostics import Location, PTOError, RuntimeFault
 from ...isa.spec import Kind, Role
-from ...isa.types import ScalarType, TileType
+from ...isa.types import GlobalLayout, ScalarType, TileType
 from ...isa.values import GlobalRef
 from . import scalars as X
 from . import views as V
@@ -234,7 +234,7 @@ class KernelLowering:
         semantics = self.semantics.get(instr.mnemonic, instr.semantics)
         fixed: dict[str, Any] = instr.with_defaults(s.attrs)
         direct: list[tuple[str, int]] = []
-        memrefs: list[tuple[str, int, list[Callable[[list], Any]]]] = []
+        memrefs: list[tuple[str, int, list[Callable[[list], Any]], GlobalLayout]] = []
         reads: list[tuple[int, str]] = []
         writes: list[int] = []
         for o in instr.operands:
@@ -249,7 +249,8 @@ class KernelLowering:
                     if o.role is not Role.IN:
                         writes.append(self.slots[a.name])
             elif isinstance(a, MemRef):
-                memrefs.append((o.name, self.slots[a.base.name], [self.read(i) for i in a.indices]))
+                memrefs.append((o.name, self.slots[a.base.name], [self.read(i) for i in a.indices],
+                                 a.base.type.layout))
             elif isinstance(a, PipeLit):
                 fixed[o.name] = a.pipe
             else:
@@ -262,8 +263,8 @@ class KernelLowering:
             kw = dict(fixed)
             for name, i in direct:
                 kw[name] = regs[i]
-            for name, base, idx in memrefs:
-                kw[name] = GlobalRef(regs[base], tuple(f(regs) for f in idx))
+            for name, base, idx, layout in memrefs:
+                kw[name] = GlobalRef(regs[base], tuple(f(regs) for f in idx), layout)
             if takes_state:
                 kw["state"] = ctx.state
             if ctx.strict:

@@ -15,6 +15,7 @@ import numpy as np
 from .. import compute as C
 from .. import constraints as K
 from .. import dtypes as dt
+from .. import glayouts as GL
 from ..attrs import AtomicMode, IndexMode, OobMode, ReluMode
 from ..diagnostics import RuntimeFault
 from ..registry import declare
@@ -101,11 +102,45 @@ def _load_layout(types: Mapping[str, Type], attrs: Mapping[str, object]) -> str 
     if p is None:
         return None
     t, g = p
+    scale = GL.of(g.layout)
+    if scale is not None:
+        if t.loc is not Location.MAT or t.layout not in scale.tile_layouts:
+            want = " or ".join(l.value for l in scale.tile_layouts)
+            return f"a {g.layout.value} tensor loads into a mat {want} tile, dst is {t.loc.value} {t.layout.value}"
+        return None
     if t.dtype.bits == 64 and t.layout not in (Layout.ND, Layout.DN):
         return f"64-bit element tiles are ND or DN, dst is {t.layout.value}"
     if (g.layout, t.layout) not in _LOAD_LAYOUTS.get(t.loc, set()):
         return f"no {t.loc.value} load from a {g.layout.value} tensor into a {t.layout.value} tile"
     return None
+
+
+def _scale_shape(types: Mapping[str, Type], attrs: Mapping[str, object]) -> str | None:
+    """A scale layout's tensor: rank 5 with the dims the layout fixes."""
+    p = _pair(types, "dst", "src")
+    scale = None if p is None else GL.of(p[1].layout)
+    return None if scale is None else GL.shape_error(scale, p[1].shape)
+
+
+def _scale_units(types: Mapping[str, Type], attrs: Mapping[str, object]) -> str | None:
+    """A scale load moves whole K units (MX: pairs of scales, HiF4: 4-byte records)."""
+    p = _pair(types, "dst", "src")
+    scale = None if p is None else GL.of(p[1].layout)
+    if scale is None:
+        return None
+    t, g = p
+    k = t.valid_cols if scale.side == "A" else t.valid_rows
+    if k is not None and k % scale.k_unit:
+        return (f"a {g.layout.value} load moves whole units of {scale.k_unit} along K: dst valid "
+                f"{scale.k_axis} {k} is not a multiple of {scale.k_unit}")
+    return None
+
+
+def _scale_dtype(types: Mapping[str, Type], attrs: Mapping[str, object]) -> str | None:
+    p = _pair(types, "dst", "src")
+    if p is None or GL.of(p[1].layout) is None or p[1].dtype is dt.U8:
+        return None
+    return f"a {p[1].layout.value} tensor holds u8 scale bytes, src is {p[1].dtype}"
 
 
 def _store_layout(types: Mapping[str, Type], attrs: Mapping[str, object]) -> str | None:
@@ -134,7 +169,11 @@ def _acc_dtypes(types: Mapping[str, Type], attrs: Mapping[str, object]) -> str |
 
 
 def _last_two(g: GlobalType) -> tuple[int | None, int | None]:
-    """(rows, cols) of the matrices a global tensor holds; a 1-D tensor is one row."""
+    """(rows, cols) of the matrices a global tensor holds; a 1-D tensor is one row; a scale
+    layout's matrix is the product of its row and column dims (isa/glayouts.py)."""
+    scale = GL.of(g.layout)
+    if scale is not None and g.rank == GL.RANK:
+        return GL.matrix_extent(scale, g.shape)
     return (1, g.shape[0]) if g.rank == 1 else (g.shape[-2], g.shape[-1])
 
 
@@ -237,9 +276,22 @@ def _commit(window: np.ndarray, values: np.ndarray, atomic: AtomicMode) -> None:
 
 # ----------------------------------------------------------------------------- TLOAD / TSTORE
 
+def _read(src: GlobalRef, rows: int, cols: int, what: str) -> np.ndarray:
+    """The rows x cols matrix at src's indices: a window, or a scale layout's gather."""
+    scale = GL.of(src.layout)
+    if scale is None:
+        return src.window(rows, cols, what)
+    k = cols if scale.side == "A" else rows
+    if k % scale.k_unit:
+        raise RuntimeFault("RUNTIME_VALID_REGION", f"a {src.layout.value} load moves whole units of "
+                           f"{scale.k_unit} along K", expected=f"valid {scale.k_axis} a multiple of {scale.k_unit}",
+                           actual=k)
+    return GL.gather(scale, src.array, src.offsets, rows, cols, what)
+
+
 def _tload(dst: Tile, src: GlobalRef) -> None:
     r, c = dst.valid
-    dst.write(src.window(r, c, "TLOAD source"), r, c)
+    dst.write(_read(src, r, c, "TLOAD source"), r, c)
 
 
 def _tstore(dst: GlobalRef, src: Tile, atomic: AtomicMode, preQuantScalar: float | None = None,  # noqa: N803
@@ -265,7 +317,7 @@ def _tstore_fp(dst: GlobalRef, src: Tile, fp: Tile, atomic: AtomicMode, relu: Re
 
 
 def _tprefetch(dst: Tile, src: GlobalRef) -> None:
-    src.window(*dst.valid, "TPREFETCH source")
+    _read(src, *dst.valid, "TPREFETCH source")
 
 
 def _store_pipe(types: Mapping[str, Type]) -> Pipe:
@@ -311,10 +363,30 @@ declare(Instruction(
         "into ND/DN tiles. hifloat8 and fp4 (float4_e2m1x2, float4_e1m2x2) tensors and tiles (cpu, A5) "
         "and i4 ones (cpu) hold codes and load bit for bit: a 4-bit tensor holds one element per array "
         "element, as tiles do (the public packed two-per-byte image is isa/fp4.py's pack of it), and "
-        "the element byte is copied as it is.",
+        "the element byte is copied as it is. Scale layouts (decision 'Global scale layouts'): a rank-5 u8 "
+        "tensor of layout MX_A_ZZ / MX_A_ND / MX_A_DN (E8M0 scales of A, dst[i, j] the scale of row i, K "
+        "block j of 32) or HIF4_A_ZZ (HiF4 records of A, dst[i, 4g + b] byte b of row i's record for K "
+        "group g of 64) loads into a mat ND or ZZ tile; MX_B_NN / MX_B_ND / MX_B_DN and HIF4_B_NN hold "
+        "the transposed matrices (K along dst's rows) and load into a mat DN tile. Element (i, j) is read "
+        "at the 5-D index the layout's formula gives plus the written indices, through the tensor's "
+        "strides: MX_A_ZZ [0, i/16, j/2, i%16, j%2]; MX_A_ND [0, 0, i, j/2, j%2]; MX_A_DN [0, 0, j/2, i, "
+        "j%2]; MX_B_NN [0, j/16, i/2, j%16, i%2]; MX_B_ND [0, 0, i/2, j, i%2]; MX_B_DN [0, 0, j, i/2, "
+        "i%2]; HIF4_A_ZZ [0, i/16, j/4, ((j%4)/2)*8 + (i%16)/2, (i%2)*2 + j%2] (a 64-byte patch: the "
+        "Ea/Eb pairs of 16 rows, then their Ec pairs); HIF4_B_NN the same with i and j swapped. "
+        "MX_A_ZZ / MX_B_NN fix shape[3] = 16 and shape[4] = 2, the ND/DN forms shape[0] = shape[1] = 1 "
+        "and shape[4] = 2, the HiF4 forms shape[3] = 16 and shape[4] = 4 (STRUCT_SHAPE); dst's valid "
+        "columns (A) or rows (B) are a multiple of 2 (MX) or 4 (HiF4) (STRUCT_VALID_REGION, "
+        "RUNTIME_VALID_REGION when dynamic). Profiles: the MX layouts on cpu, a5 and a6, the HiF4 "
+        "layouts on cpu and a6 (LEGAL_LAYOUT elsewhere); SCALE has no load path.",
     example=Example({"dst": "!pto.tile<16x16xf32>", "src": "!pto.memref<64x64xf32>"}),
+    more_examples=(Example({"dst": "!pto.tile<16x32xu8, loc=mat>",
+                            "src": "!pto.memref<1x1x16x16x2xu8, layout=MX_A_ZZ>"}),),
     constraints=(_fits("dst", "src"), K.custom("(global, tile) layout pair is a legal load", _load_layout,
-                                               "LEGAL_LAYOUT")),
+                                               "LEGAL_LAYOUT"),
+                 K.custom("a scale layout's tensor has rank 5 and the extents the layout fixes", _scale_shape),
+                 K.custom("with a scale layout, dst's valid columns (A side) or rows (B side) are whole K units "
+                          "(MX 2, HiF4 4)", _scale_units, "STRUCT_VALID_REGION"),
+                 K.custom("a scale layout's tensor holds u8", _scale_dtype, "LEGAL_DTYPE")),
     special_values="Bit-exact copy: NaN payloads, -0 and denormals are preserved. A window that does not "
                    "fit the global tensor raises RUNTIME_OOB."))
 

@@ -13,10 +13,12 @@ from llvmlite import ir
 
 from ....assembler.ir import TileOp
 from ....isa import dtypes as dt
+from ....isa import glayouts as GL
 from ....isa.attrs import AtomicMode, IndexMode, OobMode
 from ....isa.attrs import ReluMode
 from .. import numerics as N
 from ..codegen import GlobalView, KernelCodegen, TileRef
+from ..glayouts import read_scale
 from .quant import prequant_store, relu_f32
 
 I1, I64, PTR = N.I1, N.I64, N.PTR
@@ -80,8 +82,12 @@ def _tload(cg: KernelCodegen, op: TileOp) -> None:
     """Bit-exact copy of dst's valid region from the window (memmove per contiguous row)."""
     dst = cg.tile(op, "dst")
     src = cg.glob(op, "src")
-    origin, rs, cs = src.window(cg, dst.vrows, dst.vcols, "TLOAD source")
     b = cg.b
+    if src.type.layout in GL.SCALE_LAYOUTS:     # a scale layout: its own index terms
+        read_scale(cg, src, dst.vrows, dst.vcols, "TLOAD source",
+                   lambda i, j, at: dst.store_raw(b, i, j, b.load(at, typ=src.elem)))
+        return
+    origin, rs, cs = src.window(cg, dst.vrows, dst.vcols, "TLOAD source")
     size = _c(dst.dtype.itemsize)
     with b.if_else(b.icmp_signed("==", cs, _c(1))) as (contig, strided):
         with contig:
@@ -182,7 +188,11 @@ def _store_scaled(cg: KernelCodegen, src: TileRef, dst: GlobalView, atomic: Atom
 def _tprefetch(cg: KernelCodegen, op: TileOp) -> None:
     """A hint: only the window check remains."""
     dst = cg.tile(op, "dst")
-    cg.glob(op, "src").window(cg, dst.vrows, dst.vcols, "TPREFETCH source")
+    src = cg.glob(op, "src")
+    if src.type.layout in GL.SCALE_LAYOUTS:
+        read_scale(cg, src, dst.vrows, dst.vcols, "TPREFETCH source", None)
+        return
+    src.window(cg, dst.vrows, dst.vcols, "TPREFETCH source")
 
 
 # --------------------------------------------------------------------------- MGATHER / MSCATTER

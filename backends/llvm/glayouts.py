@@ -1,0 +1,72 @@
+"""llvm addressing of the global scale layouts: the index terms of ``isa/glayouts.py`` in IR.
+
+A scale-layout read checks what the reference's ``_read`` checks, in the same order (whole K
+units, then each dim's index range, before any element is read), then visits every (i, j) of
+the matrix with the address of its element: the written indices plus the layout's terms, through
+the tensor's strides.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from llvmlite import ir
+
+from ...isa import glayouts as GL
+from . import numerics as N
+from .codegen import GlobalView, KernelCodegen, span_outside
+
+I64 = N.I64
+
+
+def _c(v: int) -> ir.Constant:
+    return ir.Constant(I64, v)
+
+
+def _term(b: ir.IRBuilder, t: GL.Term, x: ir.Value) -> ir.Value:
+    """``coef * ((x // div) % mod)`` for x >= 0."""
+    v = b.udiv(x, _c(t.div)) if t.div != 1 else x
+    if t.mod is not None:
+        v = b.urem(v, _c(t.mod))
+    return b.mul(v, _c(t.coef)) if t.coef != 1 else v
+
+
+def _top(b: ir.IRBuilder, t: GL.Term, n: ir.Value) -> ir.Value:
+    """``Term.top``: the term's largest value over x in [0, n), n > 0."""
+    q = b.udiv(b.sub(n, _c(1)), _c(t.div))
+    if t.mod is not None:
+        q = b.select(b.icmp_unsigned("<", q, _c(t.mod - 1)), q, _c(t.mod - 1))
+    return b.mul(q, _c(t.coef))
+
+
+def read_scale(cg: KernelCodegen, g: GlobalView, rows: ir.Value, cols: ir.Value, what: str,
+               each: Callable[[ir.Value, ir.Value, ir.Value], None] | None) -> None:
+    """Check a rows x cols scale-matrix read of ``g`` and call ``each(i, j, address)`` per
+    element (None: only the checks, as TPREFETCH)."""
+    s = GL.of(g.type.layout)
+    assert s is not None
+    b = cg.b
+    k = cols if s.side == "A" else rows
+    cg.fault(b.icmp_unsigned("!=", b.urem(k, _c(s.k_unit)), _c(0)), "RUNTIME_VALID_REGION",
+             f"a {s.layout.value} load moves whole units of {s.k_unit} along K",
+             expected=f"valid {s.k_axis} a multiple of {s.k_unit}", actual="{0}", details=[k])
+    nonempty = b.and_(b.icmp_signed(">", rows, _c(0)), b.icmp_signed(">", cols, _c(0)))
+    n = {"i": rows, "j": cols}
+    for d, terms in enumerate(s.index):
+        need = _c(1)
+        for t in terms:
+            need = b.add(need, _top(b, t, n[t.var]))
+        bad = span_outside(b, g.offsets[d], need, g.shape[d])
+        cg.fault(b.and_(nonempty, bad), "RUNTIME_OOB", f"{what} accessed out of bounds in dim {d}",
+                 expected="indices in [0, {0})", actual="[{1}, {1+2})", details=[g.shape[d], g.offsets[d], need])
+    if each is None:
+        return
+    with cg.loop(0, rows, name="r") as i:
+        with cg.loop(0, cols, name="c") as j:
+            x = {"i": i, "j": j}
+            flat = _c(0)
+            for d, terms in enumerate(s.index):
+                idx = g.offsets[d]
+                for t in terms:
+                    idx = b.add(idx, _term(b, t, x[t.var]))
+                flat = b.add(flat, b.mul(idx, g.strides[d]))
+            each(i, j, b.gep(g.ptr, [flat], source_etype=g.elem))
