@@ -11,9 +11,9 @@ from typing import Any, NoReturn
 from ..isa.diagnostics import Location, ParseError, PTOError, StructError
 from ..isa.suggest import did_you_mean
 from ..isa.types import Pipe, Type, parse_type
-from .ir import MAX_DIGITS, Lit, MemRef, Number, PipeLit, Value
+from .ir import MAX_DIGITS, Lit, MemRef, Number, PipeLit, ScalarOp, TileOp, Value
 from .lexer import (ATTR, EOF, ERROR, FLOAT, IDENT, INT, NAME_MARK, NEWLINE, PUNCT, SYMBOL, TYPE, VALUE, VALUE_NAME,
-                    Token, continues, lex_line, new_token)
+                    Token, continued_lines, lex_line, new_token)
 from .operands import ENUM_KINDS
 from .public import KIND_ALIASES, member_spelling, op_class_pipe
 from .scope import MISSING, POISON, Scope
@@ -52,13 +52,44 @@ def _shape(line: str, toks: list[Token]) -> list[tuple] | None:
     return shape
 
 
+# The parser's line templates make a Location, a statement and often a Value per line. These
+# makers fill a frozen dataclass's fields straight into its __dict__, at a third of the cost of
+# its constructor (which sets each field through ``object.__setattr__``); the objects are the
+# same (equal, hashed alike, still frozen). Each names every field of its class (checked by
+# tests/test_benchmarks.py): a field added to the class must be added here too.
+
 def location(file: str | None, line: int, col: int, source_line: str) -> Location:
-    """``Location(file, line, col, source_line=source_line)``, made at half the cost of the
-    dataclass constructor (which sets each field through ``object.__setattr__``): the
-    parser makes one per statement. The result is the same frozen Location."""
+    """``Location(file, line, col, source_line=source_line)``."""
     loc = _new(Location)
-    loc.__dict__.update(file=file, line=line, col=col, kernel=None, index=None, source_line=source_line)
+    d = loc.__dict__
+    d["file"], d["line"], d["col"], d["kernel"], d["index"], d["source_line"] = file, line, col, None, None, source_line
     return loc
+
+
+def new_value(name: str, type: Type) -> Value:
+    """``Value(name, type)``."""
+    v = _new(Value)
+    d = v.__dict__
+    d["name"], d["type"] = name, type
+    return v
+
+
+def new_tile_op(instr: Any, args: dict[str, Any], attrs: dict[str, Any], loc: Location) -> TileOp:
+    """``TileOp(instr, args, attrs, loc=loc)``."""
+    op = _new(TileOp)
+    d = op.__dict__
+    d["instr"], d["args"], d["attrs"], d["loc"] = instr, args, attrs, loc
+    return op
+
+
+def new_scalar_op(op: str, result: Value, operands: tuple[Value, ...], predicate: str | None,
+                  loc: Location) -> ScalarOp:
+    """``ScalarOp(op, result, operands, predicate, loc=loc)`` (no second result)."""
+    s = _new(ScalarOp)
+    d = s.__dict__
+    d["op"], d["result"], d["operands"], d["predicate"], d["second"], d["loc"] = op, result, operands, predicate, \
+        None, loc
+    return s
 
 
 _new = object.__new__
@@ -92,6 +123,7 @@ class Cursor:
     def __init__(self, text: str, filename: str | None) -> None:
         self.file = filename
         self.lines = text.split("\n")
+        self.continued = continued_lines(text)     # lines that ``continues``, by index
         self.next_line = 0              # index in ``lines`` of the first line not lexed
         self.toks: list[Token] = []
         self.i = 0
@@ -124,7 +156,7 @@ class Cursor:
                                          col + shift[before], message))
                           for kind, text, which, col, before, message in shape]
         if self.next_line < len(self.lines):
-            if not continues(self.lines[self.next_line]):
+            if self.next_line not in self.continued:
                 self.toks.append(Token(NEWLINE, "\n", k + 1, len(line) + 1))
         else:
             self.toks.append(Token(EOF, "", k + 1, len(line) + 1))

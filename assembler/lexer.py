@@ -80,12 +80,28 @@ _WHOLE_NAME = re.compile(_NAME + r"\Z").match
 # A line that opens with one of these continues the statement of the line before it (the
 # newline between them separates nothing): the public pages break a long statement before
 # its signature (``: ...``), its result types (``-> ...``), its ``outs(...)`` or ``pipe(...)`` list.
-_CONTINUATION = re.compile(r"[ \t\r\f\v]*+(?::|->|(?:ins|outs|pipe)[ \t]*+\()").match
+_OPENS_CONTINUATION = r"[ \t\r\f\v]*+(?::|->|(?:ins|outs|pipe)[ \t]*+\()"
+_CONTINUATION = re.compile(_OPENS_CONTINUATION).match
 
 
 def continues(line: str) -> bool:
     """Whether ``line`` continues the statement of the line before it."""
     return _CONTINUATION(line) is not None
+
+
+_CONTINUED = re.compile("\n" + _OPENS_CONTINUATION)
+
+
+def continued_lines(text: str) -> frozenset[int]:
+    """The index (in ``text.split("\\n")``) of every line after the first that ``continues``:
+    one scan of the whole text, so the parser's per-line test is a set lookup."""
+    out, line, at = set(), 0, 0
+    for m in _CONTINUED.finditer(text):
+        start = m.start()
+        line += text.count("\n", at, start) + 1
+        at = start + 1
+        out.add(line)
+    return frozenset(out)
 
 
 def is_name(name: str) -> bool:

@@ -16,24 +16,23 @@ or build something else, it defers to the token path, which then parses that lin
 """
 from __future__ import annotations
 
-import contextlib
-import gc
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from ..isa.diagnostics import PTOError, PTOErrorGroup, StructError
 from ..isa.registry import lookup as lookup_instruction, names as registry_names
 from ..isa.suggest import did_you_mean
 from . import scalar_ops as S
+from .collector import collector_paused
 from .control import ControlParser, Finish
 from .cursor import Defer, Silent, location
 from .events import BRACKET_FLAGS, EVENT_FORMS, EventParser
 from .ir import MAIN, MAX_DEPTH, Kernel, Module, Stmt, Yield
-from .lexer import DIRECTIVE, EOF, IDENT, NAME_MARK, NEWLINE, PUNCT, SYMBOL, VALUE, VALUE_NAME, WS, Token, continues
+from .lexer import DIRECTIVE, EOF, IDENT, NAME_MARK, NEWLINE, PUNCT, SYMBOL, VALUE, VALUE_NAME, WS, Token
 from .scope import Scope
 from .statements import KernelBuild
 from .subset import FORMS as SUBSET_FORMS, SubsetParser
 from .views import VIEW_FORMS, ViewParser
-from .tileops import TileTemplate
+from .tileops import FifoTemplate, TileTemplate
 from .tpipes import PIPE_DECL, TPipeParser
 from ..isa.families.system import FIFO_MNEMONICS
 
@@ -45,6 +44,7 @@ CONSTANT = ("constant", "arith.constant")
 ALLOC = ("alloc_tile", "pto.alloc_tile")
 SET_VALID = ("set_validshape", "pto.set_validshape")
 VECSCOPE_ONLY = ("tile_buf_addr", "pto.tile_buf_addr")   # decision "pto.tile_buf_addr"
+_TILE_TEMPLATES = (TileTemplate, FifoTemplate)
 Opened = tuple[list[str], Finish]
 NO_TEMPLATE = object()       # a key whose lines take the token path
 BLANK = object()             # a key whose lines hold nothing to parse (comments, ';')
@@ -218,11 +218,11 @@ class Parser(ControlParser, EventParser, ViewParser, SubsetParser, TPipeParser):
         self.i = i
         if i < len(toks) or (out and out[-1].__class__ is Yield):
             return None
-        lines, seen, file = self.lines, self.seen, self.file
+        lines, seen, file, cont = self.lines, self.seen, self.file, self.continued
         k, n = self.next_line, len(lines)
         opened = None
         while k < n:
-            if k + 1 < n and continues(lines[k + 1]):   # a statement over two lines: tokens
+            if k + 1 in cont:               # a statement over two lines: tokens
                 self.next_line = k
                 return None
             text = lines[k]
@@ -289,7 +289,7 @@ class Parser(ControlParser, EventParser, ViewParser, SubsetParser, TPipeParser):
                 heads = tuple(indent + 1 + c + sum(map(len, names[:j])) for j, c in enumerate(heads))
             col = indent + 1 + fixed + (len(names[0]) if before == 1 else sum(map(len, names[:before])))
             line = (tpl, names, col, text.rstrip("\r").replace("\t", " "), heads)
-        if len(self.seen) < SEEN_LINES and (line[0].__class__ is TileTemplate or not isinstance(entry, tuple)):
+        if len(self.seen) < SEEN_LINES and (line[0].__class__ in _TILE_TEMPLATES or not isinstance(entry, tuple)):
             self.seen[text] = line          # lines that recur verbatim: tile ops (buffers are
         return line                         # rewritten), '}' and the like; not SSA definitions
 
@@ -352,8 +352,9 @@ class Parser(ControlParser, EventParser, ViewParser, SubsetParser, TPipeParser):
         if low in ALLOC:
             return self.decl_template(mt, self._one_result(mt, results))
         instr = lookup_instruction(mt.text) if low != "kernel" else None
-        if instr is not None and instr.mnemonic not in FIFO_MNEMONICS:   # FIFO lines may name a pipe
-            return self.tile_template(instr, mt, results)
+        if instr is not None:               # FIFO lines may name a pipe: see FifoTemplate
+            tpl = self.tile_template(instr, mt, results)
+            return FifoTemplate.of(tpl) if instr.mnemonic in FIFO_MNEMONICS else tpl
         spec = S.lookup(mt.text)
         if spec is None or low == "kernel":
             self.unexpected(mt, "a template statement")
@@ -413,27 +414,6 @@ class Parser(ControlParser, EventParser, ViewParser, SubsetParser, TPipeParser):
                   expected="an instruction listed by 'pto isa', an arith scalar op, for, if or yield",
                   actual=mt.text)
 
-
-
-@contextlib.contextmanager
-def collector_paused() -> Iterator[None]:
-    """A parse allocates one long-lived object after another (a few per statement) and no
-    reference cycles. CPython's cyclic collector would scan the growing heap again and
-    again (a full pass each time it grows by a quarter: seconds for a 100,000-statement
-    module), then scan the new objects twice more on their way to the oldest generation.
-    So the collector rests while the parser runs, and what the parse made is moved to the
-    oldest generation at once (``gc.freeze`` + ``gc.unfreeze``, unless the program keeps
-    objects frozen itself): scanned by the next full collection, like all old objects."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            if not gc.get_freeze_count():
-                gc.freeze()
-                gc.unfreeze()
-            gc.enable()
 
 
 def parse(text: str, filename: str | None = None) -> Module:

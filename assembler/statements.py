@@ -8,7 +8,7 @@ from ..isa.diagnostics import Location
 from ..isa.suggest import did_you_mean
 from ..isa.types import INDEX, ScalarType, TileType, Type
 from . import scalar_ops as S
-from .cursor import Defer
+from .cursor import Defer, new_scalar_op, new_value
 from .ir import Const, ScalarOp, Stmt, TileDecl, Value, default_literal_type, token_lit
 from .lexer import IDENT, PUNCT, VALUE, Token
 from .scope import Scope
@@ -121,8 +121,8 @@ class ScalarTemplate:
             rtype = I1 if cls in ("cmpi", "cmpf") else ref
         if written is not None and written is not ref and written != ref:
             raise Defer
-        v = _fresh(scope, Value(names[self.k], rtype))  # type: ignore[arg-type]
-        return ScalarOp(self.spec.name, v, ops, self.predicate, loc=loc)  # type: ignore[arg-type]
+        v = _fresh(scope, new_value(names[self.k], rtype))  # type: ignore[arg-type]
+        return new_scalar_op(self.spec.name, v, ops, self.predicate, loc)  # type: ignore[arg-type]
 
 
 class StatementParser(TileOpParser):

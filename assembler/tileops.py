@@ -9,14 +9,14 @@ a scalar has the tile's dtype).
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ..isa.diagnostics import Location, PTOError
 from ..isa.spec import Instruction, Kind, Operand, Role
 from ..isa.suggest import did_you_mean
 from ..isa.types import INDEX, SCALAR_NAMES, ScalarType, TileType, Type
-from .cursor import Cursor, Defer, Item, Silent
+from .cursor import Cursor, Defer, Item, Silent, new_tile_op, new_value
 from .ir import Lit, MemRef, PipeLit, TileOp, Value, token_lit
 from .lexer import ATTR, FLOAT, IDENT, INT, PUNCT, STRING, TYPE, VALUE, Token
 from .operands import (assign, choose, defines, describe, dps_layout, inout_layout, item_kinds, kind_error,
@@ -102,7 +102,7 @@ class TileTemplate:
                     break
                 args[name] = v
             else:
-                return TileOp(self.instr, args, dict(self.attrs) if self.attrs else {}, loc=loc)
+                return new_tile_op(self.instr, args, dict(self.attrs) if self.attrs else {}, loc)
         args = {}
         new: list[Value] = []
         untyped = False
@@ -120,7 +120,7 @@ class TileTemplate:
                     else:
                         if t is None:
                             raise Defer
-                        v = Value(n, t)
+                        v = new_value(n, t)
                         new.append(v)
                 else:
                     raise Defer
@@ -147,7 +147,7 @@ class TileTemplate:
                         raise Defer from None
         for v in new:
             scope.define(v)          # names were missing: nothing to report
-        return TileOp(self.instr, args, dict(self.attrs), loc=loc)
+        return new_tile_op(self.instr, args, dict(self.attrs), loc)
 
     def _settled_for(self, scope: Scope, names: list[str]) -> "TileTemplate":
         """The template with the open operand lists bound by this line's value types (learned
@@ -177,6 +177,21 @@ class TileTemplate:
         if sub is None:
             raise Defer
         return sub
+
+
+class FifoTemplate(TileTemplate):
+    """A TPUSH/TPOP/TALLOC/TFREE line's template: it binds as the token path does only while
+    the kernel declares no pipe (a pipe operand changes the binding: ``tpipes.py``), so in a
+    kernel with pipes it defers."""
+
+    @classmethod
+    def of(cls, tpl: TileTemplate) -> "FifoTemplate":
+        return cls(**{f.name: getattr(tpl, f.name) for f in fields(TileTemplate)})
+
+    def apply(self, p: "TileOpParser", scope: Scope, names: list[str], loc: Location) -> TileOp:
+        if p._pipes(scope):   # type: ignore[attr-defined]
+            raise Defer
+        return super().apply(p, scope, names, loc)
 
 
 def settled_entries(tpl: TileTemplate, kinds: Any

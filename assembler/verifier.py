@@ -21,6 +21,7 @@ from ..isa.profiles import Profile
 from ..isa.suggest import did_you_mean
 from ..isa.types import INDEX, GlobalType, ScalarType, TileType, Type
 from . import scalar_ops as S
+from .collector import collector_paused
 from .ir import (Bound, Const, For, If, Kernel, Lit, MemRef, Module, PipeLit, ScalarOp, Stmt, Subset, TileDecl,
                  TileOp, Value, View, ViewQuery, Yield, check_literal)
 from .subset import subset_problems
@@ -41,24 +42,25 @@ def diagnose(module: Module, profile: str | None = None) -> list[PTOError]:
     """Every structural diagnostic, legality for ``profile`` when one is named, and the
     ordering of manual flags (``ordering.py``) and reads of never-written tiles
     (``initialisation.py``) for kernels that are otherwise sound."""
-    prof = profiles.get(profile) if profile is not None else None
-    errs: list[PTOError] = []
-    seen: set[str] = set()
-    signatures: dict[tuple, _Signature] = {}
-    for k in module.kernels:
-        if k.name in seen:
-            errs.append(StructError("STRUCT_REDEFINED", f"kernel @{k.name} is defined twice",
-                                    location=k.loc or Location(kernel=k.name)))
-        seen.add(k.name)
-        check = _KernelCheck(k, prof, signatures)
-        kernel_errs = check.run()
-        if kernel_errs or not check.has_flags:     # flag balance only means something on a sound kernel
-            errs += kernel_errs
-        else:
-            errs += check_order(k)
-        if not kernel_errs:                         # so do never-written tiles (initialisation.py)
-            errs += uninitialised_reads(k)
-    return errs
+    with collector_paused():          # short-lived objects only (collector.py)
+        prof = profiles.get(profile) if profile is not None else None
+        errs: list[PTOError] = []
+        seen: set[str] = set()
+        signatures: dict[tuple, _Signature] = {}
+        for k in module.kernels:
+            if k.name in seen:
+                errs.append(StructError("STRUCT_REDEFINED", f"kernel @{k.name} is defined twice",
+                                        location=k.loc or Location(kernel=k.name)))
+            seen.add(k.name)
+            check = _KernelCheck(k, prof, signatures)
+            kernel_errs = check.run()
+            if kernel_errs or not check.has_flags:     # flag balance only means something on a sound kernel
+                errs += kernel_errs
+            else:
+                errs += check_order(k)
+            if not kernel_errs:                         # so do never-written tiles (initialisation.py)
+                errs += uninitialised_reads(k)
+        return errs
 
 
 def verify(module: Module, profile: str | None = "cpu") -> Module:
@@ -174,7 +176,11 @@ class _KernelCheck:
         root = Scope()
         self.at, self.at_index = self.k, self.index
         for p in self.k.params:
-            self._define(p, root)
+            if p.name in root.names:            # as the parser: a tile's same-type redeclaration is no excuse
+                self._err("STRUCT_REDEFINED", f"parameter %{p.name} reuses a name already defined in the kernel",
+                          actual=f"%{p.name} : {p.type}")
+            else:
+                self._define(p, root)
         self._block(self.k.body, root, None, top=True)
         if self.profile is not None:
             self._capacity(root)
@@ -382,9 +388,13 @@ class _KernelCheck:
         args = s.args
         if s.instr.mnemonic in FLAG_SIGN:
             self.has_flags = True
-        # the same argument objects again (uses share their definition's Value): same signature
-        same = None if s.attrs else (id(s.instr), *args, *map(id, args.values()))
-        sig = self.by_args.get(same) if same else None
+        # the same argument objects again (uses share their definition's Value) and the same
+        # attribute value objects (a line template's; alive while the module is checked, so
+        # their ids name them): same signature
+        attrs = s.attrs
+        same = (id(s.instr), *args, *map(id, args.values()), None, *attrs, *map(id, attrs.values())) if attrs \
+            else (id(s.instr), *args, *map(id, args.values()))
+        sig = self.by_args.get(same)
         if sig is None:
             key = _signature_key(s)
             try:
@@ -393,8 +403,7 @@ class _KernelCheck:
                 return self._tile_op_unshared(s, scope)
             if sig is None:
                 sig = self.signatures[key] = _Signature(s)
-            if same:
-                self.by_args[same] = sig
+            self.by_args[same] = sig
         if not sig.sound:
             return self._tile_op_unshared(s, scope)
         before, new, lookup, here = len(self.errors), [], scope.lookup, scope.names.get

@@ -148,7 +148,7 @@ def get(name: str) -> DType:
 def memory_bits(d: DType) -> int:
     """Bits one element takes in a hardware buffer or in global memory: the sub-byte types (fp4,
     i4) pack two per byte there, although openpto's arrays hold one per uint8; i1 masks take a byte."""
-    return d.bits if d in CODED and d.bits < 8 else 8 * d.itemsize
+    return d.bits if d.bits < 8 and d.kind != "bool" else 8 * d.itemsize    # 4-bit types; not i1
 
 
 def memory_bytes(d: DType, count: int) -> int:

@@ -179,6 +179,8 @@ def test_built_modules_get_the_same_checks() -> None:
     assert codes(kernel(ir.TileOp(texp, {"dst": d}))) == ["STRUCT_MISSING_OPERAND"]
     assert codes(kernel(ir.Const(ir.Value("c", ScalarType("i8")), 1000))) == ["STRUCT_TYPE_MISMATCH"]
     assert codes(kernel(ir.Const(ir.Value("a", INDEX), 0))) == ["STRUCT_REDEFINED"]
+    # two parameters of one name (the parser refuses the text): even a tile of the same type
+    assert codes(kernel(params=(ir.Value("a", T16), ir.Value("a", T16)))) == ["STRUCT_REDEFINED"]
     err = asm.diagnose(kernel(ir.Yield(), ir.Yield()))[1]
     assert err.location.kernel == "k" and err.location.index == 1
 

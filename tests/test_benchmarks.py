@@ -22,7 +22,8 @@ from hypothesis import given, strategies as st
 
 import openpto.assembler as asm
 from openpto.assembler import ir
-from openpto.assembler.cursor import location
+from openpto.assembler.cursor import location, new_scalar_op, new_tile_op, new_value
+from openpto.assembler.lexer import continued_lines, continues
 from openpto.assembler.parser import Parser
 from openpto.assembler.verifier import _KernelCheck
 from openpto.isa import PTOError, all_instructions
@@ -124,6 +125,26 @@ def test_templates_build_the_benchmark_module_exactly() -> None:
     assert outcome(TEXT, True) == outcome(TEXT, False)
 
 
+def test_fifo_lines_by_template_match_the_token_path() -> None:
+    """TPUSH/TPOP/TALLOC/TFREE lines take templates only in a kernel that has declared no
+    pipe: lines of one shape in a kernel before and after a pipe, in a kernel with pipes, and
+    pipe spellings in a kernel without one give the same module or diagnostics both ways."""
+    acc, vec, c2v = ("!pto.tile<16x16xf32, loc=acc, layout=NZ>", "!pto.tile<16x16xf32>",
+                     "!pto.tpipe<0, DIR_C2V, 1024, 4>")
+    head = f"kernel @K(%a : {acc}, %v : {vec}, %g : !pto.memref<16x16xf32>) {{\n"
+    lines = ["  tpush %a {FlagID = 0, SlotNum = 4}", "  pto.tpush %a, %g", "  pto.tpush %a, %p",
+             f"  %v = tpop {{FlagID = 0, SlotNum = 4}} : () -> {vec}", "  pto.tpop %p, %g[0, 0]",
+             f"  %v = pto.tpop %p : ({c2v}) -> {vec}", "  pto.tfree pipe(%p)", "  tfree %g[0, 0] {FlagID = 0, SlotNum = 4}",
+             "  pto.tpush %a, pipe(%g)", "  %w = tpop {FlagID = 0, SlotNum = 4} : () -> " + vec]
+    decl = f"  %p = pto.initialize_pipe : {c2v}\n"
+    rng = random.Random(5)
+    for _ in range(60):
+        body = rng.sample(lines, 4)
+        text = head.replace("K", "a", 1) + "\n".join(body[:2]) + "\n" + (decl if rng.random() < 0.5 else "") \
+            + "\n".join(body[2:]) + "\n}\n" + head.replace("K", "b", 1) + "\n".join(body) + "\n}\n"
+        assert outcome(text, True) == outcome(text, False), text
+
+
 def test_templates_defer_every_diagnostic_to_the_token_path() -> None:
     rng = random.Random(11)
     small = [bench.generate(120, seed=s) for s in range(4)]
@@ -142,6 +163,31 @@ def test_statement_locations_are_plain_locations() -> None:
     made = Location("k.pto", 3, 7, source_line="  %d = texp %a")
     assert fast == made and hash(fast) == hash(made) and vars(fast) == vars(made)
     assert dataclasses.replace(fast, index=2) == dataclasses.replace(made, index=2)
+
+
+@given(st.lists(st.sampled_from(["", " ", "\t", "\r", ":", "->", "-", "ins(", "outs (", "pipe\t(", "ins", "x",
+                                  "%a", "\n", "\n\n", "\r\n", " pipe(", "(", "out"]), max_size=12).map("".join))
+def test_continued_lines_is_continues_on_each_line(text: str) -> None:
+    lines = text.split("\n")
+    assert continued_lines(text) == {k for k in range(1, len(lines)) if continues(lines[k])}
+
+
+def test_the_template_makers_build_the_dataclasses() -> None:
+    """The makers fill every field (a field added to a class must be added to its maker) and
+    build what the constructor builds: equal, hashed alike, frozen."""
+    t = parse_type("!pto.tile<16x16xf32>")
+    a, loc = ir.Value("a", t), Location("k.pto", 3, 7, source_line="x")
+    tadd = next(i for i in all_instructions() if i.mnemonic == "TADD")
+    pairs = [(new_value("a", t), a),
+             (new_tile_op(tadd, {"dst": a, "src0": a, "src1": a}, {}, loc),
+              ir.TileOp(tadd, {"dst": a, "src0": a, "src1": a}, {}, loc=loc)),
+             (new_scalar_op("arith.addi", a, (a, a), None, loc), ir.ScalarOp("arith.addi", a, (a, a), None, loc=loc))]
+    assert hash(pairs[0][0]) == hash(a)
+    for fast, made in pairs:
+        assert vars(fast) == vars(made) and list(vars(fast)) == [f.name for f in dataclasses.fields(made)]
+        assert fast == made
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            fast.loc = None   # type: ignore[misc]
 
 
 def test_repeated_lines_keep_their_own_locations() -> None:
