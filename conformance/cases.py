@@ -3,9 +3,11 @@
 A ``Case`` is one concrete use: operand types, attribute values and scalar operands. The
 starting point is the declaration's example; for each legal dtype tuple of the profile the
 example is re-typed and, where the new dtype breaks a shape rule (row alignment, fractal
-boxes), re-shaped from a small table of scalings until ``isa.checks`` accepts it. Valid
-regions and attribute values are then varied by hypothesis, again keeping only what the
-checks accept. Nothing here names an instruction: a new declaration is covered by itself.
+boxes), re-shaped from a small table of scalings until ``isa.checks`` accepts it; a tuple
+only another form takes (an optional operand the example lacks, such as TMOV's preQuantScalar)
+is looked for with that operand filled in. Valid regions and attribute values are then varied
+by hypothesis, again keeping only what the checks accept. Nothing here names an instruction:
+a new declaration is covered by itself.
 """
 from __future__ import annotations
 
@@ -167,7 +169,12 @@ def base_cases(instr: Instruction, profile: str) -> dict[DTypeTuple, Case | None
 
 @functools.lru_cache(maxsize=None)
 def _base_cases(mnemonic: str, profile: str) -> dict[DTypeTuple, Case | None]:
-    instr = get(mnemonic)
+    return derive(get(mnemonic), profile)
+
+
+def derive(instr: Instruction, profile: str) -> dict[DTypeTuple, Case | None]:
+    """``base_cases`` without the cache: each tuple from the examples as declared, else from
+    ``_other_forms`` of them."""
     if not instr.supported_on(profile):
         return {}
     starts = [example_case(instr, profile, ex) for ex in (instr.example,) + instr.more_examples]
@@ -178,11 +185,73 @@ def _base_cases(mnemonic: str, profile: str) -> dict[DTypeTuple, Case | None]:
     for combo in rule.sorted_tuples():
         out[combo] = next((c for start in starts for c in _from_example(start, rule, combo) if not c.errors()),
                           None)
+        if out[combo] is None:       # a form the examples do not carry the tuple in
+            out[combo] = next((c for start in _other_forms(instr, rule, combo, starts)
+                               for c in _candidates(instr, profile, start.types, start.attrs, start.scalars)
+                               if not c.errors()), None)
+    return out
+
+
+def _other_forms(instr: Instruction, rule: Any, combo: DTypeTuple, starts: list[Case]) -> Iterator[Case]:
+    """Re-typed examples ``_from_example`` did not try, each once: operands outside the dtype
+    rule keeping their declared types, then each example with one optional operand it lacks
+    filled in (``_fillers``), either way: the forms a dtype tuple may need that no example
+    shows as such (TMOV's i32 -> f16 exists only with an f32 preQuantScalar)."""
+    seen = [_retyped(s, rule, combo, True) for s in starts]
+    for start in list(starts) + list(_filled(instr, starts)):
+        for follow in (False, True):
+            c = _retyped(start, rule, combo, follow)
+            if c not in seen:
+                seen.append(c)
+                yield c
+
+
+def _filled(instr: Instruction, starts: list[Case]) -> Iterator[Case]:
+    """Each example with one optional operand it lacks filled in, by each of ``_fillers``."""
+    fillers = _fillers(instr)
+    for start in starts:
+        for name, options in fillers.items():
+            if name in start.types:
+                continue
+            for t, value in options:
+                scalars = dict(start.scalars, **({name: value} if value is not None else {}))
+                yield dataclasses.replace(start, types=dict(start.types, **{name: t}), scalars=scalars)
+
+
+def _fillers(instr: Instruction) -> dict[str, list[tuple[Type, Any]]]:
+    """Per optional operand: (type, value) pairs to fill it with, nearest the declaration first:
+    its type and value in any example that has it, then (a scalar) each scalar type the
+    examples give other scalar operands and f32, at the operand's range's lower end or 1, then
+    (a tile) the type of each tile the examples give."""
+    examples = (instr.example,) + instr.more_examples
+    out: dict[str, list[tuple[Type, Any]]] = {}
+    for op in instr.operands:
+        if not op.optional or op.kind not in (Kind.SCALAR, Kind.INDEX, Kind.TILE):
+            continue
+        options: list[tuple[Type, Any]] = [(parse_type(ex.types[op.name]), ex.scalars.get(op.name))
+                                           for ex in examples if op.name in ex.types]
+        if op.kind is Kind.TILE:
+            options += [(t, None) for ex in examples for s in ex.types.values()
+                        for t in [parse_type(s)] if isinstance(t, TileType)]
+        else:
+            value = op.bounds[0] if op.bounds is not None else 1
+            named = [s for ex in examples for k, s in ex.types.items()
+                     if instr.operand(k).kind is op.kind] + (["index"] if op.kind is Kind.INDEX else ["f32"])
+            options += [(parse_type(s), value) for s in named]
+        out[op.name] = list(dict.fromkeys(options))
     return out
 
 
 def _from_example(start: Case, rule: Any, combo: DTypeTuple) -> Iterator[Case]:
     """Candidates for ``combo`` from one declared example: re-typed, then re-shaped."""
+    c = _retyped(start, rule, combo, True)
+    return _candidates(start.instr, start.profile, dict(c.types), c.attrs, c.scalars)
+
+
+def _retyped(start: Case, rule: Any, combo: DTypeTuple, follow: bool) -> Case:
+    """``start`` with the rule's operands of ``combo``'s dtypes. Operands outside the rule
+    follow a sibling of their dtype into its new one (``follow``), or keep their own type (an
+    f32 scale next to an f32 source that becomes i32)."""
     retyped = dict(start.types)
     new_of = {}
     for name, d in zip(rule.operands, combo):
@@ -190,10 +259,10 @@ def _from_example(start: Case, rule: Any, combo: DTypeTuple) -> Iterator[Case]:
             new_of.setdefault(_dtype(retyped[name]), d)
             retyped[name] = retype(retyped[name], d)
     for name, t in start.types.items():       # operands outside the rule follow a sibling
-        if name not in rule.operands and _dtype(t) in new_of:
+        if follow and name not in rule.operands and _dtype(t) in new_of:
             retyped[name] = retype(t, new_of[_dtype(t)])
     scalars = {k: _retype_scalar(v, retyped.get(k)) for k, v in start.scalars.items()}
-    return _candidates(start.instr, start.profile, retyped, start.attrs, scalars)
+    return dataclasses.replace(start, types=retyped, scalars=scalars)
 
 
 def _candidates(instr: Instruction, profile: str, types: dict[str, Type], attrs: Mapping[str, Any],
@@ -497,7 +566,28 @@ def structured(base: Case) -> list[Case]:
         moved = _with_every_offset(ns)
         if moved is not None and _legal(moved):
             placed.append(moved)
-    return [c for c in placed if c is not base] + extra + _without_optional(ns) + _in_place(ns)
+    return [c for c in placed if c is not base] + extra + _without_optional(ns) + _in_place(ns) + _global_forms(base)
+
+
+def _global_layouts(case: Case) -> tuple[Any, ...]:
+    return tuple(t.layout for t in case.types.values() if isinstance(t, GlobalType))
+
+
+def _global_forms(base: Case) -> list[Case]:
+    """The declaration's other examples in base's dtype tuple whose global tensors have other
+    layouts (TLOAD's scale layouts), where the spec accepts them: layouts only an example shows."""
+    rule = base.instr.dtype_rule(base.profile)
+    if rule is None:
+        return []
+    out: list[Case] = []
+    for ex in (base.instr.example,) + base.instr.more_examples:
+        start = example_case(base.instr, base.profile, ex)
+        if _global_layouts(start) == _global_layouts(base):
+            continue
+        found = next((c for c in _from_example(start, rule, base.dtypes) if not c.errors()), None)
+        if found is not None:
+            out.append(found)
+    return out
 
 
 # --------------------------------------------------------------------------- layout forms
