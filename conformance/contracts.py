@@ -5,7 +5,7 @@ What is compared is the instruction's iteration domain (``isa.spec.Domain``): th
 tile's valid region (DST, SRC, SPECIAL, MATMUL), the whole static tile (STATIC_DST), row 0
 of the valid columns (ROW0), nothing (NONE); a global output is compared whole, and the
 memory around a strided view must be left as it was. Inside an ``out`` tile's domain the
-elements the semantics leave untouched are unspecified too (TSCATTER rows no index hits,
+elements the semantics leave untouched are unspecified too (TSCATTER elements no index hits,
 TMRGSORT slots after the last record, a GEMV's rows below row 0): they are found by running
 the semantics a second time on a bit-inverted destination and are not compared.
 
@@ -83,7 +83,7 @@ def oracle(case: Case, inputs: Mapping[str, Any],
             g: GlobalArg = inputs[op.name].fresh()
             if prepare is not None:
                 g = dataclasses.replace(g, parent=prepare(op.role, g.parent))
-            kw[op.name] = GlobalRef(g.view, case.offsets.get(op.name, ()))
+            kw[op.name] = GlobalRef(g.view, case.offsets.get(op.name, ()), t.layout)
             if op.role is not Role.IN:
                 written[op.name] = g
         elif literal(case, op.name):
