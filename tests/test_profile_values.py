@@ -65,6 +65,12 @@ def test_tsync_v_on_a5_names_the_allowed_pipes() -> None:
     assert (e.location.line, e.location.col) == (2, 3)
 
 
+def test_each_statement_is_judged_by_its_own_pipe() -> None:
+    """The verifier shares verdicts between statements of one signature: the pipe is part of it."""
+    text = "kernel @k() {\n  tsync #pto.pipe<MTE2>\n  tsync #pto.pipe<V>\n  tsync #pto.pipe<MTE2>\n  tsync #pto.pipe<V>\n}\n"
+    assert [(e.code, e.location.line) for e in diagnose(text, "a5")] == [("LEGAL_ATTR", 3), ("LEGAL_ATTR", 5)]
+
+
 def test_tsync_op_class_resolves_to_its_pipe_before_the_rule() -> None:
     """The public op-class spelling names TADD's pipe (V): a5's TSync.hpp refuses it."""
     text = "kernel @k() {\n  tsync #pto.op<TADD>\n}\n"
