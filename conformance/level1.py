@@ -2,8 +2,8 @@
 
 Illegal programs are mutants of a legal case, made by generic edits that name no
 instruction: another dtype for one dtype-rule operand, a tile moved to a location its
-operand does not allow, another layout, a tile grown past its location's capacity, an
-attribute removed / unknown / of the wrong kind, an attribute or pipe value the profile
+operand does not allow, another layout (of a tile or a global tensor), a tile grown past its
+location's capacity, an attribute removed / unknown / of the wrong kind, an attribute or pipe value the profile
 refuses, an operand removed, one extent (or every extent equal to it) doubled or bumped by
 one (shape and row-alignment rules), a valid region shrunk. The expected codes are the
 spec's own verdict on the mutant (``Case.errors``, i.e. ``isa.checks``, plus the profile's
@@ -24,7 +24,7 @@ from ..isa import dtypes as dt
 from ..isa.diagnostics import PTOError, PTOErrorGroup
 from ..isa.profiles import PROFILES
 from ..isa.spec import Instruction
-from ..isa.types import SCALAR_NAMES, Layout, Location, ScalarType, TileType, Type
+from ..isa.types import SCALAR_NAMES, GlobalLayout, GlobalType, Layout, Location, ScalarType, TileType, Type
 from . import cases as C
 from .cases import retype, scale
 from .level0 import explore, precheck, resolve
@@ -95,6 +95,16 @@ def _layout_edits(case: C.Case) -> Iterator[Edit]:
             if lay is not t.layout:
                 yield f"layout of {name}: {t.layout.value} -> {lay.value}", \
                     _with(case, **{name: dataclasses.replace(t, layout=lay)}), case.attrs
+
+
+def _global_layout_edits(case: C.Case) -> Iterator[Edit]:
+    """A global tensor given another layout (the scale layouts: another rank, another profile)."""
+    for name, t in case.types.items():
+        if isinstance(t, GlobalType):
+            for lay in GlobalLayout:
+                if lay is not t.layout:
+                    yield f"layout of {name}: {t.layout.value} -> {lay.value}", \
+                        _with(case, **{name: dataclasses.replace(t, layout=lay)}), case.attrs
 
 
 def _growth(nbytes: int, cap: int, power: int) -> int:
@@ -191,8 +201,8 @@ def _shape_edits(case: C.Case) -> Iterator[Edit]:
 
 
 EDITS: tuple[Callable[[C.Case], Iterator[Edit]], ...] = (
-    _dtype_edits, _location_edits, _layout_edits, _capacity_edits, _attr_edits, _value_edits, _operand_edits,
-    _shape_edits)
+    _dtype_edits, _location_edits, _layout_edits, _global_layout_edits, _capacity_edits, _attr_edits, _value_edits,
+    _operand_edits, _shape_edits)
 
 
 # --------------------------------------------------------------------------- the spec's verdict

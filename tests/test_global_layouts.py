@@ -323,3 +323,38 @@ def test_tload_scales_then_tmatmul_mx_against_numpy() -> None:
         code, res = run_program(text, backend, args)
         assert code is None, (backend, code)
         np.testing.assert_array_equal(res["c"], expect.astype(np.float32), err_msg=backend)
+
+
+def test_tload_hif4_records_then_tmatmul_mx_hif4() -> None:
+    """The hand-worked mixed product of tests/test_matmul_hif4_mixed.py with its scales loaded:
+    A's E8M0 scales from MX_A_ZZ, B's HiF4 records from a HIF4_B_NN patch (column 0: Ea 0xC0 at
+    patch byte 0, Eb 0x20 at 1, Ec lo 0x00 at 32, Ec hi 0x04 at 33). dst[0, 0] = 1.5 * 2 * 1 +
+    (-3 * 0.5) * (-0.75 * 4) = 7.5; B's column 1 has Ea 0, so dst[0, 1] = 0."""
+    a = np.zeros((16, 64), np.float16)
+    a[0, 0], a[0, 40] = 1.5, -3.0
+    sa = np.full((16, 2), 127, np.uint8)
+    sa[0] = [128, 126]
+    b = np.zeros((64, 16), np.uint8)
+    b[0, 0], b[40, 0], b[:, 1] = 4, 0xB, 7
+    patch = np.zeros(64, np.uint8)
+    patch[[0, 1, 32, 33]] = [0xC0, 0x20, 0x00, 0x04]                 # column 0's record
+    patch[[2, 3, 34, 35]] = [0x00, 0xFF, 0xFF, 0xFF]                 # column 1's record
+    ga, gb = "!pto.memref<1x1x1x16x2xu8, layout=MX_A_ZZ>", "!pto.memref<1x1x1x16x4xu8, layout=HIF4_B_NN>"
+    ma, mb = "!pto.tile<16x2xu8, loc=mat>", "!pto.tile<4x16xu8, loc=mat, layout=DN>"
+    la, rb = "!pto.tile<16x2xu8, loc=scale_left>", "!pto.tile<4x16xu8, loc=scale_right, layout=DN>"
+    at, bt = "!pto.tile<16x64xf16, loc=left, layout=NZ>", "!pto.tile<64x16xhifloat4x2, loc=right, layout=ZN>"
+    acc = "!pto.tile<16x16xf32, loc=acc, layout=NZ>"
+    text = (f"kernel @k(%ga : {ga}, %gb : {gb}, %a : {at}, %b : {bt}, %c : {acc}) {{\n"
+            f"  %ma = tload %ga[0, 0, 0, 0, 0] : ({ga}) -> {ma}\n"
+            f"  %mb = tload %gb[0, 0, 0, 0, 0] : ({gb}) -> {mb}\n"
+            f"  %sa = tmov %ma : ({ma}) -> {la}\n"
+            f"  %sb = tmov %mb : ({mb}) -> {rb}\n"
+            f"  %c = tmatmul_mx_hif4 %a, %sa, %b, %sb : ({at}, {la}, {bt}, {rb}) -> {acc}\n}}\n")
+    args = {"ga": image("MX_A_ZZ", sa), "gb": patch.reshape(1, 1, 1, 16, 4), "a": a, "b": b,
+            "c": np.full((16, 16), 99.0, np.float32)}
+    want = np.zeros((16, 16), np.float32)
+    want[0, 0] = 7.5
+    for backend in BACKENDS:
+        code, res = run_program(text, backend, args)
+        assert code is None, (backend, code)
+        np.testing.assert_array_equal(res["c"], want, err_msg=backend)
