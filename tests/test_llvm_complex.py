@@ -206,11 +206,13 @@ kernel @k(%dst : !pto.tile<6x8xf32, valid=5x8>, %src : !pto.tile<4x8xf32, valid=
 
 
 def test_tscatter_collisions_and_range() -> None:
-    idx = np.random.default_rng(7).integers(0, 2, size=(4, 8)).astype(np.int32)   # many collisions
+    """idx holds flat offsets into dst's 6x8 static tile: 0..47, also past its valid rows."""
+    idx = np.random.default_rng(7).integers(0, 3, size=(4, 8)).astype(np.int32)   # many collisions
+    idx[0, 3], idx[2, 6] = 47, 41           # the last row, outside dst's valid region: written, not compared
     idx[3, :] = 77                          # outside src's valid region: never read
     args = dict(dst=_fill((6, 8), np.float32), src=_fill((4, 8), np.float32, 8))
     assert same(SCATTER, idx=idx, **args) is None
-    for bad in (5, -1):
+    for bad in (48, -1):
         wrong = idx.copy()
         wrong[1, 2] = bad
         assert same(SCATTER, idx=wrong, **args) == "RUNTIME_OOB"
