@@ -532,7 +532,8 @@ def structured(base: Case) -> list[Case]:
     each costs one compile, all from the non-square form of ``base``: a narrow valid region
     (one column, several rows); one valid row of part of twice the columns (several blocks
     where an instruction works in blocks); one operand's valid region differing from the
-    others'. Each goes with globals viewed at non-zero indices when the spec accepts that."""
+    others'; operands of static shapes of their own around the same valid regions
+    (``reshaped``). Each goes with globals viewed at non-zero indices when the spec accepts that."""
     ns = nonsquare(base)
     tiles = _tiles_of(ns)
     out: list[Case] = []
@@ -558,6 +559,9 @@ def structured(base: Case) -> list[Case]:
                        for c in [_with_tile_valid(ns, n, vr, vc)] if _legal(c)), None)
         if differ is not None:
             out.append(differ)
+        other = reshaped(ns)
+        if other is not None:
+            out.append(other)
     if not out and ns is not base:
         out.append(ns)
     placed = _placed(out or [ns])
@@ -588,6 +592,47 @@ def _global_forms(base: Case) -> list[Case]:
         if found is not None:
             out.append(found)
     return out
+
+
+
+# --------------------------------------------------------------------------- static shapes of their own
+
+#: (row factor, column factor) a tile operand's static shape is grown by for ``reshaped``, in order
+RESHAPINGS = ((1, 2), (2, 2), (1, 3), (2, 1), (2, 3), (3, 1), (1, 4), (4, 1))
+
+
+def _grown(t: TileType, fr: int, fc: int) -> TileType:
+    """``t`` with ``fr`` times the rows and ``fc`` times the columns, its valid region kept."""
+    return dataclasses.replace(t, rows=t.rows * fr, cols=t.cols * fc)
+
+
+def reshaped(case: Case) -> Case | None:
+    """``case`` with tile operands grown to static shapes of their own, each keeping its valid
+    region (so the valid regions still cover dst's as before): sources first, then outputs,
+    each by the first of ``RESHAPINGS`` the checks accept (row alignment, fractal boxes,
+    capacity, the shape rules) that no other tile was grown by, one with a column factor no
+    other tile has first, never making a tile square: the tiles end out of proportion, and a
+    backend addressing one operand with another's row stride reads the wrong elements. None when the checks accept no operand
+    grown (equal static shapes required) or the case has fewer than two static tiles."""
+    tiles = _tiles_of(case)
+    if len(tiles) < 2:
+        return None
+    order = sorted(tiles, key=lambda n: case.instr.operand(n).role is not Role.IN)   # sources first
+    factor = {n: (1, 1) for n in tiles}
+    out = case
+    for name in order:
+        others = {f for n, f in factor.items() if n != name}
+        options = sorted((f for f in RESHAPINGS if f not in others),
+                         key=lambda f: f[1] in {c for _, c in others})     # stable: a new column factor first
+        for fr, fc in options:
+            t, g = tiles[name], _grown(tiles[name], fr, fc)
+            if g.rows == g.cols and t.rows != t.cols:       # a non-square tile stays non-square
+                continue
+            c = dataclasses.replace(out, types=dict(out.types, **{name: g}))
+            if _legal(c):
+                out, factor[name] = c, (fr, fc)
+                break
+    return out if out is not case else None
 
 
 # --------------------------------------------------------------------------- layout forms

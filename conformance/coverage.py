@@ -32,6 +32,8 @@ SITUATIONS: dict[str, str] = {
     "one-col": "a tile with 1 valid column out of several",
     "narrow": "a tile whose valid width is smaller than its valid height",
     "differ": "two tile operands of one shape whose valid regions differ",
+    "reshaped": "a tile operand of a static shape of its own: out of proportion with the other tiles' "
+                "as every declared example has them (more rows or columns, the valid region as before)",
     "offsets": "a global addressed at a non-zero index on every dimension (a view into a larger array)",
     **{f"rank-{r}": f"a windowed global of rank {r} addressed at a non-zero index on every dimension"
        for r in range(1, 6)},
@@ -85,6 +87,8 @@ def structural(case: Case) -> set[str]:
         shapes[t.shape].add(t.valid)
     if any(len(v) > 1 for v in shapes.values()):
         out.add("differ")
+    if _out_of_proportion(case, tiles):
+        out.add("reshaped")
     if case.aliases:
         out.add("in-place")
     if _at_edge(case):
@@ -105,6 +109,34 @@ def _example_tiles(mnemonic: str) -> dict[str, TileType]:
     """Each tile operand's type in the declaration's example (where base cases start)."""
     types = {n: parse_type(s) for n, s in get(mnemonic).example.types.items()}
     return {n: t for n, t in types.items() if isinstance(t, TileType)}
+
+
+@functools.lru_cache(maxsize=None)
+def _example_shapes(mnemonic: str) -> tuple[dict[str, tuple[int, int]], ...]:
+    """Each declared example's static tile shapes by operand."""
+    instr = get(mnemonic)
+    return tuple({n: t.shape for n, s in ex.types.items() for t in [parse_type(s)] if isinstance(t, TileType)}
+                 for ex in (instr.example,) + instr.more_examples)
+
+
+def _out_of_proportion(case: Case, tiles: Mapping[str, TileType]) -> bool:
+    """No declared example has ``case``'s tiles in the same proportions (the shapes of a whole-case
+    scaling of it): some operand has a static shape of its own (what ``cases.reshaped`` builds;
+    the wide per-row form of ``layouts`` is one too). The examples of the case's form (the same
+    tile operands) are compared, else those sharing at least two tile operands with it."""
+    examples = _example_shapes(case.instr.mnemonic)
+    same_form = [s for s in examples if set(s) == set(tiles)]
+    compared = False
+    for shapes in same_form or examples:
+        names = [n for n in tiles if n in shapes]
+        if len(names) < 2:
+            continue
+        compared = True
+        (r0, c0), (e0, f0) = tiles[names[0]].shape, shapes[names[0]]
+        if all(t.rows * e0 == r0 * e and t.cols * f0 == c0 * f
+               for n in names[1:] for t, (e, f) in [(tiles[n], shapes[n])]):
+            return False
+    return compared
 
 
 def _other_layout(case: Case, tiles: Mapping[str, TileType]) -> bool:

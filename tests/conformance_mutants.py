@@ -134,6 +134,23 @@ def _nan_to(tile: Tile, value: float) -> Tile:
     return Tile(tile.type, data, tile.valid)
 
 
+def _with_dst_stride(*names: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """Sources ``names`` read as if their rows were dst's length apart (a kernel that computes
+    every operand's address from dst's row stride): element (i, j) of a source is its flat
+    element i * dst.cols + j. The same as the reference when the source has dst's columns."""
+    def alter(kw: dict[str, Any]) -> dict[str, Any]:
+        stride = kw["dst"].data.shape[1]
+        for n in names:
+            t = kw[n]
+            flat = t.data.reshape(-1)
+            rows, cols = t.data.shape
+            at = np.arange(rows)[:, None] * stride + np.arange(cols)[None, :]
+            data = np.where(at < flat.size, flat[np.minimum(at, flat.size - 1)], flat[:1])
+            kw[n] = Tile(t.type, data.astype(t.data.dtype), t.valid)
+        return kw
+    return alter
+
+
 def _set_attr(**changes: Any) -> Callable[[dict[str, Any]], dict[str, Any]]:
     def alter(kw: dict[str, Any]) -> dict[str, Any]:
         kw.update({k: (v(kw) if callable(v) else v) for k, v in changes.items()})
@@ -526,6 +543,8 @@ MUTANTS: tuple[Mutant, ...] = tuple(Mutant(*row) for row in (
      _ref("TREM")),
     ("taddc-narrow-intermediate", "TADDC", "src0 + src1 rounded to f16/bf16 before adding src2",
      ("f16*", "bf16*"), after("TADDC", elementwise(("src0", "src1", "src2"), _addc_narrow))),
+    ("tadd-dst-row-stride", "TADD", "sources addressed with dst's row stride (right only for equal static "
+     "shapes)", ("*",), before("TADD", _with_dst_stride(*BIN))),
     ("tcmp-nan-bits-equal", "TCMP", "EQ/NE compare bit patterns: NaN == NaN when the payloads match",
      ("i1,f*", "i1,bf16*"), _cmp_rule("TCMP", BIN)),
     # convert
@@ -536,6 +555,8 @@ MUTANTS: tuple[Mutant, ...] = tuple(Mutant(*row) for row in (
      _cvt_mode(lambda d, s, m: _nearest(m) and d.dtype.is_float and not s.dtype.is_float, RoundMode.TRUNC)),
     ("tcvt-saturation-ignored", "TCVT", "float -> integer wraps even with satMode ON",
      ("i*,f*", "u*,f*", "i*,bf16", "u*,bf16"), before("TCVT", _set_attr(satMode=SatMode.OFF))),
+    ("tcvt-dst-row-stride", "TCVT", "src addressed with dst's row stride (right only for equal static shapes)",
+     ("*",), before("TCVT", _with_dst_stride("src"))),
     ("tcvt-nan-to-int-min", "TCVT", "NaN -> integer gives MIN (x86 cvttss2si) instead of 0",
      ("i*,f*", "i*,bf16"), _cvt_nan_int_min),
     # tile-scalar

@@ -22,7 +22,7 @@ from openpto.conformance import cases as C
 from openpto.conformance.runner import Patterns, Report, run
 from openpto.isa.registry import get
 
-from conformance_mutants import MUTANTS, Mutant
+from conformance_mutants import BY_NAME, MUTANTS, Mutant
 
 PROFILE = "cpu"
 SEED = 0                       # `pto conformance`'s default --seed
@@ -72,6 +72,17 @@ def test_default_conformance_run_fails_the_mutant(mutant: Mutant) -> None:
     if key != "L3":
         assert failing == {mutant.mnemonic}
         assert default_run(ReferenceBackend(), mutant.mnemonic, key).ok     # the mutation's fault
+
+
+@pytest.mark.parametrize("name, key", [("tadd-dst-row-stride", "f32"), ("tcvt-dst-row-stride", "f16,f32")])
+def test_only_operands_of_static_shapes_of_their_own_catch_a_row_stride_mix_up(
+        name: str, key: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ``reshaped`` case (cases.reshaped) is what fails these mutants: without it every
+    tile of a case has one static shape and the default run passes them."""
+    m = BY_NAME[name]
+    assert not default_run(m.backend(), m.mnemonic, key).ok
+    monkeypatch.setattr(C, "reshaped", lambda case: None)
+    assert default_run(m.backend(), m.mnemonic, key).ok
 
 
 def test_reference_passes_level_3() -> None:
