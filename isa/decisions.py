@@ -1184,8 +1184,13 @@ DECISIONS: tuple[Decision, ...] = (
              "constant) naming the dim, checked before anything is read. Profiles (Profile.global_layouts, "
              "LEGAL_LAYOUT): MX on cpu, a5, a6; HiF4 on cpu, a6; a2/a3/Kirin ND, DN, NZ only. TPREFETCH "
              "checks the same span. Out: SCALE parses but no load or store takes it (no public path); "
-             "TSTORE / TSTORE_FP of a scale layout is LEGAL_LAYOUT (no public store); the convolution "
-             "layouts are not declared (they need ConvTile's 5-D tiles, which openpto does not have).",
+             "TSTORE / TSTORE_FP of a scale layout is LEGAL_LAYOUT (no public store). The convolution "
+             "layouts are not declared: TLOAD, TIMG2COL, TTRANS and TEXPANDS use them for ConvTile tiles "
+             "(tiles of up to 6 dims, which openpto does not have); their one use with 2-D tiles, the A2/A3 "
+             "acc TSTORE to NC1HWC0 / NDC1HWC0 (a5: NHWC / NCHW / NCDHW, with no simulator formula), is left "
+             "for a decision of its own: that store covers the whole tensor (validRow = N*H*W and validCol = "
+             "C1*C0 asserted at run time), C0 depends on the dtype and a channel-split mode, and NDC1HWC0 "
+             "folds C0 into the element offset of a 5-D tensor.",
              "The simulator's formulas and the page's patch are the only statements of what a scale tensor "
              "holds; reading them into the logical scale matrix keeps tiles logical (decision 'Physical "
              "layouts') and makes TLOAD's result the operand the MX matmuls already take."),
