@@ -28,6 +28,7 @@ branch not taken, part of a region) is left to the backends' run-time checks.
 from __future__ import annotations
 
 import dataclasses
+from typing import Iterable
 
 from ..isa.diagnostics import Location, PTOError, StructError
 from ..isa.spec import Instruction, Kind, Role
@@ -37,10 +38,12 @@ from .ir import For, If, Kernel, Stmt, Subset, TileDecl, TileOp, Value
 CODE = "STRUCT_UNINIT_READ"
 
 
-def uninitialised_reads(kernel: Kernel) -> list[PTOError]:
+def uninitialised_reads(kernel: Kernel, subsets: Iterable[Subset] | None = None) -> list[PTOError]:
     """One ``STRUCT_UNINIT_READ`` per tile operand that reads a local tile no path has
-    written, located at the reading instruction; assumes a structurally sound kernel."""
-    return _Analysis(kernel).run()
+    written, located at the reading instruction; assumes a structurally sound kernel.
+    ``subsets``: the kernel's ``pto.subset`` statements in program order, when the caller
+    has them (the verifier), so the kernel is not walked for them."""
+    return _Analysis(kernel, subsets).run()
 
 
 _READS = (Role.IN, Role.INOUT)
@@ -63,7 +66,7 @@ def _may_be_empty(t: Type) -> bool:
 
 
 class _Analysis:
-    def __init__(self, kernel: Kernel) -> None:
+    def __init__(self, kernel: Kernel, subsets: Iterable[Subset] | None = None) -> None:
         self.k = kernel
         self.params = {p.name for p in kernel.params}
         self.decls: dict[str, TileDecl] = {}     # each tile's latest declaration in program order
@@ -71,7 +74,7 @@ class _Analysis:
         self.index: dict[int, int] | None = None    # statement -> its index; made at the first report
         self.errors: list[PTOError] = []
         self.root: dict[str, str] = {}              # pto.subset result -> the tile owning its storage
-        for st in kernel.walk():
+        for st in kernel.walk() if subsets is None else subsets:
             if isinstance(st, Subset):
                 self.root[st.result.name] = self.root.get(st.source.name, st.source.name)
 
@@ -88,7 +91,7 @@ class _Analysis:
             if c is TileOp:
                 instr, args = s.instr, s.args     # type: ignore[union-attr]
                 hit = roles.get(id(instr))
-                reads, writes = hit[1:] if hit is not None and hit[0] is instr else _roles(instr)
+                _, reads, writes = hit if hit is not None and hit[0] is instr else (None, *_roles(instr))
                 for name in reads:
                     v = args.get(name)
                     owner = root.get(v.name, v.name) if v is not None else ""   # type: ignore[union-attr]

@@ -221,6 +221,8 @@ class Parser(ControlParser, EventParser, ViewParser, SubsetParser, TPipeParser):
         lines, seen, file, cont = self.lines, self.seen, self.file, self.continued
         k, n = self.next_line, len(lines)
         opened = None
+        # per line: locals rather than globals and attributes
+        no_template, blank, yield_, make_loc, read, add = NO_TEMPLATE, BLANK, Yield, location, self._read_line, out.append
         while k < n:
             if k + 1 in cont:               # a statement over two lines: tokens
                 self.next_line = k
@@ -230,19 +232,19 @@ class Parser(ControlParser, EventParser, ViewParser, SubsetParser, TPipeParser):
             lexed = line is None
             if lexed:
                 self.next_line = k
-                line = self._read_line(text)
+                line = read(text)
                 lexed = self.next_line > k
             tpl, names, col, src, heads = line
-            if tpl is NO_TEMPLATE:
+            if tpl is no_template:
                 if not lexed:
                     self.next_line = k
                 return None
-            if tpl is not BLANK:
-                loc = location(file, k + 1, col, src)
+            if tpl is not blank:
+                loc = make_loc(file, k + 1, col, src)
                 try:
                     if heads is None:
                         stmt = tpl.apply(self, scope, names, loc)
-                        out.append(stmt)
+                        add(stmt)
                     elif depth < MAX_DEPTH:
                         results = [Token(VALUE, "%" + names[j], k + 1, c) for j, c in enumerate(heads)]
                         opened = names[:len(heads)], tpl.open(self, scope, names, loc, results, depth, kb)
@@ -252,7 +254,7 @@ class Parser(ControlParser, EventParser, ViewParser, SubsetParser, TPipeParser):
                     if not lexed:
                         self.next_line = k
                     return None
-                if opened or stmt.__class__ is Yield:
+                if opened or stmt.__class__ is yield_:
                     k += 1
                     if lexed:
                         self.i = len(toks) - 1 if toks[-1].kind == EOF else len(toks)

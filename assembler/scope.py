@@ -7,6 +7,8 @@ one again as an output writes the same buffer (same type required).
 """
 from __future__ import annotations
 
+from typing import Callable
+
 from ..isa.types import TileType
 from .ir import Value
 
@@ -20,6 +22,7 @@ class Scope:
         self.root: Scope = parent.root if parent is not None else self
         self.names: dict[str, object] = {}
         self.ever: set[str] = set()   # root only: every name defined anywhere so far
+        self.poisoned = False         # root only: whether any scope of the kernel holds a POISON
 
     def child(self) -> "Scope":
         return Scope(self)
@@ -36,16 +39,18 @@ class Scope:
 
     def define(self, value: Value) -> str | None:
         """Make ``value`` visible; returns why it cannot be (a redefinition), or None."""
-        prev = self.lookup(value.name)
-        tile = isinstance(value.type, TileType)
-        if isinstance(prev, Value):
+        root, name = self.root, value.name
+        # a name never defined in the kernel is not visible (a poison at most): no walk up
+        prev = self.lookup(name) if name in root.ever else MISSING
+        tile = value.type.__class__ is TileType or isinstance(value.type, TileType)
+        if prev.__class__ is Value:
             if tile and (prev.type is value.type or prev.type == value.type):
                 return None
             if tile and isinstance(prev.type, TileType):
                 return f"tile %{value.name} was declared as {prev.type}, not {value.type}"
             return f"%{value.name} is already defined (as {prev.type})"
-        (self.root if tile else self).names[value.name] = value
-        self.root.ever.add(value.name)
+        (root if tile else self).names[name] = value
+        root.ever.add(name)
         return None
 
     def define_param(self, value: Value) -> str | None:
@@ -58,6 +63,15 @@ class Scope:
     def poison(self, name: str) -> None:
         if self.lookup(name) is MISSING:
             self.names[name] = POISON
+            self.root.poisoned = True
+
+    def first_look(self) -> "Callable[[str], object]":
+        """A lookup to try before ``lookup``: its None means "ask ``lookup``". The root's names
+        when no scope holds a POISON (a name resolves to at most one Value in a kernel, so a
+        tile, which lives in the root, or a root scalar found there is the one ``lookup``
+        finds), else this scope's names."""
+        root = self.root
+        return (self if root.poisoned else root).names.get
 
     def tiles(self) -> list[Value]:
         """Every tile buffer declared in the kernel so far."""

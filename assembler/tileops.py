@@ -92,7 +92,8 @@ class TileTemplate:
         lookup = scope.lookup
         if self.common:                     # the common case first: every value defined already
             args: dict[str, Any] = {}
-            here = scope.names.get          # top-level statements find every name here
+            root = scope.root               # tiles and root scalars in one step (Scope.first_look)
+            here = (scope if root.poisoned else root).names.get
             for name, k, t in self.common:
                 if k < 0:
                     args[name] = t

@@ -59,7 +59,7 @@ def diagnose(module: Module, profile: str | None = None) -> list[PTOError]:
             else:
                 errs += check_order(k)
             if not kernel_errs:                         # so do never-written tiles (initialisation.py)
-                errs += uninitialised_reads(k)
+                errs += uninitialised_reads(k, check.windows.values())
         return errs
 
 
@@ -118,6 +118,7 @@ class _Signature:
         self.found: list[PTOError] | None = None
         self.windows = window_operands(instr)     # global operands whose windows windows.py bounds
         self.placed = _PLACEMENTS.get(instr.mnemonic)   # (tile, address) operands, see ``_placement``
+        self.flags = instr.mnemonic in FLAG_SIGN        # a set_flag / wait_flag: ordering.py has work
 
     def check(self, s: TileOp, profile: Profile | None) -> list[PTOError]:
         """Structure, then (when that passes) legality for ``profile``."""
@@ -174,6 +175,7 @@ class _KernelCheck:
 
     def run(self) -> list[PTOError]:
         root = Scope()
+        self.first_look = root.first_look()    # the root's names: the verifier never poisons
         self.at, self.at_index = self.k, self.index
         for p in self.k.params:
             if p.name in root.names:            # as the parser: a tile's same-type redeclaration is no excuse
@@ -204,9 +206,9 @@ class _KernelCheck:
 
     def _uses(self, values: tuple[Value, ...], scope: Scope) -> bool:
         """``_use`` each value (reporting every bad one); whether all were good."""
-        ok = True
+        ok, here, lookup = True, scope.names.get, scope.lookup
         for v in values:
-            if scope.lookup(v.name) is not v and not self._use(v, scope):
+            if (here(v.name) or lookup(v.name)) is not v and not self._use(v, scope):
                 ok = False
         return ok
 
@@ -386,8 +388,6 @@ class _KernelCheck:
 
     def _tile_op(self, s: TileOp, scope: Scope) -> None:
         args = s.args
-        if s.instr.mnemonic in FLAG_SIGN:
-            self.has_flags = True
         # the same argument objects again (uses share their definition's Value) and the same
         # attribute value objects (a line template's; alive while the module is checked, so
         # their ids name them): same signature
@@ -406,7 +406,9 @@ class _KernelCheck:
             self.by_args[same] = sig
         if not sig.sound:
             return self._tile_op_unshared(s, scope)
-        before, new, lookup, here = len(self.errors), [], scope.lookup, scope.names.get
+        if sig.flags:
+            self.has_flags = True
+        before, new, lookup, here = len(self.errors), [], scope.lookup, self.first_look
         for a, (defs, form) in zip(args.values(), sig.plan):
             if form is Value:
                 prev = here(a.name) or lookup(a.name)
@@ -442,6 +444,8 @@ class _KernelCheck:
         """The checks ``_tile_op`` shares per signature, made for this statement alone: for a
         signature that is unsound or cannot be a key. Every diagnostic in statement order."""
         instr, before = s.instr, len(self.errors)
+        if instr.mnemonic in FLAG_SIGN:
+            self.has_flags = True
         declared = {o.name for o in instr.operands}
         for name in s.args:
             if name not in declared:
@@ -520,7 +524,8 @@ class _KernelCheck:
             self._err("STRUCT_SCALAR_TYPE", f"{s.op} takes {spec.arity} operand(s)", expected=spec.arity,
                       actual=len(s.operands))
         elif self._uses(s.operands, scope):
-            key = (spec.name, s.predicate, *map(id, map(_TYPE, s.results)), *map(id, map(_TYPE, s.operands)))
+            results = (s.result,) if s.second is None else (s.result, s.second)
+            key = (spec.name, s.predicate, *map(id, map(_TYPE, results)), *map(id, map(_TYPE, s.operands)))
             try:
                 why = self.scalar_rules.get(key, False)
             except TypeError:               # an odd predicate: no key
@@ -532,7 +537,7 @@ class _KernelCheck:
                           actual=", ".join(str(v.type) for v in s.operands)
                           + f" -> {', '.join(str(v.type) for v in s.results)}")
             else:
-                for v in s.results:
+                for v in results:
                     self._define(v, scope)
                 self.consts.scalar(s, scope.lookup)        # after _define, which forgets the old value
                 return
