@@ -94,14 +94,15 @@ class _Analysis:
                 _, reads, writes = hit if hit is not None and hit[0] is instr else (None, *_roles(instr))
                 for name in reads:
                     v = args.get(name)
-                    owner = root.get(v.name, v.name) if v is not None else ""   # type: ignore[union-attr]
-                    if v is not None and owner not in written and owner not in params \
-                            and not _may_be_empty(v.type):   # type: ignore[union-attr]
+                    if v is None:
+                        continue
+                    owner = root.get(v.name, v.name) if root else v.name   # type: ignore[union-attr]
+                    if owner not in written and owner not in params and not _may_be_empty(v.type):  # type: ignore[union-attr]
                         self.report(s, name, v)   # type: ignore[arg-type]
                 for name in writes:
                     v = args.get(name)
                     if v is not None:
-                        add(root.get(v.name, v.name))     # type: ignore[union-attr]
+                        add(root.get(v.name, v.name) if root else v.name)     # type: ignore[union-attr]
             elif c is TileDecl and not s.keep:    # type: ignore[union-attr]
                 written.discard(s.value.name)     # type: ignore[union-attr]
                 self.decls[s.value.name] = s      # type: ignore[union-attr,assignment]

@@ -18,13 +18,13 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..isa.diagnostics import PTOError, PTOErrorGroup, StructError
+from ..isa.diagnostics import Location, PTOError, PTOErrorGroup, StructError
 from ..isa.registry import lookup as lookup_instruction, names as registry_names
 from ..isa.suggest import did_you_mean
 from . import scalar_ops as S
 from .collector import collector_paused
 from .control import ControlParser, Finish
-from .cursor import Defer, Silent, location
+from .cursor import Defer, Silent
 from .events import BRACKET_FLAGS, EVENT_FORMS, EventParser
 from .ir import MAIN, MAX_DEPTH, Kernel, Module, Stmt, Yield
 from .lexer import DIRECTIVE, EOF, IDENT, NAME_MARK, NEWLINE, PUNCT, SYMBOL, VALUE, VALUE_NAME, WS, Token
@@ -46,6 +46,7 @@ SET_VALID = ("set_validshape", "pto.set_validshape")
 VECSCOPE_ONLY = ("tile_buf_addr", "pto.tile_buf_addr")   # decision "pto.tile_buf_addr"
 _TILE_TEMPLATES = (TileTemplate, FifoTemplate)
 Opened = tuple[list[str], Finish]
+new_loc = object.__new__
 NO_TEMPLATE = object()       # a key whose lines take the token path
 BLANK = object()             # a key whose lines hold nothing to parse (comments, ';')
 SEEN_LINES = 1 << 16         # distinct line texts ``fast_lines`` remembers
@@ -222,7 +223,7 @@ class Parser(ControlParser, EventParser, ViewParser, SubsetParser, TPipeParser):
         k, n = self.next_line, len(lines)
         opened = None
         # per line: locals rather than globals and attributes
-        no_template, blank, yield_, make_loc, read, add = NO_TEMPLATE, BLANK, Yield, location, self._read_line, out.append
+        no_template, blank, yield_, read, add = NO_TEMPLATE, BLANK, Yield, self._read_line, out.append
         while k < n:
             if k + 1 in cont:               # a statement over two lines: tokens
                 self.next_line = k
@@ -240,7 +241,10 @@ class Parser(ControlParser, EventParser, ViewParser, SubsetParser, TPipeParser):
                     self.next_line = k
                 return None
             if tpl is not blank:
-                loc = make_loc(file, k + 1, col, src)
+                loc = new_loc(Location)     # cursor.location, inlined: one per line
+                d = loc.__dict__
+                d["file"], d["line"], d["col"], d["kernel"], d["index"], d["source_line"] = \
+                    file, k + 1, col, None, None, src
                 try:
                     if heads is None:
                         stmt = tpl.apply(self, scope, names, loc)

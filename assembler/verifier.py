@@ -161,6 +161,7 @@ class _KernelCheck:
         self.layout_checked: set[str] = set()       # tiles whose layout was checked at their declaration
         self.bad_layout: dict[str, int] = {}        # ... found bad: index of the error, until a use notes it
         self.consts = Constants()                   # integer values known statically (windows.py)
+        self.known = self.consts.known              # ... what Constants.forget drops from
         self.handlers = {TileOp: self._tile_op, ScalarOp: self._scalar, Const: self._const,
                          TileDecl: self._tile_decl, For: self._for, If: self._if, View: self._view,
                          ViewQuery: self._query, Subset: self._subset}
@@ -213,7 +214,7 @@ class _KernelCheck:
         return ok
 
     def _define(self, v: Value, scope: Scope) -> None:
-        self.consts.forget(v)       # one Value object may stand for several definitions (bytecode)
+        self.known.pop(id(v), None)     # one Value object may stand for several definitions (bytecode)
         why = scope.define(v)
         if why:
             self._err("STRUCT_REDEFINED", why, actual=f"%{v.name} : {v.type}")
@@ -427,7 +428,9 @@ class _KernelCheck:
             elif form is Lit:
                 self._lit(a)
         if len(self.errors) == before:
-            found = sig.found if sig.found is not None else sig.check(s, self.profile)
+            found = sig.found
+            if found is None:
+                found = sig.check(s, self.profile)
             if found:
                 self.errors += _located(found, self.where)
             else:
