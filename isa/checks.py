@@ -118,7 +118,7 @@ def check_legality(instr: Instruction, types: Mapping[str, Type], attrs: Mapping
             e = tile_layout_error(t, profile, where, f"operand '{op.name}'")
             if e is not None:
                 errs.append(e)
-        size = -(-t.rows * t.cols * dt.memory_bits(t.dtype) // 8)     # 4-bit types: half a byte each
+        size = t.nbytes                   # dt.memory_bytes: 4-bit types take half a byte each
         if size > profile.capacity[t.loc]:
             errs.append(LegalityError("LEGAL_CAPACITY", f"operand '{op.name}' does not fit in {t.loc.value}",
                                       location=where, expected=f"<= {profile.capacity[t.loc]} bytes",
