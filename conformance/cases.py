@@ -586,13 +586,12 @@ def _global_forms(base: Case) -> list[Case]:
     out: list[Case] = []
     for ex in (base.instr.example,) + base.instr.more_examples:
         start = example_case(base.instr, base.profile, ex)
-        if _global_layouts(start) == _global_layouts(base):
-            continue
+        if set(start.types) != set(base.types) or _global_layouts(start) == _global_layouts(base):
+            continue              # another form (SYNCALL's soft one) is not another layout
         found = next((c for c in _from_example(start, rule, base.dtypes) if not c.errors()), None)
         if found is not None:
             out.append(found)
     return out
-
 
 
 # --------------------------------------------------------------------------- static shapes of their own
@@ -612,8 +611,9 @@ def reshaped(case: Case) -> Case | None:
     each by the first of ``RESHAPINGS`` the checks accept (row alignment, fractal boxes,
     capacity, the shape rules) that no other tile was grown by, one with a column factor no
     other tile has first, never making a tile square: the tiles end out of proportion, and a
-    backend addressing one operand with another's row stride reads the wrong elements. None when the checks accept no operand
-    grown (equal static shapes required) or the case has fewer than two static tiles."""
+    backend addressing one operand with another's row stride reads the wrong elements. None when
+    the checks accept no operand grown (equal static shapes required) or the case has fewer than
+    two static tiles."""
     tiles = _tiles_of(case)
     if len(tiles) < 2:
         return None
