@@ -49,7 +49,8 @@ CODES: dict[str, str] = {
     "ORDER_LOOP_UNBALANCED": "a loop body that changes flag counts, so its iterations synchronise differently",
     "ORDER_BRANCH_UNBALANCED": "the branches of an if leave different flag counts",
     "ORDER_FLAG_PENDING": "a kernel that ends with flags still set",
-    "LEGAL_CAPACITY": "the tiles of a kernel (or one tile) exceed a location's capacity",
+    "LEGAL_CAPACITY": "the tiles of a kernel (or one tile) exceed a location's capacity, or a constant TASSIGN / "
+                      "alloc_tile address puts a tile past its buffer's end",
     "BCODE_MAGIC": "the data does not start with the bytecode magic b'PTOBC\\0'",
     "BCODE_VERSION": "a bytecode format version this openpto does not read (expected vs actual)",
     "BCODE_FLAGS": "header flags this format version does not define",
