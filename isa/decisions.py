@@ -1194,4 +1194,16 @@ DECISIONS: tuple[Decision, ...] = (
              "The simulator's formulas and the page's patch are the only statements of what a scale tensor "
              "holds; reading them into the logical scale matrix keeps tiles logical (decision 'Physical "
              "layouts') and makes TLOAD's result the operand the MX matmuls already take."),
+    Decision("TASSIGN placement checks",
+             "TASSIGN.md: the compile-time-address form static_asserts tile_size <= capacity (SA-0352), "
+             "Addr + tile_size <= capacity (SA-0353) and Addr % alignment == 0 (SA-0354); the run-time form "
+             "checks nothing; no page says whether two tiles may be placed over the same bytes.",
+             "The verifier checks the end of a placement whose address is a constant (a literal, a .const or "
+             "folded integer arithmetic) for TASSIGN and for alloc_tile's addr: address + the tile's packed "
+             "bytes (TileType.nbytes, decision '4-bit moves and sizes') past the profile's capacity of the "
+             "tile's location is LEGAL_CAPACITY with both numbers. Overlapping placements are not reported "
+             "(manual placement exists to reuse on-chip bytes), and a misaligned or negative constant "
+             "address is left to the run-time checks (RUNTIME_MISALIGNED, RUNTIME_BAD_ADDRESS) as before.",
+             "SA-0353 is a static rule of the public headers that the TASSIGN page already promised the "
+             "verifier applies; overlaps are a property of a schedule, not an error."),
 )
