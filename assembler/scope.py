@@ -67,9 +67,10 @@ class Scope:
 
     def first_look(self) -> "Callable[[str], object]":
         """A lookup to try before ``lookup``: its None means "ask ``lookup``". The root's names
-        when no scope holds a POISON (a name resolves to at most one Value in a kernel, so a
-        tile, which lives in the root, or a root scalar found there is the one ``lookup``
-        finds), else this scope's names."""
+        when no scope holds a POISON: what the root holds (every tile, the kernel-level
+        scalars) is visible from every open scope, and no scope may define a name that is
+        visible from it, so a root hit is what ``lookup`` finds; else this scope's names (a
+        POISON in an inner scope may hide a tile declared in the root after it)."""
         root = self.root
         return (self if root.poisoned else root).names.get
 
