@@ -32,7 +32,10 @@ def subset_type(src: TileType, offsets: tuple[Bound, Bound], sizes: tuple[int, i
 
 
 def box_shape(t: TileType) -> tuple[int, int]:
-    """The inner box of a boxed layout: 16 rows of 32 bytes (NZ, ZZ) or its transpose (ZN)."""
+    """The inner box of a boxed layout: 16 rows of 32 bytes (NZ, ZZ) or its transpose (ZN);
+    the scale layouts' 32-byte boxes, 16x2 (ZZ_MX) or 2x16 (NN_MX) elements."""
+    if t.layout.scale_box is not None:
+        return t.layout.scale_box
     across = 256 // dt.memory_bits(t.dtype)         # elements in 32 bytes: 64 for the 4-bit types
     return (across, 16) if t.layout is Layout.ZN else (16, across)
 
@@ -62,7 +65,7 @@ def subset_problems(s: Subset, known: Callable[[Bound], int | None]) -> Iterator
 
 def _boxed(s: Subset, src: TileType, offs: list[int | None]) -> Iterator[Problem]:
     box = box_shape(src)
-    keep = 1 if src.layout is Layout.NZ else 0      # boxes stacked by column (NZ) keep all rows
+    keep = 1 if src.layout in (Layout.NZ, Layout.NN_MX) else 0   # boxes stacked by column keep all rows
     whole = 1 - keep                                # the dimension that stays whole
     if s.sizes[whole] != src.shape[whole] or offs[whole] != 0:
         yield ("STRUCT_LAYOUT", f"pto.subset of a {src.layout.value} tile keeps every "

@@ -444,7 +444,8 @@ DECISIONS: tuple[Decision, ...] = (
              "TADD, 0]`, `tsync #pto.op<TADD>`).",
              "The positional list is `[loc=]LOC, DTYPE, ROWS, COLS[, V_ROW, V_COL][, BLAYOUT, SLAYOUT[, "
              "FRACTAL[, PAD]]]`, location `vec` when absent, layout from the (BLAYOUT, SLAYOUT) pair as "
-             "before, FRACTAL read and not used, PAD Null/Zero/Max/Min (Invalid is PARSE_TYPE). Tensor "
+             "before, FRACTAL read and not used except 32, the scale fractal (decision 'Scale boxes: ZZ_MX and "
+             "NN_MX'), PAD Null/Zero/Max/Min (Invalid is PARSE_TYPE). Tensor "
              "views and `!pto.ptr<T, gm>` (rank 1, dynamic extent) are globals (`!pto.memref`); other "
              "pointer spaces are PARSE_TYPE. `vector<NxT>` is a 1 x N tile. An operation class may be any "
              "instruction issued on one fixed pipe (its declared pipe); one whose pipe depends on operands "
@@ -922,8 +923,8 @@ DECISIONS: tuple[Decision, ...] = (
              "buffer_limits.hpp gives 4 KB each on A5 and A6 and none elsewhere; TMOV lists Mat -> "
              "ScaleLeft/ScaleRight. Their row alignment is not stated.",
              "Two locations scale_left and scale_right (PTO-AS loc=scale_left / loc=ScaleLeft). a5 and a6: "
-             "4 KB each, scale_left takes ND and scale_right DN (the fractal inside is not modelled), and "
-             "the 32-byte row rule does not apply to them (a row holds K/32 scales); a2, a3 and the Kirin "
+             "4 KB each, scale_left takes ND or ZZ_MX and scale_right DN or NN_MX (the 32-byte scale "
+             "boxes of decision 'Scale boxes: ZZ_MX and NN_MX'), and the 32-byte row rule does not apply to them (a row holds K/32 scales); a2, a3 and the Kirin "
              "parts have no scale tiles (capacity 0, no layout). TMATMUL_MX / TGEMV_MX take scale_a in "
              "scale_left or left and scale_b in scale_right or right (left/right kept for existing "
              "programs); TMOV moves mat -> scale_left / scale_right on MTE1. Location names compare without "
@@ -1174,9 +1175,9 @@ DECISIONS: tuple[Decision, ...] = (
              "b%2, so a patch is the page's (Ea, Eb) half then (Ec lo, Ec hi) half and the tile gets the "
              "(Ea, Eb, Ec lo, Ec hi) records TQUANT_HIF4 writes; HIF4_B_NN the same with i and j swapped; "
              "addresses go through the tensor's own strides (isa/glayouts.py is the one table the verifier, "
-             "the reference and llvm read). TLOAD only, into a mat tile: A-side ND or ZZ, B-side DN (openpto "
-             "has no NN tile layout; the 16 x 2 scale fractal inside is not modelled, as for scale_left / "
-             "scale_right), so on a5/a6 the mat tile follows the mat row rule (32-byte ND rows). Static "
+             "the reference and llvm read). TLOAD only, into a mat tile: A-side ND, ZZ or ZZ_MX, B-side DN or "
+             "NN_MX (the public scale tiles' 32-byte boxes, decision 'Scale boxes: ZZ_MX and NN_MX'; an "
+             "unboxed ND / DN mat tile follows the mat row rule on a5/a6, 32-byte rows). Static "
              "rules, STRUCT_SHAPE: the fixed dims as the page, but static (a ? there is refused, since the "
              "formula would silently misread another extent); STRUCT_VALID_REGION: valid columns (A) / rows "
              "(B) a multiple of 2 (MX) or 4 (HiF4: whole records; the page states none), "
@@ -1206,4 +1207,27 @@ DECISIONS: tuple[Decision, ...] = (
              "address is left to the run-time checks (RUNTIME_MISALIGNED, RUNTIME_BAD_ADDRESS) as before.",
              "SA-0353 is a static rule of the public headers that the TASSIGN page already promised the "
              "verifier applies; overlaps are a property of a schedule, not an error."),
+    Decision("Scale boxes: ZZ_MX and NN_MX",
+             "pto_tile.hpp: a Tile's SFractalSize is 512 (fractalABSize), 1024 (fractalCSize) or 32 "
+             "(fractalMxSize); with 32 the inner box is fixedMxRowSize x fixedMxColSize = 16 x 2 elements "
+             "when SLayout is RowMajor, 2 x 16 when ColMajor, the box-rows rule is waived (any Rows), and "
+             "Cols must be whole boxes. TileLeftScale is (RowMajor, RowMajor, 32), TileRightScale (ColMajor, "
+             "ColMajor, 32); the public MX / HiF4 kernels type their L1 scale tiles the same way (u8, K/32 "
+             "or K/16 bytes a row), and TLoadMxCubeCheck wants the 32-byte fractal. Nothing says how such a "
+             "tile reshapes or splits.",
+             "Two tile layouts: ZZ_MX (16 x 2 boxes, row-major inside and across) and NN_MX (2 x 16 boxes, "
+             "column-major inside and across), boxed, the box counted in elements whatever the dtype. The "
+             "positional public spelling with FRACTAL 32 maps (RowMajor, RowMajor) to ZZ_MX and (ColMajor, "
+             "ColMajor) to NN_MX, any other pair with 32 is PARSE_TYPE; without 32 the pairs mean what they "
+             "did, and (ColMajor, ColMajor) stays PARSE_TYPE (no 512-byte NN tile). Alignment "
+             "(LEGAL_ALIGNMENT): cols a multiple of the box cols (2 / 16), rows free. a5/a6: mat takes both, "
+             "scale_left ND or ZZ_MX, scale_right DN or NN_MX; a2/a3/Kirin neither (no MX). TLOAD from an "
+             "A-side scale layout takes ZZ_MX, a B-side one NN_MX. pto.subset splits ZZ_MX at whole 16-row "
+             "boxes keeping every column, NN_MX at whole 16-column boxes keeping every row (STRUCT_LAYOUT). "
+             "TRESHAPE refuses both (LEGAL_LAYOUT: partial boxes leave no defined byte order). Elements stay "
+             "logical (decision 'Physical layouts'): no backend reads the layout. a6 has no TMOV and its "
+             "TEXTRACT no mat -> scale path yet, so on a6 a scale tile loads but is not yet moved to "
+             "scale_left / scale_right.",
+             "It is the public type of the public kernels' scale tiles: with it a K = 64 MX load (2 scales a "
+             "row) is legal on a5/a6 as on the hardware, where before only K >= 1024 met the 32-byte row rule."),
 )

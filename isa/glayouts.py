@@ -55,9 +55,10 @@ class ScaleLayout:
 
     @property
     def tile_layouts(self) -> tuple[Layout, ...]:
-        """Tile layouts of the mat tile it loads into: A row-major (ND, or ZZ as the public
-        RowMajor/RowMajor scale tile), B column-major (DN; the public NN has no tile spelling)."""
-        return (Layout.ND, Layout.ZZ) if self.side == "A" else (Layout.DN,)
+        """Tile layouts of the mat tile it loads into: A row-major (ND, ZZ, or ZZ_MX: the public
+        RowMajor/RowMajor tile with the 32-byte scale fractal), B column-major (DN, or NN_MX: the
+        public ColMajor/ColMajor one)."""
+        return (Layout.ND, Layout.ZZ, Layout.ZZ_MX) if self.side == "A" else (Layout.DN, Layout.NN_MX)
 
     @property
     def k_axis(self) -> str:

@@ -70,14 +70,19 @@ class Profile:
             return f"column of {rows} x {itemsize} B is not a multiple of {self.alignment} B"
         if layout.boxed:
             ir, ic = fractal_box(layout, itemsize, loc)
-            if cols % ic or (rows % ir and loc is not Location.VEC and rows != 1):
+            # the public Tile exempts the scale boxes' rows (SFractalSize fractalMxSize), as vec's
+            free_rows = loc is Location.VEC or rows == 1 or layout.scale_box is not None
+            if cols % ic or (rows % ir and not free_rows):
                 return f"{rows}x{cols} is not a whole number of {ir}x{ic} fractal boxes"
         return None
 
 
 def fractal_box(layout: Layout, itemsize: float, loc: Location) -> tuple[int, int]:
     """Inner box (rows, cols) of a boxed layout: 16x16 for 1024-byte acc fractals, else
-    16 x (32 / itemsize) when the box is row-major inside, (32 / itemsize) x 16 when col-major."""
+    16 x (32 / itemsize) when the box is row-major inside, (32 / itemsize) x 16 when col-major;
+    the scale layouts' 32-byte boxes are 16x2 (ZZ_MX) or 2x16 (NN_MX) elements anywhere."""
+    if layout.scale_box is not None:
+        return layout.scale_box
     if loc is Location.ACC:
         return (16, 16)
     c0 = max(int(32 / itemsize), 1)             # 64 four-bit elements fill 32 bytes
@@ -106,16 +111,19 @@ _NPU_LAYOUTS_A2 = {
     Location.SCALING: (Layout.ND,),
 }
 # MX scale tiles (A5 family only): ScaleLeft is row-major, ScaleRight column-major (their public
-# tile aliases); the scale fractal inside is not modelled.
+# tile aliases), unboxed or in the public 32-byte scale boxes (ZZ_MX / NN_MX), which mat tiles
+# holding scales take too (TLoadMxCubeCheck's L1 scale tiles).
 _NPU_LAYOUTS_A5 = {**_NPU_LAYOUTS_A2, Location.LEFT: (Layout.NZ,),
-                   Location.SCALE_LEFT: (Layout.ND,), Location.SCALE_RIGHT: (Layout.DN,)}
+                   Location.MAT: _NPU_LAYOUTS_A2[Location.MAT] + (Layout.ZZ_MX, Layout.NN_MX),
+                   Location.SCALE_LEFT: (Layout.ND, Layout.ZZ_MX), Location.SCALE_RIGHT: (Layout.DN, Layout.NN_MX)}
 #: buffer_limits.hpp PTO_SCALELEFT/SCALERIGHT_SIZE_BYTES: 4 KB on A5 and A6, absent (0) elsewhere
 _NO_SCALE = {Location.SCALE_LEFT: 0, Location.SCALE_RIGHT: 0}
 _SCALE_4KB = {Location.SCALE_LEFT: 4 * KB, Location.SCALE_RIGHT: 4 * KB}
 #: locations exempt from the unboxed row rule: a row of MX scales is a few bytes (16 x 2 for 64 K)
 _NO_ROW_RULE = (Location.SCALE_LEFT, Location.SCALE_RIGHT)
-#: the Kirin parts have the a5 fractals but no scale buffers
-_NPU_LAYOUTS_KIRIN = {k: v for k, v in _NPU_LAYOUTS_A5.items() if k not in _NO_ROW_RULE}
+#: the Kirin parts have the a5 fractals but no scale buffers (and no MX, so no scale boxes)
+_NPU_LAYOUTS_KIRIN = {**{k: v for k, v in _NPU_LAYOUTS_A5.items() if k not in _NO_ROW_RULE},
+                      Location.MAT: _NPU_LAYOUTS_A2[Location.MAT]}
 
 _A2 = Profile(
     name="a2",

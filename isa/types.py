@@ -34,17 +34,27 @@ class Location(enum.Enum):
 
 
 class Layout(enum.Enum):
-    """Physical element order of a tile: unboxed ND/DN or 16-row fractal boxes NZ/ZN/ZZ."""
+    """Physical element order of a tile: unboxed ND/DN, 16-row fractal boxes NZ/ZN/ZZ, or the
+    32-byte scale boxes ZZ_MX (16 x 2, row-major inside and across) and NN_MX (2 x 16,
+    column-major inside and across) of the public MX / HiF4 scale tiles (SFractalSize 32)."""
 
     ND = "ND"
     DN = "DN"
     NZ = "NZ"
     ZN = "ZN"
     ZZ = "ZZ"
+    ZZ_MX = "ZZ_MX"
+    NN_MX = "NN_MX"
 
     @property
     def boxed(self) -> bool:
-        return self in (Layout.NZ, Layout.ZN, Layout.ZZ)
+        return self in (Layout.NZ, Layout.ZN, Layout.ZZ, Layout.ZZ_MX, Layout.NN_MX)
+
+    @property
+    def scale_box(self) -> tuple[int, int] | None:
+        """(rows, cols) of a scale layout's box, in elements whatever the type (the public
+        fixedMxRowSize x fixedMxColSize), or None for the other layouts."""
+        return SCALE_BOXES.get(self)
 
     @property
     def describe(self) -> str:
@@ -58,7 +68,11 @@ LAYOUT_WORDS = {
     Layout.NZ: "fractal boxes in column-major order, row-major inside",
     Layout.ZN: "fractal boxes in row-major order, column-major inside",
     Layout.ZZ: "fractal boxes in row-major order, row-major inside",
+    Layout.ZZ_MX: "16x2 scale boxes in row-major order, row-major inside",
+    Layout.NN_MX: "2x16 scale boxes in column-major order, column-major inside",
 }
+#: the 32-byte boxes of the scale layouts (16 one-byte rows of 2 scales; NN_MX transposed)
+SCALE_BOXES = {Layout.ZZ_MX: (16, 2), Layout.NN_MX: (2, 16)}
 
 
 class GlobalLayout(enum.Enum):
@@ -239,6 +253,10 @@ _PUBLIC_LAYOUTS = {
     ("col_major", "row_major"): Layout.NZ, ("row_major", "col_major"): Layout.ZN,
     ("row_major", "row_major"): Layout.ZZ,
 }
+#: the public fractal size (bytes) of the MX / HiF4 scale tiles (TileConfig::fractalMxSize), and
+#: the layout pairs it takes: TileLeftScale's (RowMajor, RowMajor), TileRightScale's (ColMajor, ColMajor)
+SCALE_FRACTAL_BYTES = "32"
+_PUBLIC_SCALE_LAYOUTS = {("row_major", "row_major"): Layout.ZZ_MX, ("col_major", "col_major"): Layout.NN_MX}
 
 
 _TILE_OPTIONS = ("loc", "layout", "valid", "pad")
@@ -423,14 +441,17 @@ def _parse_positional(text: str, p: list[str]) -> TileType:
         raise _fail(text, f"after the extents come BLAYOUT, SLAYOUT[, FRACTAL[, PAD]], got {len(rest)} parameter(s)",
                     expected="0, 2, 3 or 4 parameters")
     layout = Layout.ND
-    if rest:
-        key = tuple(_BOX_WORDS.get(_word(w), w.lower()) for w in rest[:2])
-        if key not in _PUBLIC_LAYOUTS:
-            raise _fail(text, f"unknown layout pair ({rest[0]}, {rest[1]})",
-                        expected=", ".join(f"({a}, {b})" for a, b in _PUBLIC_LAYOUTS))
-        layout = _PUBLIC_LAYOUTS[key]  # type: ignore[index]
     if len(rest) >= 3 and not (rest[2].isdigit() or rest[2].lower() in _FRACTALS):
         raise _fail(text, f"bad fractal '{rest[2]}'", expected="None, NZ, ZN, FR, RN or a fractal size in bytes")
+    if rest:
+        key = tuple(_BOX_WORDS.get(_word(w), w.lower()) for w in rest[:2])
+        scale = len(rest) >= 3 and rest[2] == SCALE_FRACTAL_BYTES
+        table = _PUBLIC_SCALE_LAYOUTS if scale else _PUBLIC_LAYOUTS
+        if key not in table:
+            what = f" with the {SCALE_FRACTAL_BYTES}-byte scale fractal" if scale else ""
+            raise _fail(text, f"unknown layout pair ({rest[0]}, {rest[1]}){what}",
+                        expected=", ".join(f"({a}, {b})" for a, b in table))
+        layout = table[key]  # type: ignore[index]
     pad = _enum(text, PadValue, rest[3]) if len(rest) == 4 else PadValue.NULL
     return _checked(text, TileType(rows, cols, dtype, loc, layout, vr, vc, pad))
 

@@ -61,6 +61,8 @@ def _check_fits(dst: Tile, rows: int, cols: int) -> None:
 def _relu(values: np.ndarray, d: dt.DType) -> np.ndarray:
     """max(x, 0) picking from the original values: NaN (payload included) stays, -0 becomes +0.
     ``d`` names the element type (hifloat8 codes are read through their codec)."""
+    if d is dt.E8M0:            # every E8M0 code is positive (no sign, no zero) or NaN: all kept
+        return values
     if d.bits == 4:             # fp4 / i4 codes: positive iff the low nibble is 1 .. 7 (sign bit 3 clear)
         w = np.where(values & 8, -1, (values & 7).astype(np.int8))
     else:
@@ -598,6 +600,9 @@ def _reshape_rules(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str |
         return f"src has {s.nbytes} bytes, dst {d.nbytes}"
     if s.loc is not d.loc:
         return f"src is in {s.loc.value}, dst in {d.loc.value}"
+    for t in (s, d):
+        if t.layout.scale_box is not None:
+            return f"{t.layout.value} scale tiles are not reshaped (their boxes may be partial: rows are free)"
     if s.layout.boxed != d.layout.boxed:
         return f"cannot reshape {s.layout.value} into {d.layout.value} (boxed vs unboxed)"
     return None
@@ -627,7 +632,7 @@ declare(Instruction(
         "order (ND r*C+c, DN c*R+r, NZ/ZN/ZZ by fractal boxes: 16 x 32/itemsize for 512-byte "
         "fractals, ZN transposed, 16x16 in acc) and dst takes the byte string of src. Equal "
         "total bytes, same location, both boxed or both unboxed (boxed tiles hold whole "
-        "fractal columns; ZN/ZZ whole fractals). "
+        "fractal columns; ZN/ZZ whole fractals); the scale layouts ZZ_MX/NN_MX are not reshaped. "
         "dst's valid region must be built from bytes of src's valid region "
         "(RUNTIME_INVALID_READ otherwise). A2/A3 alias dst to src's storage, the public CPU "
         "copies: after TRESHAPE, writing either tile leaves the other unspecified.",
