@@ -1230,4 +1230,28 @@ DECISIONS: tuple[Decision, ...] = (
              "scale_left / scale_right.",
              "It is the public type of the public kernels' scale tiles: with it a K = 64 MX load (2 scales a "
              "row) is legal on a5/a6 as on the hardware, where before only K >= 1024 met the 32-byte row rule."),
+    Decision("float8_e8m0 scales",
+             "The public pages type MX scale tiles float8_e8m0_t (TMATMUL_MX, TGEMV_MX; the A5 TLoad of "
+             "MX_A_ZZ / MX_B_NN wants it, the A6 TLoad of the scale layouts takes it or uint8_t; A5 TMov, "
+             "TStore, TExtract and TInsert list it) while TQUANT's pages write the exponents as uint8_t "
+             "(E8M0). The encoding is 2**(e - 127) with 0xFF NaN, no sign and no zero (the CPU model's "
+             "MXType<8, 0, 127>). No TCVT page or table converts to or from it; nothing says what arithmetic "
+             "on it means.",
+             "An element type f8e8m0 (ExponentFloat in isa/dtypes.py, held as its uint8 codes like the other "
+             "coded floats), printed f8e8m0 and parsed also as float8_e8m0_t, float8_e8m0, e8m0, f8e8m0fnu "
+             "and MLIR's f8E8M0FNU. It is the same bits as the u8 scale codes openpto took first, and both "
+             "stay legal wherever a scale is: TMATMUL_MX / TGEMV_MX take both scale tiles u8 or both f8e8m0 "
+             "(a mixed pair is LEGAL_DTYPE), TMATMUL_MX_HIF4's mixed overloads take a u8 or f8e8m0 scale_a "
+             "(HiF4 records stay u8), TQUANT_DN writes u8 or f8e8m0 exponents (the same codes), and TLOAD "
+             "from a global scale layout takes u8 or f8e8m0 on every profile that has the layouts. The "
+             "scale decode reads the codes alike, so an f8e8m0 scale tile gives the same product as the u8 "
+             "one. TLOAD, TSTORE and TMOV move f8e8m0 bit for bit on cpu and a5 (not a2/a3); u8 <-> f8e8m0 "
+             "moves are dtype changes (LEGAL_DTYPE), TSTORE has no atomic mode for it (LEGAL_MODE), and "
+             "relu on a move keeps every code (no E8M0 value is negative or zero; NaN stays). Everything "
+             "else refuses it with LEGAL_DTYPE: arithmetic, and TCVT on every profile (cpu's 'every coded "
+             "type with every float' rule leaves it out). TEXTRACT and TINSERT do not take it yet. "
+             "Conformance draws f8e8m0 operands as raw codes, all 256 (0xFF NaN among them).",
+             "Programs copied from the public pages parse as written, programs written for the u8 scales keep "
+             "working, and the two spellings of one scale agree bit for bit; a conversion nobody specifies "
+             "is refused rather than invented."),
 )

@@ -119,15 +119,44 @@ I4 = CodedInt("i4", np.dtype(np.uint8), "int", 4)
 FP4_E2M1 = CodedFloat("float4_e2m1x2", np.dtype(np.uint8), "float", 4, largest=6.0)
 FP4_E1M2 = CodedFloat("float4_e1m2x2", np.dtype(np.uint8), "float", 4, largest=1.75)
 FP4 = (FP4_E2M1, FP4_E1M2)
-CODED: tuple[DType, ...] = (HIF8,) + FP4 + (I4,)
+
+
+@dataclass(frozen=True)
+class ExponentFloat(CodedFloat):
+    """A float that is a bare biased exponent (E8M0): code e is 2**(e - bias), the all-ones code
+    NaN; no sign, no zero, no infinity. Stored as its uint8 codes, like the other coded floats."""
+
+    bias: int = 127
+
+    @property
+    def is_signed(self) -> bool:
+        return False
+
+    @property
+    def min(self) -> float:
+        return 2.0 ** -self.bias
+
+
+#: the public float8_e8m0_t (ml_dtypes float8_e8m0fnu): the MX block scale, 2**(e - 127), 0xFF NaN;
+#: the same bits as the u8 scale codes openpto took first (decision 'float8_e8m0 scales')
+E8M0 = ExponentFloat("f8e8m0", np.dtype(np.uint8), "float", 8, largest=2.0 ** 127)
+#: element types an MX scale tile may have: u8 codes or e8m0, the same bits
+SCALE_CODES: tuple[DType, ...] = (U8, E8M0)
+#: coded types TCVT converts (cpu: to and from each arithmetic float); E8M0 is not among them
+CONVERTIBLE_CODED: tuple[DType, ...] = (HIF8,) + FP4 + (I4,)
+CODED: tuple[DType, ...] = CONVERTIBLE_CODED + (E8M0,)
 #: coded types the bit-moving instructions (TLOAD, TSTORE, TMOV) take on cpu and a5 (a5's TLoad / TMov
-#: list the fp4 types next to hifloat8); cpu also moves i4
-MOVABLE_CODED: tuple[DType, ...] = (HIF8,) + FP4
+#: list the fp4 types and float8_e8m0_t next to hifloat8); cpu also moves i4
+MOVABLE_CODED: tuple[DType, ...] = (HIF8,) + FP4 + (E8M0,)
 CPU_MOVABLE_CODED: tuple[DType, ...] = MOVABLE_CODED + (I4,)
 BY_NAME: dict[str, DType] = {d.name: d for d in ALL + CODED}
 #: other spellings of a type: the public hifloat4x2_t (A6 HiFloat4 matmul data) is the same E1M2
 #: nibble codes as float4_e1m2x2 (its scales travel in separate tiles), so it names that type
-ALIASES: dict[str, DType] = {"hifloat4x2": FP4_E1M2, "hifloat4x2_t": FP4_E1M2}
+ALIASES: dict[str, DType] = {"hifloat4x2": FP4_E1M2, "hifloat4x2_t": FP4_E1M2,
+                             # E8M0: the public C++ name (with and without _t), the bare format,
+                             # MLIR's f8E8M0FNU (that one only where a type may have capitals)
+                             "float8_e8m0_t": E8M0, "float8_e8m0": E8M0, "e8m0": E8M0,
+                             "f8E8M0FNU": E8M0, "f8e8m0fnu": E8M0}
 
 # Groups used by declarations (architecture-wide legality; profiles narrow them).
 FP8 = (F8E4M3, F8E5M2)

@@ -84,8 +84,8 @@ _KIRIN9030 = Target(
         "TROWEXPANDEXPDIF TROWEXPANDMAX TROWEXPANDMIN TROWEXPANDMUL TROWEXPANDSUB TROWMAX TROWMIN "
         "TROWPROD TROWSUM TRSQRT TSCATTER TSEL TSELS TSHL TSHLS TSHR TSHRS TSORT32 TSQRT TSTORE "
         "TSTORE_FP TSUB TSUBS TSUBVIEW TSYNC TTRANS TTRI TXOR TXORS"),
-    # header.hpp #defines bfloat16_t as half and the fp8/fp4 types as integers: no native type
-    lacks=frozenset({"bf16", "f8e4m3", "f8e5m2", "hifloat8"}),
+    # header.hpp #defines bfloat16_t as half and the fp8/fp4 types (float8_e8m0_t too) as integers: no native type
+    lacks=frozenset({"bf16", "f8e4m3", "f8e5m2", "hifloat8", "f8e8m0"}),
     acc_dtypes=frozenset({"f16", "i32"}),               # AccSupportsHalf, AccSupportsInt32
     source="include/pto/npu/kirin9030/header.hpp, include/pto/common/arch_capability.hpp")
 
@@ -106,7 +106,7 @@ _KIRINX90 = Target(
         "TROWEXPANDMAX TROWEXPANDMIN TROWEXPANDMUL TROWEXPANDSUB TROWMAX TROWMIN TROWPROD TROWSUM "
         "TRSQRT TSCATTER TSEL TSELS TSHL TSHLS TSHR TSHRS TSORT32 TSQRT TSTORE TSTORE_FP TSUB TSUBS "
         "TSUBVIEW TSYNC TTRANS TTRI TXOR TXORS"),
-    lacks=frozenset({"bf16", "f8e4m3", "f8e5m2", "hifloat8"}),   # header.hpp #defines, as kirin9030
+    lacks=frozenset({"bf16", "f8e4m3", "f8e5m2", "hifloat8", "f8e8m0"}),   # header.hpp #defines, as kirin9030
     acc_dtypes=frozenset({"f16", "i32"}),               # AccSupportsHalf, AccSupportsInt32
     source="include/pto/npu/kirinX90/header.hpp, include/pto/common/arch_capability.hpp")
 

@@ -252,10 +252,11 @@ _A5[dt.F32] += (dt.HIF8,)        # the public table's H8 targets (A5 only)
 _A5[dt.F16] += (dt.HIF8,)
 _A5[dt.BF16] += dt.FP4           # the public table's FP4_E1M2X2 / FP4_E2M1X2 rows (A5 only)
 _A5.update({d: (dt.BF16,) for d in dt.FP4})
-# cpu: every storable pair, and each coded type (HiF8, fp4, i4) to and from each arithmetic float
+# cpu: every storable pair, and each coded type (HiF8, fp4, i4; not E8M0, which no public TCVT
+# table lists) to and from each arithmetic float
 _CPU = ([(d, s) for d in dt.STORABLE for s in dt.STORABLE]
-        + [(c, s) for c in dt.CODED for s in dt.FLOATS]
-        + [(d, c) for c in dt.CODED for d in dt.FLOATS])
+        + [(c, s) for c in dt.CONVERTIBLE_CODED for s in dt.FLOATS]
+        + [(d, c) for c in dt.CONVERTIBLE_CODED for d in dt.FLOATS])
 _OPS = ("dst", "src")
 
 _DOC = (

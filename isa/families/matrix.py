@@ -44,8 +44,8 @@ _ACC_IN = tile_in("acc_in", "input accumulator added to A @ B (may be dst itself
 _BIAS = tile_in("bias", "1 x N bias row added to every row", locations=(Location.BIAS,))
 # MX scales live in the scale buffers (public TileLeftScale / TileRightScale); left / right stay
 # accepted for programs written before openpto had those locations.
-_SCALE_A = tile_in("scale_a", "u8 E8M0 scales of A: M x ceil(K/32)", locations=(Location.SCALE_LEFT, Location.LEFT))
-_SCALE_B = tile_in("scale_b", "u8 E8M0 scales of B: ceil(K/32) x N", locations=(Location.SCALE_RIGHT, Location.RIGHT))
+_SCALE_A = tile_in("scale_a", "E8M0 scales of A (u8 or f8e8m0 codes): M x ceil(K/32)", locations=(Location.SCALE_LEFT, Location.LEFT))
+_SCALE_B = tile_in("scale_b", "E8M0 scales of B (u8 or f8e8m0 codes): ceil(K/32) x N", locations=(Location.SCALE_RIGHT, Location.RIGHT))
 
 
 # ----------------------------------------------------------------------------- static rules
@@ -188,23 +188,24 @@ _COMMON_DOC = ("elements of dst outside the M x N block are unspecified. Float o
                "(public defaults: left NZ on A5/CPU and ZZ on A2/A3, right ZN, acc NZ with 16x16 boxes), "
                "but a boxed tile must consist of whole fractals. Public runtime limits: m, k, n in "
                "[1, 4095]; K = 0 gives the empty sum 0.")
-_MX_DOC = (" MX: scale_a[i, k // 32] and scale_b[k // 32, j] are u8 E8M0 exponents e with value "
-           "2**(e - 127) (255 = NaN), one per 32 elements along K; the term is "
+_MX_DOC = (" MX: scale_a[i, k // 32] and scale_b[k // 32, j] are E8M0 exponents e with value "
+           "2**(e - 127) (255 = NaN), one per 32 elements along K, both tiles u8 or both f8e8m0 (the "
+           "public float8_e8m0_t; the same codes, decision 'float8_e8m0 scales'); the term is "
            "(A[i, k] * sa) * (B[k, j] * sb), exact in f64. The scale tiles live in scale_left / "
            "scale_right (the A5 scale buffers; row-major and column-major) or, as before, in left / "
            "right.")
 
 
-def _triple_rule(names: tuple[str, ...], extend: Callable[..., tuple[dt.DType, ...]],
+def _triple_rule(names: tuple[str, ...], extend: Callable[..., list[tuple[dt.DType, ...]]],
                  triples: tuple[tuple[dt.DType, ...], ...]) -> DTypeRule:
-    return tuples(names, [extend(*t) for t in triples])
+    return tuples(names, [row for t in triples for row in extend(*t)])
 
 
 def _declare(mnemonic: str, summary: str, formula: str, *, gemv: bool, names: tuple[str, ...],
              operands: tuple[Operand, ...], semantics: Callable[..., None],
-             extend: Callable[..., tuple[dt.DType, ...]], example: dict[str, str],
+             extend: Callable[..., list[tuple[dt.DType, ...]]], example: dict[str, str],
              extra: tuple[Constraint, ...] = ()) -> Instruction:
-    """One TMATMUL / TGEMV form; ``extend`` maps a (C, A, B) dtype triple to the form's operands."""
+    """One TMATMUL / TGEMV form; ``extend`` maps a (C, A, B) dtype triple to the form's operand rows."""
     mx = "scale_a" in names
     triples = _FP8_TRIPLES if mx else _ALL_TRIPLES
     narrowed = {} if mx else {p: _triple_rule(names, extend, ts) for p, ts in
@@ -231,11 +232,11 @@ def _declare_family(prefix: str, gemv: bool) -> None:
     what = "vector-matrix product" if gemv else "matrix multiply"
     _declare(prefix, what, "dst[i, j] = sum_k A[i, k] * B[k, j]", gemv=gemv,
              names=("dst", "a", "b"), operands=(_DST, _A, _B), semantics=_plain(gemv),
-             extend=lambda c, a, b: (c, a, b), example={})
+             extend=lambda c, a, b: [(c, a, b)], example={})
     _declare(f"{prefix}_ACC", f"{what}, accumulating", "dst[i, j] = acc_in[i, j] + sum_k A[i, k] * B[k, j] "
              "(one rounding; acc_in may be dst itself)", gemv=gemv,
              names=("dst", "acc_in", "a", "b"), operands=(_DST, _ACC_IN, _A, _B),
-             semantics=_accumulate(gemv), extend=lambda c, a, b: (c, c, a, b),
+             semantics=_accumulate(gemv), extend=lambda c, a, b: [(c, c, a, b)],
              example={"acc_in": _ACC_T[gemv]},
              extra=(K.same_shape("dst", "acc_in"),
                     K.at_least("acc_in", "valid_cols", "b", "valid_cols", "STRUCT_VALID_REGION"))
@@ -243,7 +244,7 @@ def _declare_family(prefix: str, gemv: bool) -> None:
     _declare(f"{prefix}_BIAS", f"{what} plus a bias row", "dst[i, j] = sum_k A[i, k] * B[k, j] + bias[0, j] "
              "(one rounding)", gemv=gemv,
              names=("dst", "a", "b", "bias"), operands=(_DST, _A, _B, _BIAS),
-             semantics=_biased(gemv), extend=lambda c, a, b: (c, a, b, c),
+             semantics=_biased(gemv), extend=lambda c, a, b: [(c, a, b, c)],
              example={"bias": "!pto.tile<1x16xf32, loc=bias>"},
              extra=(K.fixed("bias", "rows", 1),
                     K.at_least("bias", "valid_cols", "b", "valid_cols", "STRUCT_VALID_REGION")))
@@ -251,7 +252,7 @@ def _declare_family(prefix: str, gemv: bool) -> None:
              "2**(scale_a[i, k//32] - 127)) * (B[k, j] * 2**(scale_b[k//32, j] - 127))", gemv=gemv,
              names=("dst", "a", "scale_a", "b", "scale_b"),
              operands=(_DST, _A, _SCALE_A, _B, _SCALE_B), semantics=_mx(gemv),
-             extend=lambda c, a, b: (c, a, dt.U8, b, dt.U8), example={**_MX_TYPES[gemv], **_MX_RIGHT},
+             extend=lambda c, a, b: [(c, a, s, b, s) for s in dt.SCALE_CODES], example={**_MX_TYPES[gemv], **_MX_RIGHT},
              extra=(_blocks_cover("scale_a", "cols"), _blocks_cover("scale_b", "rows"),
                     K.at_least("scale_b", "valid_cols", "b", "valid_cols", "STRUCT_VALID_REGION"))
              + (() if gemv else (K.at_least("scale_a", "valid_rows", "a", "valid_rows", "STRUCT_VALID_REGION"),)))
@@ -320,7 +321,7 @@ _HIF4_DOC = (
     "interleaved 64-byte patches (HIF4_A_ZZ / HIF4_B_NN); openpto's scale tiles hold the records "
     "unpatched. Tiles are logical matrices (any layout, boxed tiles whole fractals). Mixed overloads "
     "(the A6 header's float8_e4m3 / half / bfloat16 A with hifloat4x2_t B): A holds f8e4m3, f16 or bf16 "
-    "values and scale_a is MX: u8 E8M0 codes e, one per 32 elements along K (scale_a[i, k // 32], value "
+    "values and scale_a is MX: E8M0 codes e (u8 or f8e8m0), one per 32 elements along K (scale_a[i, k // 32], value "
     "2**(e - 127), 255 = NaN; 127 leaves A unscaled), as TMATMUL_MX's; B and scale_b as above. Each term "
     "(A[i, k] * 2**(scale_a[i, k // 32] - 127)) * B(k, j) is exact in f64 (decision 'TMATMUL_MX_HIF4 mixed "
     "overloads').")
@@ -334,7 +335,8 @@ declare(Instruction(
               tile_in("b", "right matrix B (K x N) of E1M2 codes", locations=(Location.RIGHT,)),
               tile_in("scale_b", "u8 HiF4 records of B: K/16 x N", locations=(Location.SCALE_RIGHT, Location.RIGHT))),
     semantics=_mx_hif4,
-    dtypes=tuples(("dst", "a", "scale_a", "b", "scale_b"), [(dt.F32, a, dt.U8, dt.FP4_E1M2, dt.U8) for a in _HIF4_A]),
+    dtypes=tuples(("dst", "a", "scale_a", "b", "scale_b"), [(dt.F32, a, dt.U8, dt.FP4_E1M2, dt.U8) for a in _HIF4_A]
+                  + [(dt.F32, a, dt.E8M0, dt.FP4_E1M2, dt.U8) for a in _HIF4_A if a is not dt.FP4_E1M2]),
     profiles=("cpu", "a6"), numerics=_SUM, domain=Domain.MATMUL, pipe=Pipe.M,
     doc=_HIF4_DOC,
     example=Example({"dst": _ACC_T[False], "a": "!pto.tile<16x64xfloat4_e1m2x2, loc=left, layout=NZ>",

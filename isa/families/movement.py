@@ -61,6 +61,8 @@ def _check_fits(dst: Tile, rows: int, cols: int) -> None:
 def _relu(values: np.ndarray, d: dt.DType) -> np.ndarray:
     """max(x, 0) picking from the original values: NaN (payload included) stays, -0 becomes +0.
     ``d`` names the element type (hifloat8 codes are read through their codec)."""
+    if d is dt.E8M0:            # every E8M0 code is positive (no sign, no zero) or NaN: all kept
+        return values
     if d.bits == 4:             # fp4 / i4 codes: positive iff the low nibble is 1 .. 7 (sign bit 3 clear)
         w = np.where(values & 8, -1, (values & 7).astype(np.int8))
     else:

@@ -2,9 +2,9 @@
 and the pre-quantisation state that later moves read (SET_QUANT_SCALAR, SET_QUANT_VECTOR).
 
 The state instructions write nothing into tiles: like TSETFMATRIX they record their values into
-the optional ``state`` dict a backend passes in, under the keys in ``STATE_KEYS``. The one public
-consumer is a TPUSH whose fixpipe configuration pre-quantises, a form openpto does not declare
-yet, so nothing reads them here; the moves and TSTORE take their scale as an operand:
+the optional ``state`` dict a backend passes in, under the keys in ``STATE_KEYS``. Their one reader
+is a TPUSH with a scalar or vector ``Quant`` mode (system.py, _prequant.fixpipe_values), which reads
+them when it runs; the moves and TSTORE take their scale as an operand:
 
 * ``state["quant_scalar"] = {"scale": np.float32, "out_type": QuantOutType}``
 * ``state["quant_vector"] = {"fp": Tile}``: the scaling tile itself, not a copy, because the
@@ -26,8 +26,9 @@ from ..spec import Attr, Domain, EXACT, Example, Family, Instruction, same, tupl
 from ..types import Layout, Location, Pipe, TileType, Type
 from ..values import Tile
 from ._helpers import scalar_in, tile_in, tile_inout, tile_out
+from ._prequant import QUANT_SCALAR_KEY, QUANT_VECTOR_KEY
 
-STATE_KEYS = {"SET_QUANT_SCALAR": "quant_scalar", "SET_QUANT_VECTOR": "quant_vector"}
+STATE_KEYS = {"SET_QUANT_SCALAR": QUANT_SCALAR_KEY, "SET_QUANT_VECTOR": QUANT_VECTOR_KEY}
 
 
 def _record(state: dict | None, mnemonic: str, values: dict[str, Any]) -> None:
@@ -93,10 +94,12 @@ declare(Instruction(
 # ----------------------------------------------------------------------------- SET_QUANT_*
 
 _STATE_DOC = " The semantics record {fields} into state[{key!r}] when a `state` dict is passed."
-_CONSUMER = (" The only public instruction that reads this state is TPUSH with a pre-quantising fixpipe "
-             "configuration (its FixpipeParams quant mode), a form openpto does not declare yet, so no "
-             "openpto instruction reads it. TMOV, TEXTRACT, TINSERT and TSTORE take their scale as an "
-             "operand (preQuantScalar, or the fp tile of the _FP forms) and ignore the state.")
+_CONSUMER = (" The instruction that reads this state is TPUSH with a pre-quantising Quant mode (the public "
+             "FixpipeParams quant mode of its TConfig overload; decision 'Pre-quantising TPUSH'): scalar "
+             "modes read the scale (their i8 modes also need OutType I8), vector modes the tile, each when "
+             "the push runs; a push finding no state is RUNTIME_QUANT_STATE. A later SET_QUANT_* replaces "
+             "the earlier configuration. TMOV, TEXTRACT, TINSERT and TSTORE take their scale as an operand "
+             "(preQuantScalar, or the fp tile of the _FP forms) and ignore the state.")
 
 
 def _set_quant_scalar(preQuantScalar: float, OutType: QuantOutType,  # noqa: N803
@@ -111,8 +114,8 @@ def _set_quant_vector(fp: Tile, state: dict | None = None) -> None:
 declare(Instruction(
     mnemonic="SET_QUANT_SCALAR", family=Family.SYNC, summary="set the scalar pre-quantisation scale",
     operands=(scalar_in("preQuantScalar", "f32 scale later pre-quantising moves multiply by"),),
-    attrs=(Attr("OutType", QuantOutType, None, "element type the consuming move writes: I8, U8, I16, F16 "
-                                               "or BF16"),),
+    attrs=(Attr("OutType", QuantOutType, None, "element type the consuming push writes: I8, U8, I16, F16 "
+                                               "or BF16 (the register keeps only an 8-bit sign flag)"),),
     semantics=_set_quant_scalar,
     dtypes=same(("preQuantScalar",), (dt.F32,)), numerics=EXACT, domain=Domain.NONE, pipe=Pipe.S,
     doc="Sets the scalar quantisation configuration: the f32 scale and the output type of the "
@@ -134,8 +137,8 @@ declare(Instruction(
     dtypes=same(("fp",), (dt.F32,)), numerics=EXACT, domain=Domain.NONE, pipe=Pipe.S,
     doc="Points the vector quantisation configuration at the scaling tile fp (the hardware writes "
         "the tile's address into its FPC register). The tile is recorded, not its values: a consuming "
-        "move reads fp[0, j] for its column j when it runs, so writing fp between SET_QUANT_VECTOR and "
-        "the move changes the scales it uses. fp must live in the scaling buffer (the public "
+        "push reads fp[0, j] for its column j when it runs, so writing fp between SET_QUANT_VECTOR and "
+        "the push changes the scales it uses. fp must live in the scaling buffer (the public "
         "static_assert) and is 1 x N f32, as TSTORE_FP's scale tile."
         + _STATE_DOC.format(fields="{'fp': the tile}", key="quant_vector") + _CONSUMER,
     special_values="No values are computed or read.",
@@ -265,7 +268,7 @@ _DN_DOC = (
     "its mantissa is non-zero (not when the exponent is 254, nor for a subnormal d of at most half the "
     "smallest normal), and 254 when d is infinite. The scale is s = 2**(127 - e) (2**-127 for e = "
     "254); dst[i, j] = f8e4m3(clamp(f32(src[i, j] * s), -448, 448)) rounded to nearest even, any NaN "
-    "written as 0x7F. exp[g, j] = e, or with interleave = true the pairs of row groups side by side: "
+    "written as 0x7F. exp[g, j] = e (an exp tile of u8 or f8e8m0 holds the same code), or with interleave = true the pairs of row groups side by side: "
     "exp[p, 2j + d] = e of group 2p + d (0 when that group is absent), a ceil(G/2) x 2C block for G = "
     "ceil(R/32) groups. The public targets require R to be a multiple of 32 (64 with interleave); "
     "openpto also accepts a last, shorter group. The optional max and scaling tiles are the targets' "
@@ -281,16 +284,17 @@ declare(Instruction(
     summary="MX-quantise to f8e4m3 or fp4 E2M1 in groups of 32 rows",
     operands=(tile_out("dst", "f8e4m3 or float4_e2m1x2 codes, dst's valid region is the domain"),
               tile_in("src", "f32, f16 or bf16 values"),
-              tile_out("exp", "u8 E8M0 exponents: ceil(R/32) x C (interleave: ceil(R/64) x 2C)"),
+              tile_out("exp", "E8M0 exponents (u8 or f8e8m0 codes): ceil(R/32) x C (interleave: ceil(R/64) x 2C)"),
               tile_inout("max", "per-group scratch of the public targets (never accessed)", optional=True),
               tile_inout("scaling", "per-group scratch of the public targets (never accessed)", optional=True)),
     attrs=(Attr("mx_alg", MxQuantAlg, None, "destination format and shared-exponent rule (OCP or NV)"),
            Attr("interleave", bool, False, "write the exponents of row-group pairs side by side")),
     semantics=_tquant_dn,
-    dtypes=tuples(("dst", "src", "exp"), [(d, s, dt.U8) for d in (dt.F8E4M3, dt.FP4_E2M1)
-                                          for s in (dt.F32, dt.F16, dt.BF16)]),
-    profile_dtypes={"a5": tuples(("dst", "src", "exp"), [(dt.F8E4M3, s, dt.U8) for s in (dt.F32, dt.F16, dt.BF16)]
-                                 + [(dt.FP4_E2M1, s, dt.U8) for s in (dt.F16, dt.BF16)])},
+    dtypes=tuples(("dst", "src", "exp"), [(d, s, e) for d in (dt.F8E4M3, dt.FP4_E2M1)
+                                          for s in (dt.F32, dt.F16, dt.BF16) for e in dt.SCALE_CODES]),
+    profile_dtypes={"a5": tuples(("dst", "src", "exp"), [(dt.F8E4M3, s, e) for s in (dt.F32, dt.F16, dt.BF16)
+                                                         for e in dt.SCALE_CODES]
+                                 + [(dt.FP4_E2M1, s, e) for s in (dt.F16, dt.BF16) for e in dt.SCALE_CODES])},
     profiles=("cpu", "a5"), numerics=EXACT, domain=Domain.DST, pipe=Pipe.V,
     doc=_DN_DOC,
     special_values="NaN inputs are ignored by the group maximum and encode as 0x7F; ±inf makes the "
