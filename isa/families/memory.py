@@ -138,9 +138,9 @@ def _scale_units(types: Mapping[str, Type], attrs: Mapping[str, object]) -> str 
 
 def _scale_dtype(types: Mapping[str, Type], attrs: Mapping[str, object]) -> str | None:
     p = _pair(types, "dst", "src")
-    if p is None or GL.of(p[1].layout) is None or p[1].dtype is dt.U8:
+    if p is None or GL.of(p[1].layout) is None or p[1].dtype in dt.SCALE_CODES:
         return None
-    return f"a {p[1].layout.value} tensor holds u8 scale bytes, src is {p[1].dtype}"
+    return f"a {p[1].layout.value} tensor holds E8M0 scale bytes (u8 or f8e8m0), src is {p[1].dtype}"
 
 
 def _store_layout(types: Mapping[str, Type], attrs: Mapping[str, object]) -> str | None:
