@@ -95,6 +95,27 @@ class QuantOutType(enum.Enum):
     BF16 = 4
 
 
+class FixpipeQuant(enum.Enum):
+    """TPUSH's ``Quant``: the public FixpipeParams quant mode (QuantMode_t) of a pushed acc tile,
+    which fixes the type the consumer pops: cast modes convert, scalar modes scale by the
+    SET_QUANT_SCALAR register, vector (V...) modes per column by the SET_QUANT_VECTOR tile."""
+
+    NoQuant = 0
+    F322F16 = 1
+    F322BF16 = 2
+    QF322B8_PRE = 3
+    QF322F16_PRE = 4
+    QF322BF16_PRE = 5
+    QF322FP8_PRE = 6
+    REQ8 = 7
+    DEQF16 = 8
+    QS322BF16_PRE = 9
+    VQF322B8_PRE = 10
+    VREQ8 = 11
+    VDEQF16 = 12
+    VQS322BF16_PRE = 13
+
+
 class MxQuantAlg(enum.Enum):
     """TQUANT_DN's ``mx_alg``: destination format and shared-scale algorithm (OCP or NV)."""
 
@@ -180,6 +201,7 @@ ENUM_SPELLING: dict[type[enum.Enum], str] = {
     QuantType: "quant",
     Precision: "precision",
     QuantOutType: "out_type",
+    FixpipeQuant: "fixpipe_quant",
     MxQuantAlg: "mx_alg",
     SyncAllMode: "syncall_mode",
     SyncCoreType: "sync_core",

@@ -321,10 +321,11 @@ DECISIONS: tuple[Decision, ...] = (
              "State instructions recording state['quant_scalar'] = {'scale': f32, 'out_type': QuantOutType} "
              "and state['quant_vector'] = {'fp': the tile itself}; a consumer reads fp's values when it runs. "
              "OutType is an attribute #pto.out_type<I8|U8|I16|F16|BF16>; fp is a 1 x N f32 scaling tile. "
-             "The only public reader of the state is TPUSH with a pre-quantising fixpipe configuration "
-             "(FixpipeParams' quant mode; the CPU model uses 1.0 when the scalar was never set), not "
-             "declared in openpto, so no openpto instruction reads it; the TMOV/TEXTRACT/TINSERT/TSTORE "
-             "scalar forms take the scale as an operand (decision 'Scalar pre-quantisation forms').",
+             "The public reader of the state is TPUSH with a pre-quantising fixpipe configuration "
+             "(FixpipeParams' quant mode): openpto's TPUSH Quant attribute, which reads the state when the "
+             "push runs (decision 'Pre-quantising TPUSH'; RUNTIME_QUANT_STATE where the CPU model uses 1.0 "
+             "for a scalar never set); the TMOV/TEXTRACT/TINSERT/TSTORE scalar forms take the scale as an "
+             "operand (decision 'Scalar pre-quantisation forms').",
              "Values instead of register bits keep consumers portable; recording the tile keeps the "
              "address semantics."),
     Decision("TQUANT_DN (MX quantisation along rows)",
@@ -698,12 +699,13 @@ DECISIONS: tuple[Decision, ...] = (
              "any 2- or 4-byte type there); TTRI on a5 adds (u)int8, bfloat16 and 64-bit integers.",
              "Applied, as profile dtype narrowing of the existing declarations: TROWPROD and TCOLEXPAND are "
              "legal on a2/a3/a5; TROWSUM/TROWMAX/TROWMIN/TROWPROD take f16 f32 i16 i32 on the NPU profiles "
-             "(a5 TROWMAX/TROWMIN also i8 u8); TSTORE_FP on a2/a3 (i8 <- f32, i8 <- i32, f16 <- i32) and a5 "
-             "(also f16/bf16 <- f32, bf16 <- i32); TMOV_FP on a2/a3 (f16 <- i32) and a5 (f16/bf16 <- f32/i32); "
+             "(a5 TROWMAX/TROWMIN also i8 u8); TSTORE_FP on a2/a3 (i8/u8 <- f32, i8/u8 <- i32, f16 <- i32) and "
+             "a5 (i8/u8/f16/bf16 <- f32 and i32, f8e4m3 and a scaled f32 <- f32: the acc store checks and "
+             "GetVectorPreQuantModeGm, which maps f32 -> f32 to VQF322F32_PRE, a scaling mode); TMOV_FP on a2/a3 (f16 <- i32) and a5 (f16/bf16 <- f32/i32); "
              "TREM a2/a3 f32 i32, TFMOD a2/a3 f32, both f16 f32 i16 i32 on a5; TREMS/TFMODS a2/a3 as TREM/TFMOD, "
              "a5 f32 f16 bf16 i16 i32; TTRI a5 also i8 u8 bf16. Stricter than the headers: no 64-bit integers "
-             "in these vector ops, no unsigned TREM/TFMOD(S), no u8/i16 TSTORE_FP targets and no fp8/hifloat8 "
-             "scaled targets (openpto's architecture-wide sets for them do not hold those types: widening them "
+             "in these vector ops, no unsigned TREM/TFMOD(S), no i16 TSTORE_FP target and no hifloat8 "
+             "scaled store (openpto's architecture-wide sets for them do not hold those types: widening them "
              "is new semantics on every backend, not a legality edit); TMOV_FP's acc -> vec path stays legal "
              "on a2/a3 (a2/a3 TMov scales into mat only; profiles cannot narrow locations).",
              "A program verified on a profile must be one its headers compile; a pair that compiles but "
@@ -1060,7 +1062,7 @@ DECISIONS: tuple[Decision, ...] = (
              "a2/a3 moves f32 -> i8, i32 -> i8/u8/f16, TSTORE also f32 -> u8; a5 and cpu f32 and i32 -> "
              "i8/u8/f16/bf16, f32 also -> f8e4m3 and (moves only) hifloat8 (decision 'Pre-quantising 8-bit "
              "float targets'). Not declared: i32 -> i16 (a shift, not a scale) and a5's scaled f32 -> f32 "
-             "store (as TSTORE_FP). The dtype table is the union of both forms; a pair only the scaled form "
+             "store (TSTORE_FP declares it on a5). The dtype table is the union of both forms; a pair only the scaled form "
              "converts without the operand is STRUCT_MISSING_OPERAND, a non-f32 scale LEGAL_DTYPE, on a "
              "non-acc source LEGAL_LOCATION, in a dual mode STRUCT_ATTR_VALUE. Which pairs the scaled form "
              "converts is a per-profile form rule (Instruction.profile_forms, spec.FormRule: with the "
@@ -1254,4 +1256,34 @@ DECISIONS: tuple[Decision, ...] = (
              "Programs copied from the public pages parse as written, programs written for the u8 scales keep "
              "working, and the two spellings of one scale agree bit for bit; a conversion nobody specifies "
              "is refused rather than invented."),
+    Decision("Pre-quantising TPUSH",
+             "The public TPUSH<Pipe, TileProd, TConfig>(pipe, tile) overload takes a FixpipeParams whose "
+             "QuantPre (a QuantMode_t) the acc push applies (TMovCcToUb / TStoreAcc into the slot); the "
+             "consumer's element type is FixpipeConsDType of the mode (f16 for F322F16 / QF322F16_PRE / "
+             "DEQF16 / VDEQF16, bf16 for F322BF16 / QF322BF16_PRE / QS322BF16_PRE / VQS322BF16_PRE, int8_t "
+             "for QF322B8_PRE / REQ8 / VQF322B8_PRE / VREQ8, A5 float8_e4m3 for QF322FP8_PRE and hifloat8 "
+             "for QF322HIF8_PRE, the source type otherwise). Scalar modes read the SET_QUANT_SCALAR "
+             "register (the CPU model substitutes 1.0 when it is zero), vector modes the tile "
+             "SET_QUANT_VECTOR pointed at. The pages do not say what a push with no state, or with a "
+             "register whose sign flag disagrees with the mode, produces.",
+             "TPUSH gains the attribute Quant (#pto.fixpipe_quant<...>, default NoQuant; appended after "
+             "Split so the bytecode numbering of the older attributes stays) with the modes whose consumer "
+             "type differs from the source: F322F16, F322BF16 (cast, no state), QF322B8_PRE, QF322F16_PRE, "
+             "QF322BF16_PRE, QF322FP8_PRE, REQ8, DEQF16, QS322BF16_PRE (scalar), VQF322B8_PRE, VREQ8, "
+             "VDEQF16, VQS322BF16_PRE (vector). The tile must be an unsplit acc tile of the mode's source "
+             "dtype (LEGAL_DTYPE, LEGAL_LOCATION, STRUCT_ATTR_VALUE; the TConfig overload takes no split); "
+             "a2/a3 refuse the A5-only QF322FP8_PRE, QS322BF16_PRE and VQS322BF16_PRE (LEGAL_ATTR). The "
+             "slot holds the converted values (the mode's type), so the TPOP names that type. Conversion: "
+             "the pre-quantising moves' (_prequant.saturate) after one f32 product with the scale the last "
+             "SET_QUANT_SCALAR recorded or fp[0, j] of the tile the last SET_QUANT_VECTOR recorded, read when "
+             "the push runs. No state: RUNTIME_QUANT_STATE (not the CPU model's 1.0); the i8 scalar modes "
+             "also need OutType I8 (U8 would set a sign flag that writes unsigned codes into the int8 slot), "
+             "the other modes ignore OutType as the register does. Not declared: QF322HIF8_PRE (QuantOutType "
+             "has no hifloat8 member and the CPU model has no hifloat8 conversion here), the modes whose "
+             "consumer type is the source type (VQF322F16_PRE and the like: FixpipeConsDType leaves them "
+             "f32), the i16/i4 modes (not TPUSH types), the layout, relu, phase and atomic FixpipeParams "
+             "fields.",
+             "It makes the SET_QUANT_* state observable through the one public instruction that reads it, "
+             "with the same conversion as every other pre-quantising form; a fault instead of a silent 1.0 "
+             "catches a missing SET_QUANT_* on every backend."),
 )

@@ -15,6 +15,8 @@ import numpy as np
 from .. import constraints as K
 from .. import dtypes as dt
 from .. import hifloat8
+from ..attrs import FixpipeQuant as Q
+from ..diagnostics import RuntimeFault
 from ..spec import Constraint, FormRule, Kind, Operand, Role, tuples
 from ..types import Location, ScalarType, Type
 
@@ -118,3 +120,61 @@ def profile_forms(scaled: Mapping[str, Iterable[Pair]], dst: str = "dst",
     """Per profile, the (dst, src) pairs the form with preQuantScalar converts (LEGAL_DTYPE for
     another pair): the verifier's check, the pages' 'Element types per form' table."""
     return {p: (FormRule(SCALE, tuples((dst, src), list(dict.fromkeys(pairs)))),) for p, pairs in scaled.items()}
+
+
+# ----------------------------------------------------------------------------- fixpipe quant modes
+#
+# A pre-quantising TPUSH names its conversion by the public FixpipeParams quant mode: the mode fixes
+# the acc dtype it reads, the type the consumer pops (FixpipeConsDType) and where the factor comes
+# from (decision 'Pre-quantising TPUSH').
+
+CAST, SCALAR, VECTOR = "cast", "scalar", "vector"
+QUANT_SCALAR_KEY = "quant_scalar"     # the state keys SET_QUANT_SCALAR / SET_QUANT_VECTOR write
+QUANT_VECTOR_KEY = "quant_vector"
+
+
+#: FixpipeQuant member (all but NoQuant) -> (acc dtype it reads, dtype pushed, factor source); a2/a3
+#: have no QS322BF16 / VQS322BF16 / FP8 modes (the a5 headers add them)
+FIXPIPE_MODES: dict[Q, tuple[dt.DType, dt.DType, str]] = {Q.F322F16: (dt.F32, dt.F16, CAST), Q.F322BF16: (dt.F32, dt.BF16, CAST),
+            Q.QF322B8_PRE: (dt.F32, dt.I8, SCALAR), Q.QF322F16_PRE: (dt.F32, dt.F16, SCALAR),
+            Q.QF322BF16_PRE: (dt.F32, dt.BF16, SCALAR), Q.QF322FP8_PRE: (dt.F32, dt.F8E4M3, SCALAR),
+            Q.REQ8: (dt.I32, dt.I8, SCALAR), Q.DEQF16: (dt.I32, dt.F16, SCALAR),
+            Q.QS322BF16_PRE: (dt.I32, dt.BF16, SCALAR),
+            Q.VQF322B8_PRE: (dt.F32, dt.I8, VECTOR), Q.VREQ8: (dt.I32, dt.I8, VECTOR),
+            Q.VDEQF16: (dt.I32, dt.F16, VECTOR), Q.VQS322BF16_PRE: (dt.I32, dt.BF16, VECTOR)}
+A5_ONLY_MODES = (Q.QF322FP8_PRE, Q.QS322BF16_PRE, Q.VQS322BF16_PRE)
+
+
+def quant_state_fault(mode: Q, why: str, expected: str, actual: str) -> RuntimeFault:
+    """RUNTIME_QUANT_STATE: a pre-quantising push found no usable SET_QUANT_* configuration."""
+    return RuntimeFault("RUNTIME_QUANT_STATE", f"TPUSH with Quant = {mode.name}: {why}",
+                        expected=expected, actual=actual)
+
+
+def fixpipe_values(values: np.ndarray, mode: Q, state: Mapping[str, Any] | None,
+                   read_factors: Any = None) -> np.ndarray:
+    """An acc region converted as ``mode`` does, reading the SET_QUANT_* state when the push runs:
+    scalar modes multiply by the recorded scale (8-bit modes need OutType I8: the signed type the
+    consumer pops), vector modes column j by fp[0, j] of the recorded tile (``read_factors(fp, cols)``
+    reads it, faulting outside its valid region); cast modes only convert."""
+    src, d, kind = FIXPIPE_MODES[mode]
+    state = state or {}
+    if kind == CAST:
+        return saturate(values.astype(np.float32), d)
+    if kind == SCALAR:
+        reg = state.get(QUANT_SCALAR_KEY)
+        if reg is None:
+            raise quant_state_fault(mode, "no SET_QUANT_SCALAR ran before it", "a SET_QUANT_SCALAR earlier in "
+                                    "the run", "no scalar quantisation state")
+        out = reg["out_type"]
+        if d.is_int and out.name != "I8":
+            raise quant_state_fault(mode, "the scalar register's sign flag is not that of the i8 it pushes",
+                                    "SET_QUANT_SCALAR OutType = I8", f"OutType = {out.name}")
+        return saturate(scale(values, reg["scale"]), d)
+    reg = state.get(QUANT_VECTOR_KEY)
+    if reg is None:
+        raise quant_state_fault(mode, "no SET_QUANT_VECTOR ran before it", "a SET_QUANT_VECTOR earlier in the "
+                                "run", "no vector quantisation state")
+    factors = read_factors(reg["fp"], values.shape[1])
+    with np.errstate(all="ignore"):
+        return saturate(values.astype(np.float32) * factors, d)

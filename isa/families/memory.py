@@ -58,13 +58,14 @@ _SCATTER_ATOMICS = {
     "a2": {AtomicMode.NONE: None, AtomicMode.ADD: _A2_SCATTER_ADD},
     "a5": {AtomicMode.NONE: None, AtomicMode.ADD: _A5_SCATTER_ADD, AtomicMode.MAX: _A5_SCATTER_MINMAX,
            AtomicMode.MIN: _A5_SCATTER_MINMAX}}
-# TSTORE_FP: acc dtype -> global dtypes; integer targets round RNE and saturate.
-_FP_TARGETS = (dt.F32, dt.F16, dt.BF16, dt.I8)
-# (global, acc, scale) triples whose scaled store the NPU headers implement (GetVectorPreQuantMode:
-# a2/a3 f32 -> b8, i32 -> b8/f16; a5 adds f32 -> f16/bf16 and i32 -> bf16).
-_A2_FP = ((dt.I8, dt.F32, dt.F32), (dt.I8, dt.I32, dt.F32), (dt.F16, dt.I32, dt.F32))
-_NPU_FP_STORES = {"a2": _A2_FP, "a3": _A2_FP,
-                  "a5": _A2_FP + ((dt.F16, dt.F32, dt.F32), (dt.BF16, dt.F32, dt.F32), (dt.BF16, dt.I32, dt.F32))}
+# TSTORE_FP: acc dtype -> global dtypes (cpu: every scaled target of both acc types, f32 also to
+# f8e4m3); integer targets round RNE and saturate.
+_FP_TARGETS = (dt.F32, dt.F16, dt.BF16, dt.I8, dt.U8)
+# (global, acc) pairs whose vector-scaled store the NPU headers implement: a2/a3 CheckAcc2gm with
+# quantisation (f32 -> i8/u8, i32 -> i8/u8/f16; GetVectorPreQuantMode VQF322B8_PRE, VREQ8, VDEQF16);
+# a5 CheckStaticAcc with quantisation and GetVectorPreQuantModeGm (f32 -> i8/u8/f16/bf16/f8e4m3/f32,
+# i32 -> i8/u8/f16/bf16; hifloat8 left out as for TSTORE: decision 'Pre-quantising 8-bit float targets').
+_A2_FP_PAIRS = ((dt.I8, dt.F32), (dt.U8, dt.F32), (dt.I8, dt.I32), (dt.U8, dt.I32), (dt.F16, dt.I32))
 # TSTORE's scalar pre-quantising form: the (global, acc) pairs GetScalarPreQuantMode scales that the
 # a2/a3 CheckAcc2gm admits (f32 -> i8/u8, i32 -> i8/u8/f16); a5 (and cpu) also f32 -> f16/bf16, i32 -> bf16.
 _A2_SCALED = ((dt.I8, dt.F32), (dt.U8, dt.F32), (dt.I8, dt.I32), (dt.U8, dt.I32), (dt.F16, dt.I32))
@@ -72,6 +73,7 @@ _A2_SCALED = ((dt.I8, dt.F32), (dt.U8, dt.F32), (dt.I8, dt.I32), (dt.U8, dt.I32)
 # them from u8 values (GlobalRef carries no declared element type).
 _A5_SCALED = tuple(p for p in A5_PAIRS if p[0] is not dt.HIF8)
 _SCALED_STORES = {"cpu": _A5_SCALED, "a2": _A2_SCALED, "a3": _A2_SCALED, "a5": _A5_SCALED}
+_NPU_FP_STORES = {"a2": _A2_FP_PAIRS, "a3": _A2_FP_PAIRS, "a5": _A5_SCALED + ((dt.F32, dt.F32),)}
 
 
 def _pairs(types: tuple[dt.DType, ...], extra: tuple[tuple[dt.DType, dt.DType], ...] = ()) -> list:
@@ -444,24 +446,29 @@ declare(Instruction(
               tile_in("fp", "1 x N f32 scale tile, one scale per column", locations=(Location.SCALING,))),
     attrs=(_ATOMIC_ATTR, _RELU_ATTR),
     semantics=_tstore_fp,
-    dtypes=tuples(("dst", "src", "fp"), [(o, a, dt.F32) for a in _ACC_TYPES for o in _FP_TARGETS]),
-    profile_dtypes={p: tuples(("dst", "src", "fp"), _NPU_FP_STORES[p]) for p in ("a2", "a3", "a5")},
+    dtypes=tuples(("dst", "src", "fp"), [(o, a, dt.F32) for a in _ACC_TYPES for o in _FP_TARGETS]
+                  + [(dt.F8E4M3, dt.F32, dt.F32)]),
+    profile_dtypes={p: tuples(("dst", "src", "fp"), [(d, s, dt.F32) for d, s in _NPU_FP_STORES[p]])
+                    for p in ("a2", "a3", "a5")},
     numerics=ROUNDED, domain=Domain.SRC, pipe=Pipe.FIX, aliases=("tstore.fp",),
     doc="dst.window[i, j] = convert(f32(src[i, j]) * fp[0, j]) over src's valid region. The scale is "
         "applied before the conversion: the acc value is taken to f32 (i32 rounds RNE), multiplied by "
         "the column's f32 scale in f32 (rounded RNE), then converted to dst's dtype: f16/bf16 round RNE; "
-        "i8 rounds to nearest even and saturates. " + _ATOMIC_DOC + " NPU profiles take the pairs their "
-        "vector pre-quant modes scale: a2/a3 f32 -> i8 and i32 -> i8/f16; a5 also f32 -> f16/bf16 and "
-        "i32 -> bf16 (a same-type f32 store there applies no scale)." + _RELU_DOC,
+        "i8/u8 round to nearest even and saturate (NaN -> 0); f8e4m3 rounds nearest-even and saturates "
+        "to ±448 (NaN -> 0x7F). " + _ATOMIC_DOC + " NPU profiles take the pairs their vector pre-quant "
+        "modes scale within the acc store checks: a2/a3 f32 -> i8/u8 and i32 -> i8/u8/f16; a5 f32 -> "
+        "i8/u8/f16/bf16/f8e4m3/f32 (the f32 -> f32 store is scaled too) and i32 -> i8/u8/f16/bf16 "
+        "(A5's f32 -> hifloat8 is not declared: decision 'Pre-quantising 8-bit float targets'); cpu "
+        "every pair of both." + _RELU_DOC,
     example=Example({"dst": "!pto.memref<64x64xf16>", "src": "!pto.tile<16x16xi32, loc=acc, layout=NZ>",
                      "fp": "!pto.tile<1x16xf32, loc=scaling>"}),
     constraints=(_fits("src", "dst"), K.fixed("fp", "rows", 1),
                  K.at_least("fp", "valid_cols", "src", "valid_cols", "STRUCT_VALID_REGION"),
                  K.custom("the tensor is ND or NZ", _store_layout, "LEGAL_LAYOUT"),
                  _atomic_types("dst", (AtomicMode.NONE, AtomicMode.ADD))),
-    special_values="IEEE f32 product (0 * inf = NaN); to floats: overflow gives ±inf, NaN stays NaN; to "
-                   "i8: NaN -> 0, values beyond the range (±inf included) clamp to -128 / 127, ties to "
-                   "even."))
+    special_values="IEEE f32 product (0 * inf = NaN); to f32/f16/bf16: overflow gives ±inf, NaN stays "
+                   "NaN; to i8/u8: NaN -> 0, values beyond the range (±inf included) clamp to its ends, "
+                   "ties to even; to f8e4m3: clamp to ±448, NaN -> 0x7F."))
 
 declare(Instruction(
     mnemonic="TPREFETCH", family=Family.MEMORY, summary="hint that a global window will be loaded",

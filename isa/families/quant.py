@@ -2,9 +2,9 @@
 and the pre-quantisation state that later moves read (SET_QUANT_SCALAR, SET_QUANT_VECTOR).
 
 The state instructions write nothing into tiles: like TSETFMATRIX they record their values into
-the optional ``state`` dict a backend passes in, under the keys in ``STATE_KEYS``. The one public
-consumer is a TPUSH whose fixpipe configuration pre-quantises, a form openpto does not declare
-yet, so nothing reads them here; the moves and TSTORE take their scale as an operand:
+the optional ``state`` dict a backend passes in, under the keys in ``STATE_KEYS``. Their one reader
+is a TPUSH with a scalar or vector ``Quant`` mode (system.py, _prequant.fixpipe_values), which reads
+them when it runs; the moves and TSTORE take their scale as an operand:
 
 * ``state["quant_scalar"] = {"scale": np.float32, "out_type": QuantOutType}``
 * ``state["quant_vector"] = {"fp": Tile}``: the scaling tile itself, not a copy, because the
@@ -26,8 +26,9 @@ from ..spec import Attr, Domain, EXACT, Example, Family, Instruction, same, tupl
 from ..types import Layout, Location, Pipe, TileType, Type
 from ..values import Tile
 from ._helpers import scalar_in, tile_in, tile_inout, tile_out
+from ._prequant import QUANT_SCALAR_KEY, QUANT_VECTOR_KEY
 
-STATE_KEYS = {"SET_QUANT_SCALAR": "quant_scalar", "SET_QUANT_VECTOR": "quant_vector"}
+STATE_KEYS = {"SET_QUANT_SCALAR": QUANT_SCALAR_KEY, "SET_QUANT_VECTOR": QUANT_VECTOR_KEY}
 
 
 def _record(state: dict | None, mnemonic: str, values: dict[str, Any]) -> None:
@@ -93,10 +94,12 @@ declare(Instruction(
 # ----------------------------------------------------------------------------- SET_QUANT_*
 
 _STATE_DOC = " The semantics record {fields} into state[{key!r}] when a `state` dict is passed."
-_CONSUMER = (" The only public instruction that reads this state is TPUSH with a pre-quantising fixpipe "
-             "configuration (its FixpipeParams quant mode), a form openpto does not declare yet, so no "
-             "openpto instruction reads it. TMOV, TEXTRACT, TINSERT and TSTORE take their scale as an "
-             "operand (preQuantScalar, or the fp tile of the _FP forms) and ignore the state.")
+_CONSUMER = (" The instruction that reads this state is TPUSH with a pre-quantising Quant mode (the public "
+             "FixpipeParams quant mode of its TConfig overload; decision 'Pre-quantising TPUSH'): scalar "
+             "modes read the scale (their i8 modes also need OutType I8), vector modes the tile, each when "
+             "the push runs; a push finding no state is RUNTIME_QUANT_STATE. A later SET_QUANT_* replaces "
+             "the earlier configuration. TMOV, TEXTRACT, TINSERT and TSTORE take their scale as an operand "
+             "(preQuantScalar, or the fp tile of the _FP forms) and ignore the state.")
 
 
 def _set_quant_scalar(preQuantScalar: float, OutType: QuantOutType,  # noqa: N803
@@ -111,8 +114,8 @@ def _set_quant_vector(fp: Tile, state: dict | None = None) -> None:
 declare(Instruction(
     mnemonic="SET_QUANT_SCALAR", family=Family.SYNC, summary="set the scalar pre-quantisation scale",
     operands=(scalar_in("preQuantScalar", "f32 scale later pre-quantising moves multiply by"),),
-    attrs=(Attr("OutType", QuantOutType, None, "element type the consuming move writes: I8, U8, I16, F16 "
-                                               "or BF16"),),
+    attrs=(Attr("OutType", QuantOutType, None, "element type the consuming push writes: I8, U8, I16, F16 "
+                                               "or BF16 (the register keeps only an 8-bit sign flag)"),),
     semantics=_set_quant_scalar,
     dtypes=same(("preQuantScalar",), (dt.F32,)), numerics=EXACT, domain=Domain.NONE, pipe=Pipe.S,
     doc="Sets the scalar quantisation configuration: the f32 scale and the output type of the "
@@ -134,8 +137,8 @@ declare(Instruction(
     dtypes=same(("fp",), (dt.F32,)), numerics=EXACT, domain=Domain.NONE, pipe=Pipe.S,
     doc="Points the vector quantisation configuration at the scaling tile fp (the hardware writes "
         "the tile's address into its FPC register). The tile is recorded, not its values: a consuming "
-        "move reads fp[0, j] for its column j when it runs, so writing fp between SET_QUANT_VECTOR and "
-        "the move changes the scales it uses. fp must live in the scaling buffer (the public "
+        "push reads fp[0, j] for its column j when it runs, so writing fp between SET_QUANT_VECTOR and "
+        "the push changes the scales it uses. fp must live in the scaling buffer (the public "
         "static_assert) and is 1 x N f32, as TSTORE_FP's scale tile."
         + _STATE_DOC.format(fields="{'fp': the tile}", key="quant_vector") + _CONSUMER,
     special_values="No values are computed or read.",

@@ -20,14 +20,15 @@ import numpy as np
 
 from .. import constraints as K
 from .. import dtypes as dt
-from ..attrs import SyncAllMode, SyncCoreType, TileSplitAxis
+from ..attrs import FixpipeQuant, SyncAllMode, SyncCoreType, TileSplitAxis
 from ..diagnostics import RuntimeFault
 from ..registry import declare
 from ..spec import (WHOLE, Attr, Constraint, Domain, EXACT, Example, Family, Instruction, Kind, Operand,
-                    Role, same, tuples)
+                    Role, ValueRule, same, tuples)
 from ..types import Layout, Location, Pipe, TileType, Type
 from ..values import GlobalRef, Tile
 from ._helpers import global_in, index_in, tile_in, tile_out
+from ._prequant import A5_ONLY_MODES, FIXPIPE_MODES, SCALAR, VECTOR, fixpipe_values
 from .memory import _whole
 from .movement import _check_window
 
@@ -150,10 +151,16 @@ def _as_entry(e: Any) -> Entry | None:
 
 def _tpush(tile: Tile | None = None, gmTensor: GlobalRef | None = None, FlagID: int = 0,
            SlotNum: int = 2, Split: TileSplitAxis = TileSplitAxis.TILE_NO_SPLIT,
-           state: dict | None = None) -> None:
+           Quant: FixpipeQuant = FixpipeQuant.NoQuant, state: dict | None = None) -> None:
     if gmTensor is not None:
         _whole(gmTensor, "TPUSH gmTensor")
     f = _fifo(state, FlagID, SlotNum, "TPUSH")
+    if tile is not None and Quant is not FixpipeQuant.NoQuant:
+        _need_space(f, FlagID, "TPUSH")
+        values = fixpipe_values(tile.region(), Quant, state,
+                                lambda fp, cols: fp.read(1, cols, "fp").astype(np.float32))
+        f.ready.append(Entry(FIXPIPE_MODES[Quant][1], values))
+        return
     if tile is not None:
         _need_space(f, FlagID, "TPUSH")
         r, c = tile.valid
@@ -279,6 +286,59 @@ _SPLIT_DOC = (" Split (TileSplitAxis, #pto.split<...>, default TILE_NO_SPLIT): t
 _SPLIT_ATTR = Attr("Split", TileSplitAxis, TileSplitAxis.TILE_NO_SPLIT,
                    "TileSplitAxis: the whole tile or one vector sub-block's row/column part")
 _FIFO_FAULTS = ("Full FIFO on TPUSH/TALLOC: RUNTIME_FIFO_FULL; ")
+_QUANT_ATTR = Attr("Quant", FixpipeQuant, FixpipeQuant.NoQuant,
+                   "the FixpipeParams quant mode of an acc push: the type the consumer pops and the scale")
+
+
+def _quant_ok(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | None:
+    """A quant mode converts an unsplit acc tile of its source dtype (the TConfig overload)."""
+    mode = attrs.get("Quant", FixpipeQuant.NoQuant)
+    if mode is FixpipeQuant.NoQuant:
+        return None
+    t = types.get("tile")
+    if not isinstance(t, TileType):
+        return f"Quant = {mode.name} converts a pushed tile, not a GlobalData slot"
+    if t.dtype is not FIXPIPE_MODES[mode][0]:
+        return f"Quant = {mode.name} reads a {FIXPIPE_MODES[mode][0]} acc tile, the tile is {t.dtype}"
+    return None
+
+
+def _quant_acc(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | None:
+    mode, t = attrs.get("Quant", FixpipeQuant.NoQuant), types.get("tile")
+    if mode is not FixpipeQuant.NoQuant and isinstance(t, TileType) and t.loc is not ACC:
+        return f"Quant = {mode.name} converts an acc tile, the tile is in {t.loc.value}"
+    return None
+
+
+def _quant_split(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | None:
+    if attrs.get("Quant", FixpipeQuant.NoQuant) is not FixpipeQuant.NoQuant and \
+            attrs.get("Split", TileSplitAxis.TILE_NO_SPLIT) is not TileSplitAxis.TILE_NO_SPLIT:
+        return "a quantising push moves the whole tile: Split must be TILE_NO_SPLIT"
+    return None
+
+
+_QUANT_RULES = (K.custom("Quant converts a tile of the mode's source dtype", _quant_ok, "LEGAL_DTYPE"),
+                K.custom("Quant only with an acc tile", _quant_acc, "LEGAL_LOCATION"),
+                K.custom("Quant only without Split", _quant_split, "STRUCT_ATTR_VALUE"))
+_A2_MODES = {m: None for m in FixpipeQuant if m not in A5_ONLY_MODES}
+_QUANT_VALUES = {"a2": (ValueRule("Quant", _A2_MODES, "tile"),), "a3": (ValueRule("Quant", _A2_MODES, "tile"),)}
+_MODE_NAMES = {kind: " ".join(m.name for m, (_, _, k) in FIXPIPE_MODES.items() if k == kind)
+               for kind in ("cast", SCALAR, VECTOR)}
+_QUANT_DOC = (" Quant (FixpipeQuant, #pto.fixpipe_quant<...>, default NoQuant) is the public TPUSH<Pipe, "
+              "TileProd, TConfig> overload's FixpipeParams quant mode: an acc tile of the mode's source dtype "
+              "is pushed converted, so the slot holds, and the consumer pops, the mode's type (decision "
+              "'Pre-quantising TPUSH'). f32 -> f16/bf16 cast modes (" + _MODE_NAMES["cast"] + ") round "
+              "nearest-even. Scalar modes (" + _MODE_NAMES[SCALAR] + ") multiply every value, taken to f32 "
+              "(i32 rounds nearest-even), in f32 by the scale the last SET_QUANT_SCALAR of the run recorded, "
+              "read when the push runs; the i8 modes (QF322B8_PRE, REQ8) need that SET_QUANT_SCALAR's OutType to "
+              "be I8 (the register's sign flag). Vector modes (" + _MODE_NAMES[VECTOR] + ") multiply column "
+              "j by fp[0, j] of the tile the last SET_QUANT_VECTOR recorded, its values read when the push "
+              "runs (outside fp's valid region: RUNTIME_INVALID_READ). Then the product is converted as the "
+              "pre-quantising moves do: f16/bf16 nearest-even (overflow ±inf), i8 nearest-even and saturated "
+              "(NaN -> 0), f8e4m3 nearest-even saturated to ±448 (NaN -> 0x7F). A scalar or vector mode with "
+              "no such state set earlier in the run (or a scalar i8 mode whose OutType is not I8) is "
+              "RUNTIME_QUANT_STATE. The tile must be acc and unsplit; a2/a3 lack QF322FP8_PRE, QS322BF16_PRE "
+              "and VQS322BF16_PRE (LEGAL_ATTR).")
 _SLOT = "!pto.memref<16x16xf32>"
 
 
@@ -294,18 +354,20 @@ declare(Instruction(
     operands=(tile_in("tile", "producer tile (acc for cube->vector, vec for vector->cube)", optional=True,
                       locations=(ACC, VEC)),
               Operand("gmTensor", Role.IN, Kind.GLOBAL, _GM, optional=True, window=WHOLE)),
-    attrs=_FIFO_ATTRS + (_SPLIT_ATTR,), semantics=_tpush, dtypes=same(("tile",), dt.STORABLE), numerics=EXACT,
-    domain=Domain.NONE, pipe=lambda types: Pipe.FIX if getattr(types.get("tile"), "loc", None) is ACC
-    else Pipe.MTE3,
+    attrs=_FIFO_ATTRS + (_SPLIT_ATTR, _QUANT_ATTR), semantics=_tpush, dtypes=same(("tile",), dt.STORABLE),
+    numerics=EXACT, domain=Domain.NONE, pipe=lambda types: Pipe.FIX if getattr(types.get("tile"), "loc", None) is ACC
+    else Pipe.MTE3, profile_values=_QUANT_VALUES,
     doc="TileData form `tpush %tile {FlagID, SlotNum}`: takes a free slot and stores a copy of the tile's "
         "valid region (its dtype and valid shape) in it, committed to the consumer. GlobalData form "
         "`tpush %slot[0, 0]`: commits the slot the producer's earlier TALLOC allocated (the data was "
-        "written to global memory by the program; the operand is not read)." + _FIFO_DOC + _SPLIT_DOC,
-    special_values=_FIFO_FAULTS + "a GlobalData TPUSH with no TALLOC'd slot: RUNTIME_FIFO_STATE; a bad "
+        "written to global memory by the program; the operand is not read)." + _FIFO_DOC + _SPLIT_DOC
+        + _QUANT_DOC,
+    special_values=_FIFO_FAULTS + "a GlobalData TPUSH with no TALLOC'd slot: RUNTIME_FIFO_STATE; a "
+                   "quantising push without its SET_QUANT_* state: RUNTIME_QUANT_STATE; a bad "
                    "FlagID/SlotNum or both/neither operand: rejected by the verifier.",
     example=Example({"tile": "!pto.tile<16x16xf32, loc=acc, layout=NZ>"}, {"FlagID": 0, "SlotNum": 2}),
     more_examples=(Example({"gmTensor": _SLOT}, {"FlagID": 1}, state=_with(1, allocated=1)),),
-    constraints=_FIFO_RULES + (_FORM_RULE,)))
+    constraints=_FIFO_RULES + (_FORM_RULE,) + _QUANT_RULES))
 
 declare(Instruction(
     mnemonic="TPOP", family=Family.SYNC, summary="pop a tile from a cube-vector FIFO",

@@ -13,7 +13,7 @@ algorithms encoded to E2M1 (a NaN makes its group's maximum, scale and codes NaN
 TDEQUANT is a fusable map rule: the integer code widens exactly to f32, then one f32 subtraction
 and one f32 multiplication, each rounded (no fused multiply-add, as the reference).
 SET_QUANT_SCALAR / SET_QUANT_VECTOR write per-run control registers (``cg.state``) under the
-reference's state keys, one slot per field, for a consumer such as a pre-quantising move:
+reference's state keys, one slot per field, which a quantising TPUSH reads (rules/system.py):
 
 * ``quant_scalar.scale`` (f64 holding the f32 exactly), ``quant_scalar.out_type`` (i64: the
   index of the ``QuantOutType`` member, -1 until set);

@@ -16,11 +16,13 @@ from llvmlite import ir
 
 from ....assembler.ir import TileOp
 from ....isa import dtypes as dt
-from ....isa.attrs import SyncAllMode, TileSplitAxis
+from ....isa.attrs import FixpipeQuant, QuantOutType, SyncAllMode, TileSplitAxis
+from ....isa.families._prequant import CAST, FIXPIPE_MODES, SCALAR
 from ....isa.families.system import FIFO_MNEMONICS as FIFO_OPS, ODD_SPLITS, PHILOX_M, PHILOX_W, ROWS_SPLITS, VECTOR_SIDE
 from .. import numerics as N
 from ..codegen import KernelCodegen
 from .movement import _check_window
+from .quant import SCALAR_KEY, VECTOR_KEY, prequant_store, quant_slot
 
 I1, I32, I64 = N.I1, N.I32, N.I64
 I128 = ir.IntType(128)
@@ -143,11 +145,70 @@ def _whole_of(b: ir.IRBuilder, split: TileSplitAxis, rows: ir.Value, cols: ir.Va
     return (whole, cols) if split in ROWS_SPLITS else (rows, whole)
 
 
+def _quant_factor(cg: KernelCodegen, mode: FixpipeQuant, cols: ir.Value) -> Any:
+    """The f32 factor of column j a quantising push multiplies by, read from the SET_QUANT_*
+    registers (the reference's fixpipe_values: RUNTIME_QUANT_STATE when none was set)."""
+    b = cg.b
+    _, d, kind = FIXPIPE_MODES[mode]
+    what = f"TPUSH with Quant = {mode.name}: "
+    if kind == CAST:
+        return None
+    if kind == SCALAR:
+        out = b.load(quant_slot(cg, SCALAR_KEY, "out_type"), typ=I64)
+        cg.fault(b.icmp_signed("<", out, _c(0)), "RUNTIME_QUANT_STATE", what + "no SET_QUANT_SCALAR ran before it",
+                 expected="a SET_QUANT_SCALAR earlier in the run", actual="no scalar quantisation state")
+        if d.is_int:
+            i8 = list(QuantOutType).index(QuantOutType.I8)
+            names = " ".join(f"{k}={m.name}" for k, m in enumerate(QuantOutType))
+            cg.fault(b.icmp_signed("!=", out, _c(i8)), "RUNTIME_QUANT_STATE",
+                     what + "the scalar register's sign flag is not that of the i8 it pushes",
+                     expected="SET_QUANT_SCALAR OutType = I8", actual="OutType code {0} (" + names + ")",
+                     details=[out])
+        k = b.fptrunc(b.load(quant_slot(cg, SCALAR_KEY, "scale"), typ=N.F64), N.F32)   # exact: an f32 widened
+        return lambda j: k
+    ptr = b.load(quant_slot(cg, VECTOR_KEY, "ptr"), typ=I64)
+    cg.fault(b.icmp_signed("==", ptr, _c(0)), "RUNTIME_QUANT_STATE", what + "no SET_QUANT_VECTOR ran before it",
+             expected="a SET_QUANT_VECTOR earlier in the run", actual="no vector quantisation state")
+    have = b.load(quant_slot(cg, VECTOR_KEY, "cols"), typ=I64)
+    cg.fault(b.icmp_signed(">", cols, have), "RUNTIME_INVALID_READ", "fp is read outside its valid region",
+             expected="domain 1x{0} inside the valid region", actual="valid region 1x{1}", details=[cols, have])
+    base = b.inttoptr(ptr, N.F32.as_pointer())
+    return lambda j: b.load(b.gep(base, [j], inbounds=True, source_etype=N.F32), typ=N.F32)
+
+
+def _tpush_quant(cg: KernelCodegen, op: TileOp, f: "_Fifo", n: ir.Value, mode: FixpipeQuant) -> None:
+    """A quantising push: the acc tile converted into the mode's type in the slot."""
+    b = cg.b
+    _need_space(cg, f, n, "TPUSH")
+    t = cg.tile(op, "tile")
+    d = FIXPIPE_MODES[mode][1]
+    r, c = t.vrows, t.vcols
+    factor = _quant_factor(cg, mode, c)
+    pos = b.urem(b.add(_load(cg, f.head), _load(cg, f.ready)), n)
+    with cg.loop(0, r, name="r") as i:
+        with cg.loop(0, c, name="c") as j:
+            raw = t.load_raw(b, i, j)
+            v = raw if t.dtype.is_float else b.sitofp(raw, N.F32)
+            if factor is not None:
+                v = b.fmul(v, factor(j))
+            b.store(prequant_store(cg, d, v), _element(cg, f, pos, b.add(b.mul(i, c), j), N.storage(d)))
+    b.store(_c(_DTYPE_CODE[d]), _record(cg, f, f.dtype, pos))
+    b.store(r, _record(cg, f, f.rows, pos))
+    b.store(c, _record(cg, f, f.cols, pos))
+    b.store(_c(TileSplitAxis.TILE_NO_SPLIT.value), _record(cg, f, f.split, pos))
+    b.store(_c(1), _record(cg, f, f.both, pos))
+    _add(cg, f.ready, 1)
+
+
 def _tpush(cg: KernelCodegen, op: TileOp) -> None:
     _whole(cg, op, "gmTensor", "TPUSH gmTensor")
     f, n = _fifo(cg, op)
     b = cg.b
     split = cg.attrs(op).get("Split", TileSplitAxis.TILE_NO_SPLIT)
+    mode = cg.attrs(op).get("Quant", FixpipeQuant.NoQuant)
+    if "tile" in op.args and mode is not FixpipeQuant.NoQuant:
+        _tpush_quant(cg, op, f, n, mode)
+        return
     if "tile" in op.args:
         _need_space(cg, f, n, "TPUSH")
         t = cg.tile(op, "tile")
