@@ -366,7 +366,13 @@ declare(Instruction(
                    "quantising push without its SET_QUANT_* state: RUNTIME_QUANT_STATE; a bad "
                    "FlagID/SlotNum or both/neither operand: rejected by the verifier.",
     example=Example({"tile": "!pto.tile<16x16xf32, loc=acc, layout=NZ>"}, {"FlagID": 0, "SlotNum": 2}),
-    more_examples=(Example({"gmTensor": _SLOT}, {"FlagID": 1}, state=_with(1, allocated=1)),),
+    more_examples=(Example({"gmTensor": _SLOT}, {"FlagID": 1}, state=_with(1, allocated=1)),
+                   Example({"tile": "!pto.tile<16x16xi32, loc=acc, layout=NZ>"},
+                           {"FlagID": 2, "Quant": FixpipeQuant.VREQ8},
+                           state={"quant_vector": {"fp": Tile(TileType(1, 16, dt.F32, loc=Location.SCALING),
+                                                              np.full((1, 16), 0.25, np.float32))}}),
+                   Example({"tile": "!pto.tile<16x16xf32, loc=acc, layout=NZ>"},
+                           {"FlagID": 0, "Quant": FixpipeQuant.F322BF16})),
     constraints=_FIFO_RULES + (_FORM_RULE,) + _QUANT_RULES))
 
 declare(Instruction(
