@@ -256,3 +256,41 @@ def test_tstore_fp_u8_and_f8e4m3_values(backend: str, tmp_path: pathlib.Path) ->
     got = run(store_fp("f8e4m3", "f32"), backend, tmp_path, g=np.zeros((16, 16), ml_dtypes.float8_e4m3fn),
               a=x, fp=fp)
     assert got["g"].view(np.uint8)[0, :4].tolist() == [0x40, 0x7E, 0x7F, 0xA0]   # -0.125 = 1 0100 000
+
+
+# ------------------------------------------------------------------------------ every mode, both backends
+
+MODES = {"F322F16": ("f32", "f16", None), "F322BF16": ("f32", "bf16", None),
+         "QF322B8_PRE": ("f32", "i8", "I8"), "QF322F16_PRE": ("f32", "f16", "F16"),
+         "QF322BF16_PRE": ("f32", "bf16", "BF16"), "QF322FP8_PRE": ("f32", "f8e4m3", "U8"),
+         "REQ8": ("i32", "i8", "I8"), "DEQF16": ("i32", "f16", "F16"), "QS322BF16_PRE": ("i32", "bf16", "BF16"),
+         "VQF322B8_PRE": ("f32", "i8", "V"), "VREQ8": ("i32", "i8", "V"), "VDEQF16": ("i32", "f16", "V"),
+         "VQS322BF16_PRE": ("i32", "bf16", "V")}
+NP = {"f32": np.float32, "i32": np.int32, "i8": np.int8, "f16": np.float16, "bf16": ml_dtypes.bfloat16,
+      "f8e4m3": ml_dtypes.float8_e4m3fn}
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_every_mode_agrees_bit_for_bit(mode: str, tmp_path: pathlib.Path) -> None:
+    """Random acc values (specials in f32 row 0), a 15x13 valid region, scales drawn per run: the
+    backends agree on every popped bit."""
+    src, dst, state = MODES[mode]
+    rng = np.random.default_rng(sorted(MODES).index(mode))
+    a_t, v_t, f_t = (f"!pto.tile<16x16x{src}, loc=acc, layout=NZ, valid=15x13>",
+                     f"!pto.tile<16x16x{dst}, valid=15x13>", "!pto.tile<1x16xf32, loc=scaling>")
+    if src == "f32":
+        a = (rng.standard_normal((16, 16)) * rng.choice([0.01, 1.0, 300.0, 1e5], (16, 16))).astype(np.float32)
+        a[0, :6] = [np.nan, np.inf, -np.inf, -0.0, 2.5, 448.0]
+    else:
+        a = rng.integers(-(1 << 31), (1 << 31) - 1, (16, 16), dtype=np.int64).astype(np.int32)
+    fp = (rng.standard_normal((1, 16)) * 0.01).astype(np.float32)
+    set_line = ("" if state is None else f"  set_quant_vector %fp : ({f_t})\n" if state == "V" else
+                f"  set_quant_scalar %s {{OutType = #pto.out_type<{state}>}} : (f32)\n")
+    text = (f"kernel @k(%a : {a_t}, %fp : {f_t}, %s : f32, %v : {v_t}) {{\n" + set_line
+            + f"  tpush %a {{FlagID = 5, Quant = #pto.fixpipe_quant<{mode}>}}\n"
+            f"  %v = tpop {{FlagID = 5}} : () -> {v_t}\n}}\n")
+    args = dict(a=a, fp=fp, s=np.float32(rng.choice([0.5, -3.0e-3, 1.0e-4])), v=np.zeros((16, 16), NP[dst]))
+    ref, got = (run(text, b, tmp_path, **args)["v"] for b in BACKENDS)
+    np.testing.assert_array_equal(got.view(np.uint8)[:15, :13 * got.itemsize],
+                                  ref.view(np.uint8)[:15, :13 * ref.itemsize])
+    assert np.any(ref.view(np.uint8)[:15, :13 * ref.itemsize])           # something non-zero was pushed
