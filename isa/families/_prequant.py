@@ -8,7 +8,7 @@ pairs the form scales; the rules below keep the plain and the scaled forms apart
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
@@ -135,7 +135,8 @@ QUANT_VECTOR_KEY = "quant_vector"
 
 #: FixpipeQuant member (all but NoQuant) -> (acc dtype it reads, dtype pushed, factor source); a2/a3
 #: have no QS322BF16 / VQS322BF16 / FP8 modes (the a5 headers add them)
-FIXPIPE_MODES: dict[Q, tuple[dt.DType, dt.DType, str]] = {Q.F322F16: (dt.F32, dt.F16, CAST), Q.F322BF16: (dt.F32, dt.BF16, CAST),
+FIXPIPE_MODES: dict[Q, tuple[dt.DType, dt.DType, str]] = {
+            Q.F322F16: (dt.F32, dt.F16, CAST), Q.F322BF16: (dt.F32, dt.BF16, CAST),
             Q.QF322B8_PRE: (dt.F32, dt.I8, SCALAR), Q.QF322F16_PRE: (dt.F32, dt.F16, SCALAR),
             Q.QF322BF16_PRE: (dt.F32, dt.BF16, SCALAR), Q.QF322FP8_PRE: (dt.F32, dt.F8E4M3, SCALAR),
             Q.REQ8: (dt.I32, dt.I8, SCALAR), Q.DEQF16: (dt.I32, dt.F16, SCALAR),
@@ -152,12 +153,12 @@ def quant_state_fault(mode: Q, why: str, expected: str, actual: str) -> RuntimeF
 
 
 def fixpipe_values(values: np.ndarray, mode: Q, state: Mapping[str, Any] | None,
-                   read_factors: Any = None) -> np.ndarray:
+                   read_factors: Callable[[Any, int], np.ndarray]) -> np.ndarray:
     """An acc region converted as ``mode`` does, reading the SET_QUANT_* state when the push runs:
-    scalar modes multiply by the recorded scale (8-bit modes need OutType I8: the signed type the
+    scalar modes multiply by the recorded scale (the i8 modes need OutType I8: the signed type the
     consumer pops), vector modes column j by fp[0, j] of the recorded tile (``read_factors(fp, cols)``
     reads it, faulting outside its valid region); cast modes only convert."""
-    src, d, kind = FIXPIPE_MODES[mode]
+    _, d, kind = FIXPIPE_MODES[mode]
     state = state or {}
     if kind == CAST:
         return saturate(values.astype(np.float32), d)
