@@ -303,8 +303,8 @@ def _negate(out: np.ndarray, *_: np.ndarray) -> np.ndarray:
     return -out if out.dtype.kind != "i" and out.dtype.kind != "u" else wrap_result(-out.astype(object), out)
 
 
-def _colexpand_div(dst: Tile, src0: Tile, src1: Tile) -> None:
-    _ref("TCOLEXPANDDIV")(dst=dst, src0=src0, src1=src1)
+def _colexpand_div(dst: Tile, src0: Tile, src1: Tile, **kw: Any) -> None:
+    _ref("TCOLEXPANDDIV")(dst=dst, src0=src0, src1=src1, **kw)
     r, c = dst.valid
     if dst.data.dtype.kind in "iu" or not (r and c):
         return
@@ -322,8 +322,8 @@ def _tload_leading_offsets(kw: dict[str, Any]) -> dict[str, Any]:
     return kw
 
 
-def _tstore_whole_tile(dst: GlobalRef, src: Tile, atomic: Any) -> None:
-    _ref("TSTORE")(dst=dst, src=src, atomic=atomic)
+def _tstore_whole_tile(dst: GlobalRef, src: Tile, **kw: Any) -> None:
+    _ref("TSTORE")(dst=dst, src=src, **kw)
     a = dst.array if dst.array.ndim > 1 else dst.array.reshape(1, -1)
     off = tuple(dst.offsets) if dst.array.ndim > 1 else (0,) + tuple(dst.offsets)
     r0, c0 = off[-2:]
@@ -473,13 +473,15 @@ def _part_src1_region(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Rul
     return rule
 
 
-def _scatter_first_wins(dst: Tile, src: Tile, idx: Tile) -> None:
+def _scatter_first_wins(dst: Tile, src: Tile, idx: Tile | None = None, **kw: Any) -> None:
+    if idx is None:                       # the mask form has no duplicate targets
+        return _ref("TSCATTER")(dst=dst, src=src, **kw)
     rows, cols = src.valid
     flipped_src = Tile(src.type, src.data.copy(), src.valid)
     flipped_idx = Tile(idx.type, idx.data.copy(), idx.valid)
     flipped_src.data[:rows, :cols] = src.data[:rows, :cols][::-1]
     flipped_idx.data[:rows, :cols] = idx.data[:rows, :cols][::-1]
-    _ref("TSCATTER")(dst=dst, src=flipped_src, idx=flipped_idx)
+    _ref("TSCATTER")(dst=dst, src=flipped_src, idx=flipped_idx, **kw)
 
 
 # --------------------------------------------------------------------------- sync

@@ -62,9 +62,9 @@ class SmallSloppyAdd(SloppyAdd):
              if k in ("TLOAD", "TSTORE", "TADD", "TMUL", "TCOLSUM", "TROWMAX", "TROWEXPANDSUB", "TCVT")}
 
 
-def _store_but_last_row(dst: Any, src: Tile, atomic: Any) -> None:
-    r, c = src.valid
-    RULES["TSTORE"](dst=dst, src=Tile(src.type, src.data, (max(r - 1, 0), c)), atomic=atomic)
+def _store_but_last_row(dst: Any, src: Tile, **kw: Any) -> None:
+    r, c = src.valid      # kw: atomic and the pre-quantising form's operands, passed on as they are
+    RULES["TSTORE"](dst=dst, src=Tile(src.type, src.data, (max(r - 1, 0), c)), **kw)
 
 
 class DropsLastRow(ReferenceBackend):

@@ -68,6 +68,8 @@ def test_default_conformance_run_fails_the_mutant(mutant: Mutant) -> None:
     found = first_failure(mutant.backend(), mutant)
     assert found is not None, f"{mutant.name} ({mutant.bug}) passes the default conformance run"
     key, report = found
+    crashed = [o.reason for _, o in report.failures() if "TypeError" in o.reason]
+    assert not crashed, f"{mutant.name} is caught only by crashing (its signature is out of date): {crashed[0]}"
     failing = {o.instruction for _, o in report.failures()}
     if key != "L3":
         assert failing == {mutant.mnemonic}
