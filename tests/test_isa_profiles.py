@@ -168,14 +168,20 @@ def test_trowprod_and_tcolexpand_are_legal_on_every_npu_profile() -> None:
         assert isa.get("TROWPROD").supported_on(p) and isa.get("TCOLEXPAND").supported_on(p), p
 
 
+A2_STORE = {("i8", "f32"), ("u8", "f32"), ("i8", "i32"), ("u8", "i32"), ("f16", "i32")}
+A5_SCALED = {("i8", "f32"), ("u8", "f32"), ("f16", "f32"), ("bf16", "f32"),
+             ("i8", "i32"), ("u8", "i32"), ("f16", "i32"), ("bf16", "i32"), ("f8e4m3", "f32")}
+
+
 @pytest.mark.parametrize("mnemonic,profile,expected", [
-    # GetVectorPreQuantMode (a2a3/common.hpp, a5/common.hpp): the (dst, acc) pairs a scaling tile scales
-    ("TSTORE_FP", "a2", {("i8", "f32"), ("i8", "i32"), ("f16", "i32")}),
-    ("TSTORE_FP", "a3", {("i8", "f32"), ("i8", "i32"), ("f16", "i32")}),
-    ("TSTORE_FP", "a5", {("i8", "f32"), ("i8", "i32"), ("f16", "i32"), ("f16", "f32"), ("bf16", "f32"),
-                         ("bf16", "i32")}),
-    ("TMOV_FP", "a3", {("f16", "i32")}),
-    ("TMOV_FP", "a5", {("f16", "i32"), ("f16", "f32"), ("bf16", "f32"), ("bf16", "i32")}),
+    # GetVectorPreQuantMode (a2a3/common.hpp, a5/common.hpp) and the stores' asserts: the (dst, acc)
+    # pairs a scaling tile scales. a2/a3 moves take f32 -> i8 only from f32; the a5 store also maps
+    # f32 -> f32 to a scaling mode, the a5 move also writes hifloat8.
+    ("TSTORE_FP", "a2", A2_STORE),
+    ("TSTORE_FP", "a3", A2_STORE),
+    ("TSTORE_FP", "a5", A5_SCALED | {("f32", "f32")}),
+    ("TMOV_FP", "a3", {("i8", "f32"), ("i8", "i32"), ("u8", "i32"), ("f16", "i32")}),
+    ("TMOV_FP", "a5", A5_SCALED | {("hifloat8", "f32")}),
 ])
 def test_scaled_acc_moves_on_npu_profiles(mnemonic: str, profile: str, expected: set[tuple[str, str]]) -> None:
     instr = isa.get(mnemonic)
@@ -183,9 +189,9 @@ def test_scaled_acc_moves_on_npu_profiles(mnemonic: str, profile: str, expected:
     rule = instr.dtype_rule(profile)
     assert {(t[0].name, t[1].name) for t in rule.tuples} == expected
     assert {t[2].name for t in rule.tuples} == {"f32"}
-    # a same-type f32 acc store/move applies no scale on any NPU header: not offered there
-    assert not rule.allows(tuple(isa.dtypes.get(n) for n in ("f32", "f32", "f32")))
-    assert instr.dtype_rule("cpu").allows(tuple(isa.dtypes.get(n) for n in ("f32", "f32", "f32")))
+    f32s = tuple(isa.dtypes.get(n) for n in ("f32", "f32", "f32"))
+    assert rule.allows(f32s) == (("f32", "f32") in expected)
+    assert instr.dtype_rule("cpu").allows(f32s)
 
 
 def test_ttri_types_per_profile() -> None:
