@@ -34,34 +34,34 @@ def _dtype_table(instr: Instruction) -> list[str]:
     return lines
 
 
-def _value_table(instr: Instruction) -> list[str]:
-    """The per-profile attribute and pipe values (``Instruction.value_rules``); empty when no
-    profile limits them."""
-    rules = {p: instr.value_rules(p) for p in PROFILES if instr.supported_on(p)}
+def _profile_rule_table(instr: Instruction, rules_of: str, title: str, intro: str, column: str,
+                        unlimited: str) -> list[str]:
+    """One section listing, per profile, the rules ``getattr(instr, rules_of)(profile)`` returns
+    with their codes; empty when no profile has any."""
+    rules = {p: getattr(instr, rules_of)(p) for p in PROFILES if instr.supported_on(p)}
     if not any(rules.values()):
         return []
-    lines = ["## Values per profile", "", "Values a profile's headers accept, where they are fewer than the "
-             "type allows (a value outside them is refused by the verifier with the code shown).", "",
-             "| profile | allowed values |", "|---|---|"]
+    lines = [f"## {title}", "", intro, "", f"| profile | {column} |", "|---|---|"]
     for p, rs in rules.items():
-        body = "; ".join(f"{r.describe()} (`{r.code}`)" for r in rs) or "every value"
+        body = "; ".join(f"{r.describe()} (`{r.code}`)" for r in rs) or unlimited
         lines.append(f"| {p} | {body} |")
     return lines + [""]
+
+
+def _value_table(instr: Instruction) -> list[str]:
+    """The per-profile attribute and pipe values (``Instruction.value_rules``)."""
+    return _profile_rule_table(
+        instr, "value_rules", "Values per profile",
+        "Values a profile's headers accept, where they are fewer than the type allows (a value outside "
+        "them is refused by the verifier with the code shown).", "allowed values", "every value")
 
 
 def _form_table(instr: Instruction) -> list[str]:
-    """The per-profile dtype tuples of the forms an optional operand selects
-    (``Instruction.form_rules``); empty when no profile limits a form."""
-    rules = {p: instr.form_rules(p) for p in PROFILES if instr.supported_on(p)}
-    if not any(rules.values()):
-        return []
-    lines = ["## Element types per form", "", "The tuples a form converts on each profile, where they are fewer "
-             "than the table above (which joins every form); others are refused with the code shown.", "",
-             "| profile | form tuples |", "|---|---|"]
-    for p, rs in rules.items():
-        body = "; ".join(f"{r.describe()} (`{r.code}`)" for r in rs) or "as the table above"
-        lines.append(f"| {p} | {body} |")
-    return lines + [""]
+    """The per-profile dtype tuples of the forms an optional operand selects (``Instruction.form_rules``)."""
+    return _profile_rule_table(
+        instr, "form_rules", "Element types per form",
+        "The tuples a form converts on each profile, where they are fewer than the table above (which "
+        "joins every form); others are refused with the code shown.", "form tuples", "as the table above")
 
 
 def operand_range(o: Operand) -> str:
