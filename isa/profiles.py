@@ -116,21 +116,28 @@ _NPU_LAYOUTS_A2 = {
 _NPU_LAYOUTS_A5 = {**_NPU_LAYOUTS_A2, Location.LEFT: (Layout.NZ,),
                    Location.MAT: _NPU_LAYOUTS_A2[Location.MAT] + (Layout.ZZ_MX, Layout.NN_MX),
                    Location.SCALE_LEFT: (Layout.ND, Layout.ZZ_MX), Location.SCALE_RIGHT: (Layout.DN, Layout.NN_MX)}
-#: buffer_limits.hpp PTO_SCALELEFT/SCALERIGHT_SIZE_BYTES: 4 KB on A5 and A6, absent (0) elsewhere
-_NO_SCALE = {Location.SCALE_LEFT: 0, Location.SCALE_RIGHT: 0}
-_SCALE_4KB = {Location.SCALE_LEFT: 4 * KB, Location.SCALE_RIGHT: 4 * KB}
 #: locations exempt from the unboxed row rule: a row of MX scales is a few bytes (16 x 2 for 64 K)
 _NO_ROW_RULE = (Location.SCALE_LEFT, Location.SCALE_RIGHT)
 #: the Kirin parts have the a5 fractals but no scale buffers (and no MX, so no scale boxes)
 _NPU_LAYOUTS_KIRIN = {**{k: v for k, v in _NPU_LAYOUTS_A5.items() if k not in _NO_ROW_RULE},
                       Location.MAT: _NPU_LAYOUTS_A2[Location.MAT]}
 
+
+def _buffer_limits(*, ub: int, cbuf: int, l0ab: int, l0c: int, bias: int, fbuf: int,
+                   scale: int = 0) -> dict[Location, int]:
+    """On-chip capacities in bytes from buffer_limits.hpp's per-architecture KB figures
+    (PTO_UBUF, CBUF, L0A = L0B, L0C, BIAS, FBUF, SCALELEFT = SCALERIGHT _SIZE_BYTES); the scale
+    buffers are 4 KB on A5 and A6 and absent (0) elsewhere."""
+    return {Location.VEC: ub * KB, Location.MAT: cbuf * KB, Location.LEFT: l0ab * KB,
+            Location.RIGHT: l0ab * KB, Location.ACC: l0c * KB, Location.BIAS: bias * KB,
+            Location.SCALING: fbuf * KB, Location.SCALE_LEFT: scale * KB,
+            Location.SCALE_RIGHT: scale * KB}
+
+
 _A2 = Profile(
     name="a2",
     description="Ascend 910B (A2): 192 KB UB, 512 KB L1, 64 KB L0A/L0B, 128 KB L0C; 1800 MHz.",
-    capacity={Location.VEC: 192 * KB, Location.MAT: 512 * KB, Location.LEFT: 64 * KB,
-              Location.RIGHT: 64 * KB, Location.ACC: 128 * KB, Location.BIAS: 1 * KB,
-              Location.SCALING: 2 * KB, **_NO_SCALE},
+    capacity=_buffer_limits(ub=192, cbuf=512, l0ab=64, l0c=128, bias=1, fbuf=2),
     layouts=_NPU_LAYOUTS_A2,
     clock_mhz=1800, cube_cores=24, vector_cores_per_cube=2,
     notes=("The last 8 KB of UB (from 184 KB) is scratch for some vendor ops; openpto does not reserve it.",),
@@ -140,9 +147,7 @@ _A3 = Profile(**{**_A2.__dict__, "name": "a3",
 _A5 = Profile(
     name="a5",
     description="Ascend 950 (A5): 256 KB UB, 512 KB L1, 64 KB L0A/L0B, 256 KB L0C; 1650 MHz.",
-    capacity={Location.VEC: 256 * KB, Location.MAT: 512 * KB, Location.LEFT: 64 * KB,
-              Location.RIGHT: 64 * KB, Location.ACC: 256 * KB, Location.BIAS: 4 * KB,
-              Location.SCALING: 4 * KB, **_SCALE_4KB},
+    capacity=_buffer_limits(ub=256, cbuf=512, l0ab=64, l0c=256, bias=4, fbuf=4, scale=4),
     layouts=_NPU_LAYOUTS_A5,
     global_layouts=_MX_GLOBALS,
     clock_mhz=1650, cube_cores=32, vector_cores_per_cube=2,
@@ -158,46 +163,28 @@ _A6 = Profile(
     description="A6 (__NPU_ARCH__ 9201): a5-sized buffers (256 KB UB, 512 KB L1, 64 KB L0A/L0B, "
                 "256 KB L0C); a bring-up target implementing sync, TADD, TLOAD/TSTORE, TEXTRACT, "
                 "TRESHAPE, TQUANT and the matrix instructions.",
-    capacity={Location.VEC: 256 * KB,      # buffer_limits.hpp PTO_UBUF_SIZE_BYTES (A6)
-              Location.MAT: 512 * KB,      # PTO_CBUF_SIZE_BYTES (A6)
-              Location.LEFT: 64 * KB,      # PTO_L0A_SIZE_BYTES (A6)
-              Location.RIGHT: 64 * KB,     # PTO_L0B_SIZE_BYTES (A6)
-              Location.ACC: 256 * KB,      # PTO_L0C_SIZE_BYTES (A6)
-              Location.BIAS: 4 * KB,       # PTO_BIAS_SIZE_BYTES (A6)
-              Location.SCALING: 4 * KB,    # PTO_FBUF_SIZE_BYTES (A6)
-              **_SCALE_4KB},
+    capacity=_buffer_limits(ub=256, cbuf=512, l0ab=64, l0c=256, bias=4, fbuf=4, scale=4),
     layouts=_NPU_LAYOUTS_A5,
     global_layouts=_HIF4_GLOBALS,
     notes=("Header set include/pto/npu/a6/header.hpp; not yet wired into pto_instr_impl.hpp.",),
 )
-_KIRIN9030 = Profile(
-    name="kirin9030",
-    description="Kirin9030 (__NPU_ARCH__ 3113): 128 KB UB, 512 KB L1, 32 KB L0A/L0B, 64 KB L0C, "
-                "7 KB FBuffer; no bf16 or fp8, f16 or i32 accumulators.",
-    capacity={Location.VEC: 128 * KB,      # buffer_limits.hpp PTO_UBUF_SIZE_BYTES (KIRIN9030)
-              Location.MAT: 512 * KB,      # PTO_CBUF_SIZE_BYTES (KIRIN9030)
-              Location.LEFT: 32 * KB,      # PTO_L0A_SIZE_BYTES (KIRIN9030)
-              Location.RIGHT: 32 * KB,     # PTO_L0B_SIZE_BYTES (KIRIN9030)
-              Location.ACC: 64 * KB,       # PTO_L0C_SIZE_BYTES (KIRIN9030)
-              Location.BIAS: 1 * KB,       # PTO_BIAS_SIZE_BYTES (KIRIN9030)
-              Location.SCALING: 7 * KB,    # PTO_FBUF_SIZE_BYTES (KIRIN9030)
-              **_NO_SCALE},
-    layouts=_NPU_LAYOUTS_KIRIN,
-)
-_KIRINX90 = Profile(
-    name="kirinX90",
-    description="KirinX90 (__NPU_ARCH__ 3003): 128 KB UB, 1024 KB L1, 64 KB L0A/L0B, 128 KB L0C, "
-                "6 KB FBuffer; no bf16 or fp8, f16 or i32 accumulators.",
-    capacity={Location.VEC: 128 * KB,      # buffer_limits.hpp PTO_UBUF_SIZE_BYTES (KIRINX90)
-              Location.MAT: 1024 * KB,     # PTO_CBUF_SIZE_BYTES (KIRINX90)
-              Location.LEFT: 64 * KB,      # PTO_L0A_SIZE_BYTES (KIRINX90)
-              Location.RIGHT: 64 * KB,     # PTO_L0B_SIZE_BYTES (KIRINX90)
-              Location.ACC: 128 * KB,      # PTO_L0C_SIZE_BYTES (KIRINX90)
-              Location.BIAS: 1 * KB,       # PTO_BIAS_SIZE_BYTES (KIRINX90)
-              Location.SCALING: 6 * KB,    # PTO_FBUF_SIZE_BYTES (KIRINX90)
-              **_NO_SCALE},
-    layouts=_NPU_LAYOUTS_KIRIN,
-)
+
+
+def _kirin(name: str, arch: int, *, cbuf: int, l0ab: int, l0c: int, fbuf: int) -> Profile:
+    """A Kirin part: 128 KB UB, 1 KB bias table, no scale buffers, the a5 fractals without MX;
+    the parts differ only in their L1, L0 and FBuffer sizes."""
+    return Profile(
+        name=name,
+        description=f"{name[0].upper()}{name[1:]} (__NPU_ARCH__ {arch}): 128 KB UB, {cbuf} KB L1, "
+                    f"{l0ab} KB L0A/L0B, {l0c} KB L0C, {fbuf} KB FBuffer; no bf16 or fp8, f16 or "
+                    "i32 accumulators.",
+        capacity=_buffer_limits(ub=128, cbuf=cbuf, l0ab=l0ab, l0c=l0c, bias=1, fbuf=fbuf),
+        layouts=_NPU_LAYOUTS_KIRIN,
+    )
+
+
+_KIRIN9030 = _kirin("kirin9030", 3113, cbuf=512, l0ab=32, l0c=64, fbuf=7)
+_KIRINX90 = _kirin("kirinX90", 3003, cbuf=1024, l0ab=64, l0c=128, fbuf=6)
 
 PROFILES: dict[str, Profile] = {p.name: p for p in (_CPU, _A2, _A3, _A5, _A6, _KIRIN9030, _KIRINX90)}
 

@@ -67,6 +67,11 @@ _A6 = Target(
     acc_dtypes=frozenset({"f32", "i32"}),               # AccSupportsFloat, AccSupportsInt32
     source="include/pto/npu/a6/header.hpp, include/pto/common/arch_capability.hpp")
 
+# Both Kirin header sets #define bfloat16_t as half and the fp8/fp4 types (float8_e8m0_t too) as
+# integers: no native type. arch_capability.hpp: AccSupportsHalf, AccSupportsInt32.
+_KIRIN_LACKS = frozenset({"bf16", "f8e4m3", "f8e5m2", "hifloat8", "f8e8m0"})
+_KIRIN_ACC = frozenset({"f16", "i32"})
+
 # include/pto/npu/kirin9030/header.hpp: its own TCvt, TExtract, TGather, TInsert, TLoad, TMatmul,
 # TMov, TQuant, TStore, TSubS, TSync, TRem, TRemS; the rest from a5 headers.
 _KIRIN9030 = Target(
@@ -84,9 +89,8 @@ _KIRIN9030 = Target(
         "TROWEXPANDEXPDIF TROWEXPANDMAX TROWEXPANDMIN TROWEXPANDMUL TROWEXPANDSUB TROWMAX TROWMIN "
         "TROWPROD TROWSUM TRSQRT TSCATTER TSEL TSELS TSHL TSHLS TSHR TSHRS TSORT32 TSQRT TSTORE "
         "TSTORE_FP TSUB TSUBS TSUBVIEW TSYNC TTRANS TTRI TXOR TXORS"),
-    # header.hpp #defines bfloat16_t as half and the fp8/fp4 types (float8_e8m0_t too) as integers: no native type
-    lacks=frozenset({"bf16", "f8e4m3", "f8e5m2", "hifloat8", "f8e8m0"}),
-    acc_dtypes=frozenset({"f16", "i32"}),               # AccSupportsHalf, AccSupportsInt32
+    lacks=_KIRIN_LACKS,
+    acc_dtypes=_KIRIN_ACC,
     source="include/pto/npu/kirin9030/header.hpp, include/pto/common/arch_capability.hpp")
 
 # include/pto/npu/kirinX90/header.hpp: its own TLoad, TStore, TExtract, TInsert, TMov, TCvt; the
@@ -106,8 +110,8 @@ _KIRINX90 = Target(
         "TROWEXPANDMAX TROWEXPANDMIN TROWEXPANDMUL TROWEXPANDSUB TROWMAX TROWMIN TROWPROD TROWSUM "
         "TRSQRT TSCATTER TSEL TSELS TSHL TSHLS TSHR TSHRS TSORT32 TSQRT TSTORE TSTORE_FP TSUB TSUBS "
         "TSUBVIEW TSYNC TTRANS TTRI TXOR TXORS"),
-    lacks=frozenset({"bf16", "f8e4m3", "f8e5m2", "hifloat8", "f8e8m0"}),   # header.hpp #defines, as kirin9030
-    acc_dtypes=frozenset({"f16", "i32"}),               # AccSupportsHalf, AccSupportsInt32
+    lacks=_KIRIN_LACKS,
+    acc_dtypes=_KIRIN_ACC,
     source="include/pto/npu/kirinX90/header.hpp, include/pto/common/arch_capability.hpp")
 
 TARGETS: dict[str, Target] = {t.profile: t for t in (_A6, _KIRIN9030, _KIRINX90)}
