@@ -22,7 +22,7 @@ from .. import fp4, hifloat4
 from ..attrs import MxQuantAlg, QuantOutType
 from ..diagnostics import RuntimeFault
 from ..registry import declare
-from ..spec import Attr, Domain, EXACT, Example, Family, Instruction, same, tuples
+from ..spec import Attr, Constraint, Domain, EXACT, Example, Family, Instruction, Operand, same, tuples
 from ..types import Layout, Location, Pipe, TileType, Type
 from ..values import Tile
 from ._helpers import scalar_in, tile_in, tile_inout, tile_out
@@ -248,14 +248,34 @@ def _alg_matches(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | N
     return None
 
 
-def _exp_covers(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | None:
-    d, e = types.get("dst"), types.get("exp")
-    if not (isinstance(d, TileType) and isinstance(e, TileType)) or d.dynamic or e.dynamic:
-        return None
-    want = exp_extent(d.valid_rows, d.valid_cols, bool(attrs.get("interleave", False)))
-    if e.valid_rows < want[0] or e.valid_cols < want[1]:
+def _exp_short(e: Type | None, want: tuple[int, int]) -> str | None:
+    """Why a static exp tile's valid region cannot hold the ``want`` exponent block, or None
+    (a dynamic one is checked when it runs)."""
+    if isinstance(e, TileType) and not e.dynamic and (e.valid_rows < want[0] or e.valid_cols < want[1]):
         return f"exp valid region {e.valid_rows}x{e.valid_cols} is smaller than the {want[0]}x{want[1]} it receives"
     return None
+
+
+def _quant_operands(dst: str, src: str, exp: str, max_doc: str, scaling_doc: str) -> tuple[Operand, ...]:
+    """The block quantisers' operands: codes out, values in, exponents out, and the public
+    targets' two optional scratch tiles (``*_doc``: what they hold there), never accessed."""
+    return (tile_out("dst", dst), tile_in("src", src), tile_out("exp", exp),
+            tile_inout("max", f"{max_doc} (never accessed)", optional=True),
+            tile_inout("scaling", f"{scaling_doc} (never accessed)", optional=True))
+
+
+def _quant_constraints(*checks: Constraint) -> tuple[Constraint, ...]:
+    """The block quantisers' checks: src covers dst, same shape, the form's own ``checks``, and
+    every tile in ND."""
+    return (K.covers(("src",)), K.same_shape("dst", "src"), *checks,
+            *(K.layout_in(n, Layout.ND) for n in ("dst", "src", "exp")))
+
+
+def _exp_covers(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | None:
+    d = types.get("dst")
+    if not isinstance(d, TileType) or d.dynamic:
+        return None
+    return _exp_short(types.get("exp"), exp_extent(d.valid_rows, d.valid_cols, bool(attrs.get("interleave", False))))
 
 
 _DN_DOC = (
@@ -282,11 +302,10 @@ _DN_DOC = (
 declare(Instruction(
     mnemonic="TQUANT_DN", family=Family.COMPLEX,
     summary="MX-quantise to f8e4m3 or fp4 E2M1 in groups of 32 rows",
-    operands=(tile_out("dst", "f8e4m3 or float4_e2m1x2 codes, dst's valid region is the domain"),
-              tile_in("src", "f32, f16 or bf16 values"),
-              tile_out("exp", "E8M0 exponents (u8 or f8e8m0 codes): ceil(R/32) x C (interleave: ceil(R/64) x 2C)"),
-              tile_inout("max", "per-group scratch of the public targets (never accessed)", optional=True),
-              tile_inout("scaling", "per-group scratch of the public targets (never accessed)", optional=True)),
+    operands=_quant_operands("f8e4m3 or float4_e2m1x2 codes, dst's valid region is the domain",
+                             "f32, f16 or bf16 values",
+                             "E8M0 exponents (u8 or f8e8m0 codes): ceil(R/32) x C (interleave: ceil(R/64) x 2C)",
+                             "per-group scratch of the public targets", "per-group scratch of the public targets"),
     attrs=(Attr("mx_alg", MxQuantAlg, None, "destination format and shared-exponent rule (OCP or NV)"),
            Attr("interleave", bool, False, "write the exponents of row-group pairs side by side")),
     semantics=_tquant_dn,
@@ -308,10 +327,9 @@ declare(Instruction(
                             "exp": "!pto.tile<1x64xu8>"}, {"mx_alg": MxQuantAlg.NvMxFp8E4M3, "interleave": True}),
                    Example({"dst": "!pto.tile<64x32xfloat4_e2m1x2>", "src": "!pto.tile<64x32xbf16>",
                             "exp": "!pto.tile<2x32xu8>"}, {"mx_alg": MxQuantAlg.OcpMxFp4E2M1})),
-    constraints=(K.covers(("src",)), K.same_shape("dst", "src"),
-                 K.custom("exp's valid region holds the exponent block", _exp_covers, "STRUCT_VALID_REGION"),
-                 K.custom("mx_alg's format is dst's element type", _alg_matches, "LEGAL_DTYPE"),
-                 K.layout_in("dst", Layout.ND), K.layout_in("src", Layout.ND), K.layout_in("exp", Layout.ND))))
+    constraints=_quant_constraints(
+        K.custom("exp's valid region holds the exponent block", _exp_covers, "STRUCT_VALID_REGION"),
+        K.custom("mx_alg's format is dst's element type", _alg_matches, "LEGAL_DTYPE"))))
 
 
 # ----------------------------------------------------------------------------- TQUANT_HIF4
@@ -338,10 +356,7 @@ def _hif4_blocks(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | N
         return None
     if d.valid_cols % hifloat4.BLOCK:
         return f"dst has {d.valid_cols} valid columns, not a multiple of {hifloat4.BLOCK}"
-    want = d.valid_cols // hifloat4.BLOCK * hifloat4.RECORD
-    if isinstance(e, TileType) and not e.dynamic and (e.valid_rows < d.valid_rows or e.valid_cols < want):
-        return f"exp valid region {e.valid_rows}x{e.valid_cols} is smaller than the {d.valid_rows}x{want} it receives"
-    return None
+    return _exp_short(e, (d.valid_rows, d.valid_cols // hifloat4.BLOCK * hifloat4.RECORD))
 
 
 _HIF4_DOC = (
@@ -370,12 +385,10 @@ _HIF4_DOC = (
 declare(Instruction(
     mnemonic="TQUANT_HIF4", family=Family.COMPLEX,
     summary="HiFloat4-quantise bf16 rows to E1M2 codes with Ea/Eb/Ec block exponents",
-    operands=(tile_out("dst", "float4_e1m2x2 codes, dst's valid region is the domain"),
-              tile_in("src", "bf16 values"),
-              tile_out("exp", "u8 scale records, 4 bytes per 64-element block: R x C/16"),
-              tile_inout("max", "block-maximum scratch of the public target (never accessed)", optional=True),
-              tile_inout("scaling", "per-quad scale scratch of the public target (never accessed)",
-                         optional=True)),
+    operands=_quant_operands("float4_e1m2x2 codes, dst's valid region is the domain", "bf16 values",
+                             "u8 scale records, 4 bytes per 64-element block: R x C/16",
+                             "block-maximum scratch of the public target",
+                             "per-quad scale scratch of the public target"),
     semantics=_tquant_hif4,
     dtypes=tuples(("dst", "src", "exp"), [(dt.FP4_E1M2, dt.BF16, dt.U8)]),
     profiles=("cpu", "a6"), numerics=EXACT, domain=Domain.DST, pipe=Pipe.V,
@@ -388,7 +401,6 @@ declare(Instruction(
                      "exp": "!pto.tile<16x32xu8, valid=16x4>"}),
     more_examples=(Example({"dst": "!pto.tile<8x128xfloat4_e1m2x2>", "src": "!pto.tile<8x128xbf16>",
                             "exp": "!pto.tile<8x32xu8, valid=8x8>"}),),
-    constraints=(K.covers(("src",)), K.same_shape("dst", "src"),
-                 K.custom("dst's valid columns are whole 64-element blocks and exp holds their records",
-                          _hif4_blocks, "STRUCT_VALID_REGION"),
-                 K.layout_in("dst", Layout.ND), K.layout_in("src", Layout.ND), K.layout_in("exp", Layout.ND))))
+    constraints=_quant_constraints(
+        K.custom("dst's valid columns are whole 64-element blocks and exp holds their records",
+                 _hif4_blocks, "STRUCT_VALID_REGION"))))
