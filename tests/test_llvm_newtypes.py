@@ -7,6 +7,7 @@ from __future__ import annotations
 import ctypes
 import pathlib
 
+import ml_dtypes
 import numpy as np
 import pytest
 from llvmlite import ir
@@ -17,17 +18,22 @@ from openpto.isa import hifloat8
 
 pytestmark = pytest.mark.filterwarnings("error")
 
-_NP = {"f32": np.float32, "f16": np.float16, "hifloat8": np.uint8}
+#: the numpy array a tile of each element type is passed as (4-bit codes one a byte)
+_NP = {"f32": np.float32, "f16": np.float16, "bf16": ml_dtypes.bfloat16, "hifloat8": np.uint8,
+       "float4_e2m1x2": np.uint8, "float4_e1m2x2": np.uint8, "i4": np.uint8}
 
 
-def _tcvt(src: np.ndarray, sd: str, dd: str, mode: str, backend: str, tmp: pathlib.Path) -> np.ndarray:
+def _tcvt(src: np.ndarray, sd: str, dd: str, mode: str, backend: str, tmp: pathlib.Path,
+          profile: str = "cpu", sat: str | None = None) -> np.ndarray:
+    """One TCVT of ``src`` (element type ``sd``) to ``dd`` on ``backend`` for ``profile``, with
+    ``roundMode`` = ``mode`` and, when given, ``satMode`` = ``sat``; the destination array."""
     r, c = src.shape
     s, d = f"!pto.tile<{r}x{c}x{sd}>", f"!pto.tile<{r}x{c}x{dd}>"
-    text = (f"kernel @k(%dst : {d}, %src : {s}) {{\n"
-            f"  %dst = tcvt %src {{roundMode = #pto.round_mode<{mode}>}} : ({s}) -> {d}\n}}\n")
+    attrs = f"roundMode = #pto.round_mode<{mode}>" + (f", satMode = #pto.sat<{sat}>" if sat else "")
+    text = f"kernel @k(%dst : {d}, %src : {s}) {{\n  %dst = tcvt %src {{{attrs}}} : ({s}) -> {d}\n}}\n"
     dst = np.zeros((r, c), _NP[dd])
     options = {"cache_dir": tmp} if backend == "llvm" else {}
-    pto.compile(pto.parse(text), backend, "cpu", **options)(dst=dst, src=src.copy())
+    pto.compile(pto.parse(text), backend, profile, **options)(dst=dst, src=src.copy())
     return dst
 
 
@@ -130,24 +136,12 @@ def test_hifloat8_load_move_store(relu: bool, tmp_path: pathlib.Path) -> None:
 
 # ----------------------------------------------------------------------------- fp4
 
-def _tcvt_a5(src: np.ndarray, sd: str, dd: str, mode: str, backend: str, out: np.ndarray,
-             tmp: pathlib.Path) -> np.ndarray:
-    r, c = src.shape
-    s, d = f"!pto.tile<{r}x{c}x{sd}>", f"!pto.tile<{r}x{c}x{dd}>"
-    text = (f"kernel @k(%dst : {d}, %src : {s}) {{\n"
-            f"  %dst = tcvt %src {{roundMode = #pto.round_mode<{mode}>}} : ({s}) -> {d}\n}}\n")
-    options = {"cache_dir": tmp} if backend == "llvm" else {}
-    pto.compile(pto.parse(text), backend, "a5", **options)(dst=out, src=src.copy())
-    return out
-
-
 @pytest.mark.parametrize("fmt", ["float4_e2m1x2", "float4_e1m2x2"])
 @pytest.mark.parametrize("mode", ["RINT", "ROUND", "FLOOR", "CEIL", "TRUNC", "ODD"])
 def test_every_bf16_to_fp4(fmt: str, mode: str, tmp_path: pathlib.Path) -> None:
-    import ml_dtypes
     x = np.arange(65536, dtype=np.uint16).view(ml_dtypes.bfloat16).reshape(256, 256)
-    got = _tcvt_a5(x, "bf16", fmt, mode, "llvm", np.zeros((256, 256), np.uint8), tmp_path)
-    want = _tcvt_a5(x, "bf16", fmt, mode, "reference", np.zeros((256, 256), np.uint8), tmp_path)
+    got = _tcvt(x, "bf16", fmt, mode, "llvm", tmp_path, "a5")
+    want = _tcvt(x, "bf16", fmt, mode, "reference", tmp_path, "a5")
     np.testing.assert_array_equal(got, want)
     if fmt == "float4_e2m1x2" and mode == "RINT":           # an independent E2M1: ml_dtypes
         finite = np.isfinite(x.astype(np.float32))
@@ -163,10 +157,9 @@ def test_every_bf16_to_fp4(fmt: str, mode: str, tmp_path: pathlib.Path) -> None:
 @pytest.mark.parametrize("fmt,mags", [("float4_e2m1x2", [0, 0.5, 1, 1.5, 2, 3, 4, 6]),
                                       ("float4_e1m2x2", [0, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 1.75])])
 def test_every_fp4_code_to_bf16(fmt: str, mags: list[float], tmp_path: pathlib.Path) -> None:
-    import ml_dtypes
     codes = np.tile(np.arange(16, dtype=np.uint8), 4).reshape(1, 64) | np.uint8(0x50)   # junk high nibbles
     # one row of 64: a5 rows are whole 32-byte units, 64 four-bit elements
-    got = _tcvt_a5(codes, fmt, "bf16", "RINT", "llvm", np.zeros((1, 64), ml_dtypes.bfloat16), tmp_path)
+    got = _tcvt(codes, fmt, "bf16", "RINT", "llvm", tmp_path, "a5")
     want = np.array(mags + [-m for m in mags], np.float64)
     np.testing.assert_array_equal(got.astype(np.float64).ravel(), np.tile(want, 4))
     assert np.signbit(got.astype(np.float32)[0, 8])
@@ -174,23 +167,12 @@ def test_every_fp4_code_to_bf16(fmt: str, mags: list[float], tmp_path: pathlib.P
 
 # ----------------------------------------------------------------------------- i4
 
-def _tcvt_a3(src: np.ndarray, sd: str, dd: str, mode: str, sat: str, backend: str, out: np.ndarray,
-             tmp: pathlib.Path) -> np.ndarray:
-    r, c = src.shape
-    s, d = f"!pto.tile<{r}x{c}x{sd}>", f"!pto.tile<{r}x{c}x{dd}>"
-    text = (f"kernel @k(%dst : {d}, %src : {s}) {{\n  %dst = tcvt %src {{roundMode = #pto.round_mode<{mode}>, "
-            f"satMode = #pto.sat<{sat}>}} : ({s}) -> {d}\n}}\n")
-    options = {"cache_dir": tmp} if backend == "llvm" else {}
-    pto.compile(pto.parse(text), backend, "a3", **options)(dst=out, src=src.copy())
-    return out
-
-
 @pytest.mark.parametrize("sat", ["ON", "OFF"])
 @pytest.mark.parametrize("mode", ["RINT", "ROUND", "FLOOR", "CEIL", "TRUNC", "ODD"])
 def test_every_f16_to_i4(mode: str, sat: str, tmp_path: pathlib.Path) -> None:
     x = np.arange(65536, dtype=np.uint16).view(np.float16).reshape(256, 256)
-    got = _tcvt_a3(x, "f16", "i4", mode, sat, "llvm", np.zeros((256, 256), np.uint8), tmp_path)
-    want = _tcvt_a3(x, "f16", "i4", mode, sat, "reference", np.zeros((256, 256), np.uint8), tmp_path)
+    got = _tcvt(x, "f16", "i4", mode, "llvm", tmp_path, "a3", sat)
+    want = _tcvt(x, "f16", "i4", mode, "reference", tmp_path, "a3", sat)
     np.testing.assert_array_equal(got, want)
     assert got.max() <= 0xF                                   # the high nibble is written as zero
     flat = x.ravel()
@@ -203,7 +185,7 @@ def test_every_f16_to_i4(mode: str, sat: str, tmp_path: pathlib.Path) -> None:
 
 def test_every_i4_code_to_f16(tmp_path: pathlib.Path) -> None:
     codes = (np.arange(64, dtype=np.uint8) * 7).reshape(1, 64)     # every nibble, junk above it (64: 32 B)
-    got = _tcvt_a3(codes, "i4", "f16", "RINT", "ON", "llvm", np.zeros((1, 64), np.float16), tmp_path)
+    got = _tcvt(codes, "i4", "f16", "RINT", "llvm", tmp_path, "a3", "ON")
     low = (codes & 0xF).astype(np.int64)
     np.testing.assert_array_equal(got.astype(np.int64), np.where(low >= 8, low - 16, low))
 
@@ -234,7 +216,6 @@ def _mx_kernel() -> str:
 
 
 def test_tmatmul_mx_with_scales_in_the_scale_buffers(tmp_path: pathlib.Path) -> None:
-    import ml_dtypes
     a = np.ones((16, 64), ml_dtypes.float8_e4m3fn)
     b = np.ones((64, 16), ml_dtypes.float8_e4m3fn)
     sa = np.full((16, 2), 127, np.uint8)
