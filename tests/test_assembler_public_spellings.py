@@ -317,15 +317,19 @@ BAD = [
 ]
 
 
-@pytest.mark.parametrize("name, text, code, line", BAD, ids=[b[0] for b in BAD])
-def test_bad_public_spelling_is_a_located_diagnostic(name: str, text: str, code: str, line: int) -> None:
-    src = ARGS + f".arg %g : {G}\n" + text
+def _assert_located(text: str, code: str, line: int) -> None:
+    """Checking ``text`` on cpu fails with ``code`` at ``line``, saying what it expected or got."""
     with pytest.raises(PTOError) as info:
-        pto.check(pto.parse(src), profile="cpu")
+        pto.check(pto.parse(text), profile="cpu")
     err = info.value
     assert err.code == code, err.render()
-    assert err.location is not None and err.location.line == 4 + line, err.render()
+    assert err.location is not None and err.location.line == line, err.render()
     assert err.expected is not None or err.actual is not None
+
+
+@pytest.mark.parametrize("name, text, code, line", BAD, ids=[b[0] for b in BAD])
+def test_bad_public_spelling_is_a_located_diagnostic(name: str, text: str, code: str, line: int) -> None:
+    _assert_located(ARGS + f".arg %g : {G}\n" + text, code, 4 + line)
 
 
 # ------------------------------------------------------------------ continuation lines
@@ -480,12 +484,7 @@ EXT_BAD = [
 
 @pytest.mark.parametrize("name, text, code, line", EXT_BAD, ids=[b[0] for b in EXT_BAD])
 def test_bad_extended_arith_is_a_located_diagnostic(name: str, text: str, code: str, line: int) -> None:
-    with pytest.raises(PTOError) as info:
-        pto.check(pto.parse(text), profile="cpu")
-    err = info.value
-    assert err.code == code, err.render()
-    assert err.location is not None and err.location.line == line, err.render()
-    assert err.expected is not None or err.actual is not None
+    _assert_located(text, code, line)
 
 
 # ------------------------------------------------------------------ pto.set_validshape
@@ -502,12 +501,13 @@ kernel @k(%g : !pto.memref<16x16xf32>, %o : !pto.memref<16x16xf32>, %r : index, 
 }
 """
 SV_TYPE = "!pto.tile_buf<vec, 16x16xf32, valid=?x?>"
+SV_KEPT = SETVALID.replace("RESHAPE", f"pto.set_validshape %t, %r, %c : {SV_TYPE}")
 
 
 @pytest.mark.parametrize("backend", ["reference", "llvm"])
 @pytest.mark.parametrize("rows, cols", [(5, 3), (16, 16), (0, 7), (1, 16)])
 def test_set_validshape_keeps_the_contents_and_narrows_the_region(backend: str, rows: int, cols: int) -> None:
-    m = pto.parse(SETVALID.replace("RESHAPE", f"pto.set_validshape %t, %r, %c : {SV_TYPE}"))
+    m = pto.parse(SV_KEPT)
     _round_trips(m)
     assert "pto.set_validshape %t, %r, %c : !pto.tile<16x16xf32, valid=?x?>" in m.to_text()
     g = np.arange(256, dtype=np.float32).reshape(16, 16)
@@ -543,7 +543,7 @@ def test_set_validshape_is_not_a_fresh_declaration() -> None:
     the reference; ``pto.set_validshape`` keeps the loaded data, and the never-written analysis
     sees the same tile."""
     from openpto.assembler.initialisation import uninitialised_reads
-    kept = pto.parse(SETVALID.replace("RESHAPE", f"pto.set_validshape %t, %r, %c : {SV_TYPE}"))
+    kept = pto.parse(SV_KEPT)
     fresh = pto.parse(SETVALID.replace("RESHAPE", f".tile %t valid_row = %r valid_col = %c : {SV_TYPE}"))
     assert uninitialised_reads(kept.kernel()) == []
     g, o = np.ones((16, 16), np.float32), np.zeros((16, 16), np.float32)
@@ -561,7 +561,7 @@ def test_set_validshape_is_not_a_fresh_declaration() -> None:
 
 @pytest.mark.parametrize("backend", ["reference", "llvm"])
 def test_set_validshape_beyond_the_tile_faults(backend: str) -> None:
-    m = pto.parse(SETVALID.replace("RESHAPE", f"pto.set_validshape %t, %r, %c : {SV_TYPE}"))
+    m = pto.parse(SV_KEPT)
     g, o = np.ones((16, 16), np.float32), np.zeros((16, 16), np.float32)
     with pytest.raises(PTOError) as info:
         pto.compile(m, backend).run("k", g, o, 17, 2)
@@ -586,9 +586,4 @@ SV_BAD = [
 
 @pytest.mark.parametrize("name, text, code, line", SV_BAD, ids=[b[0] for b in SV_BAD])
 def test_bad_set_validshape_is_a_located_diagnostic(name: str, text: str, code: str, line: int) -> None:
-    with pytest.raises(PTOError) as info:
-        pto.check(pto.parse(text), profile="cpu")
-    err = info.value
-    assert err.code == code, err.render()
-    assert err.location is not None and err.location.line == line, err.render()
-    assert err.expected is not None or err.actual is not None
+    _assert_located(text, code, line)
