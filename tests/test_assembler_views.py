@@ -13,6 +13,24 @@ from openpto.isa.diagnostics import PTOError
 
 BACKENDS = ("reference", "llvm")
 
+
+def _round_trips(m: openpto.Module) -> str:
+    """``m`` checks, and its canonical text and bytecode give ``m`` back; that text."""
+    openpto.check(m)
+    text = m.to_text()
+    assert openpto.parse(text) == m and openpto.parse(text).to_text() == text
+    assert load_bytes(m.to_bytes()) == m
+    return text
+
+
+def _fails_check_at(text: str, code: str, line: int) -> None:
+    """Checking ``text`` reports ``code``, and every report of it is at ``line``."""
+    with pytest.raises(PTOError) as e:
+        openpto.check(openpto.parse(text))
+    errs = getattr(e.value, "errors", [e.value])
+    assert code in [x.code for x in errs], [str(x) for x in errs]
+    assert all(x.location.line == line for x in errs if x.code == code)
+
 # a rows x cols matrix over a pointer; the 8x16 window at (%r, %c) copied out through views,
 # and the view's dims, strides and a pointer taken from the window written to %info
 WINDOW = """
@@ -151,12 +169,9 @@ kernel @k(%p : !pto.ptr<f32, gm>, %q : !pto.memref<1x8xi32>, %k : index) {
 
 def test_round_trips_through_text_and_bytecode() -> None:
     m = openpto.parse(WINDOW)
-    openpto.check(m)
-    text = m.to_text()
+    text = _round_trips(m)
     assert "pto.partition_view %tv, offsets = [%r, %c], sizes = [8, 16]" in text
     assert ".tile %t addr = %a : !pto.tile<8x16xf32>" in text
-    assert openpto.parse(text) == m and openpto.parse(text).to_text() == text
-    assert load_bytes(m.to_bytes()) == m
     kinds = [type(s) for s in m.kernels[0].body]
     assert kinds.count(View) == 4 and kinds.count(ViewQuery) == 5
 
@@ -183,11 +198,7 @@ def test_round_trips_through_text_and_bytecode() -> None:
 def test_bad_views_are_located_diagnostics(line: str, code: str) -> None:
     text = ("kernel @k(%p : !pto.ptr<f32, gm>, %g : !pto.memref<64x32xf32>, %f : f32,"
             " %t8 : !pto.tile<8x8xf32>) {\n  " + line + "\n}\n")
-    with pytest.raises(PTOError) as e:
-        openpto.check(openpto.parse(text))
-    errs = getattr(e.value, "errors", [e.value])
-    assert code in [x.code for x in errs], [str(x) for x in errs]
-    assert all(x.location.line == 2 for x in errs if x.code == code)
+    _fails_check_at(text, code, 2)
 
 
 def test_static_pointer_extent_bounds_the_view() -> None:
@@ -343,12 +354,9 @@ def test_the_never_written_analysis_counts_writes_through_children() -> None:
 
 def test_subsets_round_trip_through_text_and_bytecode() -> None:
     m = openpto.parse(SUBSET)
-    openpto.check(m)
-    text = m.to_text()
+    text = _round_trips(m)
     assert "%c = pto.subset %p[%i, %j] sizes [4, 8] : !pto.tile<8x16xf32>" in text
     assert "%gc = pto.subset %c[1, 0] sizes [2, 8] : !pto.tile<4x8xf32, valid=?x?>" in text
-    assert openpto.parse(text) == m and openpto.parse(text).to_text() == text
-    assert load_bytes(m.to_bytes()) == m
     assert sum(isinstance(s, Subset) for s in m.kernels[0].body) == 2
     stated = SUBSET.replace("sizes [2, 8] : !pto.tile<4x8xf32, valid=?x?>",
                             "sizes [2, 8] : !pto.tile<4x8xf32, valid=?x?> -> !pto.tile<2x8xf32, valid=?x?>")
@@ -389,12 +397,7 @@ def test_bad_subsets_are_located_diagnostics(line: str, code: str) -> None:
     # the tiles are declared after the line in the text above; move them first
     head, rest = text.split("\n", 1)
     body = rest.split("\n")
-    text = "\n".join([head, *body[1:4], body[0], *body[4:]])
-    with pytest.raises(PTOError) as e:
-        openpto.check(openpto.parse(text))
-    errs = getattr(e.value, "errors", [e.value])
-    assert code in [x.code for x in errs], [str(x) for x in errs]
-    assert all(x.location.line == 5 for x in errs if x.code == code)
+    _fails_check_at("\n".join([head, *body[1:4], body[0], *body[4:]]), code, 5)
 
 
 def test_boxed_subsets_that_keep_whole_boxes_are_accepted() -> None:
