@@ -1205,8 +1205,9 @@ DECISIONS: tuple[Decision, ...] = (
              "folded integer arithmetic) for TASSIGN and for alloc_tile's addr: address + the tile's packed "
              "bytes (TileType.nbytes, decision '4-bit moves and sizes') past the profile's capacity of the "
              "tile's location is LEGAL_CAPACITY with both numbers. Overlapping placements are not reported "
-             "(manual placement exists to reuse on-chip bytes), and a misaligned or negative constant "
-             "address is left to the run-time checks (RUNTIME_MISALIGNED, RUNTIME_BAD_ADDRESS) as before.",
+             "(manual placement exists to reuse on-chip bytes), and a negative constant address is left to "
+             "the run-time check (RUNTIME_BAD_ADDRESS); a misaligned one: decision 'Misaligned constant "
+             "addresses'.",
              "SA-0353 is a static rule of the public headers that the TASSIGN page already promised the "
              "verifier applies; overlaps are a property of a schedule, not an error."),
     Decision("Scale boxes: ZZ_MX and NN_MX",
@@ -1227,9 +1228,9 @@ DECISIONS: tuple[Decision, ...] = (
              "A-side scale layout takes ZZ_MX, a B-side one NN_MX. pto.subset splits ZZ_MX at whole 16-row "
              "boxes keeping every column, NN_MX at whole 16-column boxes keeping every row (STRUCT_LAYOUT). "
              "TRESHAPE refuses both (LEGAL_LAYOUT: partial boxes leave no defined byte order). Elements stay "
-             "logical (decision 'Physical layouts'): no backend reads the layout. a6 has no TMOV and its "
-             "TEXTRACT no mat -> scale path yet, so on a6 a scale tile loads but is not yet moved to "
-             "scale_left / scale_right.",
+             "logical (decision 'Physical layouts'): no backend reads the layout. a6 has no TMOV; its "
+             "scale tiles reach scale_left / scale_right through TEXTRACT (decision 'TEXTRACT / TINSERT "
+             "codes and scale windows').",
              "It is the public type of the public kernels' scale tiles: with it a K = 64 MX load (2 scales a "
              "row) is legal on a5/a6 as on the hardware, where before only K >= 1024 met the 32-byte row rule."),
     Decision("float8_e8m0 scales",
@@ -1251,7 +1252,8 @@ DECISIONS: tuple[Decision, ...] = (
              "moves are dtype changes (LEGAL_DTYPE), TSTORE has no atomic mode for it (LEGAL_MODE), and "
              "relu on a move keeps every code (no E8M0 value is negative or zero; NaN stays). Everything "
              "else refuses it with LEGAL_DTYPE: arithmetic, and TCVT on every profile (cpu's 'every coded "
-             "type with every float' rule leaves it out). TEXTRACT and TINSERT do not take it yet. "
+             "type with every float' rule leaves it out). TEXTRACT and TINSERT move it too (decision "
+             "'TEXTRACT / TINSERT codes and scale windows'). "
              "Conformance draws f8e8m0 operands as raw codes, all 256 (0xFF NaN among them).",
              "Programs copied from the public pages parse as written, programs written for the u8 scales keep "
              "working, and the two spellings of one scale agree bit for bit; a conversion nobody specifies "
@@ -1286,4 +1288,70 @@ DECISIONS: tuple[Decision, ...] = (
              "It makes the SET_QUANT_* state observable through the one public instruction that reads it, "
              "with the same conversion as every other pre-quantising form; a fault instead of a silent 1.0 "
              "catches a missing SET_QUANT_* on every backend."),
+    Decision("TEXTRACT / TINSERT codes and scale windows",
+             "The A5 TExtract (is_textract_supported_type, also the A6 one, which adds hifloat4x2_t) and "
+             "TInsert list hifloat8_t, float4_e2m1x2_t, float4_e1m2x2_t and float8_e8m0_t beside the fp8 "
+             "types, and both TExtract headers route a ScaleLeft / ScaleRight destination to "
+             "TExtractToAmx / TExtractToBmx (load_cbuf_to_ca_mx / _cb_mx), which take the row offset in "
+             "16-row units and the column offset in 2-byte units (ScaleLeft; ScaleRight the transpose) and "
+             "check only the fractals of both tiles. The a6 header has no TMOV, so its MX kernels can only "
+             "reach the scale buffers through this path. Nothing says what a relu of a code means here, nor "
+             "what an offset inside a box does.",
+             "TEXTRACT and TINSERT take hifloat8, the fp4 pairs and f8e8m0 on cpu and a5 (TEXTRACT also on "
+             "a6, which implements no TINSERT) and i4 on cpu, each as a bit copy of its codes, the dtype "
+             "unchanged (LEGAL_DTYPE otherwise; a2/a3 refuse them); relu on them is TMOV's (a code read as "
+             "its value; every f8e8m0 code kept). TEXTRACT gains the data paths mat -> scale_left and mat -> "
+             "scale_right (pipe MTE1, every profile whose locations exist: a5, a6, cpu), a logical window "
+             "copy like the others: dst[i, j] = src[r0 + i, c0 + j]; the offsets are not held to whole "
+             "scale boxes (as the A2/A3 fractal alignment of offsets, a property of the hardware copy, not "
+             "of the result); the window must lie in src's valid region (RUNTIME_OOB). The scale "
+             "destinations take any dtype TEXTRACT takes, as TMOV's do: the matmul that reads them decides "
+             "(u8 / f8e8m0 MX scales, u8 HiF4 records). With it an MX or HiF4 matmul runs on a6 from global "
+             "memory to global memory (TLOAD, TEXTRACT, TMATMUL_MX / TMATMUL_MX_HIF4, TSTORE).",
+             "The codes are the same bytes whichever instruction moves them, and the a6 kernels' only route "
+             "to the scale buffers is the one the header implements."),
+    Decision("L3 scenarios per profile",
+             "a6 and the Kirin parts have no set_flag / wait_flag instruction of their own: their TSYNC "
+             "headers order two pipes through an Event whose wait is a flag where the compiler allows one, "
+             "and a6's Event falls back to pipe_barrier(PIPE_ALL) for a pipe pair its flags cannot join; "
+             "the single-pipe TSYNC<Op> is a pipe_barrier of that op's pipe (ALL among the pipes every "
+             "target accepts). a6 implements TADD but no tile-scalar arithmetic.",
+             "The conformance synchronisation scenarios (conformance/scenario_forms.py) are written in the "
+             "forms the profile provides, read from the declarations (supported_on, the dtype rule, TSYNC's "
+             "pipe values): an ordering of pipe SRC before pipe DST is a set_flag / wait_flag pair where "
+             "both are legal, else `tsync #pto.pipe<ALL>` at the wait (nothing at the signal; several waits "
+             "at one point share one barrier); the scale step x * a is TMULS, else TADD of the tile with "
+             "itself (x + x), the shift step mid + b TADDS, else TADD likewise. numpy's expectation follows "
+             "the forms used. Scenario names stay the same on every profile.",
+             "Every NPU profile runs all four scenarios (none unsupported) and each still orders the store "
+             "before the load it feeds; an all-pipe barrier is the one ordering every target's TSYNC "
+             "accepts and the one the a6 header itself falls back to."),
+    Decision("Misaligned constant addresses",
+             "TASSIGN.md: the compile-time-address form static_asserts Addr % alignment == 0 (SA-0354), the "
+             "alignment being the buffer's PTO_*_ALIGN_BYTES (buffer_limits.hpp: 32 for UB, L1, L0A/B/C, "
+             "bias and fixpipe buffers); the run-time form checks nothing and the CPU simulator ignores the "
+             "address.",
+             "A TASSIGN or alloc_tile address that is a constant (a literal, a .const or folded integer "
+             "arithmetic) and not a multiple of Profile.address_alignment for the tile's location (32 on every "
+             "profile, cpu included, since TASSIGN's semantics fault on the same rule everywhere) is "
+             "LEGAL_ALIGNMENT at verify time, with the alignment and the address's remainder. A negative "
+             "constant and any run-time address stay run-time faults (RUNTIME_BAD_ADDRESS, RUNTIME_MISALIGNED "
+             "on the reference and llvm backends). This replaces the alignment half of decision 'TASSIGN "
+             "placement checks'.",
+             "SA-0354 is a static rule of the public headers: a misaligned constant can never run, so "
+             "saying so before the run is the earlier, clearer report."),
+    Decision("Flag ids per pipe pair",
+             "set_flag / wait_flag pages: the event id 'must be within the supported range for the target "
+             "profile' ('Profile-defined' on A2/A3 and A5, unlimited on the CPU simulator); the family page "
+             "names EVENT_ID0-EVENT_ID15. The headers define EVENT_ID0..EVENT_ID7 and EVENT_ID_MAX = 8 "
+             "(event.hpp), and EventIdCounter<SrcPipe, DstPipe> cycles through those 8 for every ordered pipe "
+             "pair alike; cross-core events (ffts) use a 4-bit id instead, which are not flags.",
+             "Profile.flag_ids(src, dst) is the number of ids of an ordered pair of two different single "
+             "pipes: Profile.event_ids, 8, for every pair on every profile (no public page bounds one pair "
+             "more tightly, the A2/A3 ones included). A set_flag / wait_flag (and record_event / wait_event, "
+             "which become them) whose id is a constant outside [0, flag_ids) is LEGAL_EVENT_ID at verify "
+             "time, naming the pair; a run-time id outside 0..7 stays RUNTIME_EVENT_ID on both backends.",
+             "The one bound the public code applies is per pair and the same for all pairs; keeping it "
+             "per-pair profile data lets a target with a narrower pair say so without touching the "
+             "verifier."),
 )

@@ -196,7 +196,7 @@ def mx_program(m: int, n: int) -> str:
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_mx_k64_end_to_end(profile: str, backend: str) -> None:
     """K = 64, two E8M0 scales a row of A and a column of B: the public kernels' shapes. (a6 has
-    no TMOV; its kernels move scales with TEXTRACT, which has no mat -> scale path yet.)"""
+    no TMOV; its kernels move scales with TEXTRACT: tests/test_mx_end_to_end.py.)"""
     m, n = 32, 16
     text = mx_program(m, n)
     assert codes(text, profile) == []
@@ -221,7 +221,8 @@ def test_hif4_k64_end_to_end(backend: str) -> None:
     """TMATMUL_MX_HIF4 with its HiF4 records in a 4 x 16 NN_MX tile loaded from HIF4_B_NN and A's
     scales in a ZZ_MX tile: the hand-worked product of tests/test_matmul_hif4_mixed.py,
     dst[0, 0] = 1.5 * 2 * 1 + (-3 * 0.5) * (-0.75 * 4) = 7.5; B's column 1 has Ea 0, so 0. The
-    loads are legal on a6 (its only HiF4 target); the moves run on cpu, as a6 has no TMOV."""
+    loads are legal on a6 (its only HiF4 target); the moves run on cpu, as a6 has no TMOV (a6 moves them
+    with TEXTRACT: tests/test_mx_end_to_end.py)."""
     a = np.zeros((16, 64), np.float16)
     a[0, 0], a[0, 40] = 1.5, -3.0
     sa = np.full((16, 2), 127, np.uint8)

@@ -161,8 +161,10 @@ TMOV_PATHS = {(MAT, LEFT): Pipe.MTE1, (MAT, RIGHT): Pipe.MTE1, (MAT, BIAS): Pipe
               (MAT, SCALING): Pipe.FIX, (VEC, VEC): Pipe.V, (VEC, MAT): Pipe.FIX,
               (ACC, MAT): Pipe.FIX, (ACC, VEC): Pipe.FIX,
               (MAT, Location.SCALE_LEFT): Pipe.MTE1, (MAT, Location.SCALE_RIGHT): Pipe.MTE1}
+# A5/A6 TExtract also fills the MX scale buffers from mat (TExtractToAmx / TExtractToBmx), as TMOV does
 EXTRACT_PATHS = {(MAT, LEFT): Pipe.MTE1, (MAT, RIGHT): Pipe.MTE1, (VEC, MAT): Pipe.FIX,
-                 (ACC, MAT): Pipe.FIX, (VEC, VEC): Pipe.V}
+                 (ACC, MAT): Pipe.FIX, (VEC, VEC): Pipe.V,
+                 (MAT, Location.SCALE_LEFT): Pipe.MTE1, (MAT, Location.SCALE_RIGHT): Pipe.MTE1}
 INSERT_PATHS = {(ACC, MAT): Pipe.FIX, (VEC, MAT): Pipe.MTE3, (VEC, VEC): Pipe.V, (ACC, VEC): Pipe.FIX}
 FP_PATHS = {(ACC, MAT): Pipe.FIX, (ACC, VEC): Pipe.FIX}
 # The pre-quantising moves, scalar (optional preQuantScalar) and vector (the _FP forms' fp tile): the
@@ -409,6 +411,9 @@ declare(Instruction(
                  _loc_rule(FP_PATHS))))
 
 _A2_EXTRACT = (dt.I8, dt.F16, dt.BF16, dt.F32)
+# a5/TExtract.hpp (is_textract_supported_type, also a6's) and a5/TInsert.hpp list hifloat8, the fp4
+# pairs and float8_e8m0_t beside the fp8 types: moved as codes, bit for bit, as TMOV moves them
+_CPU_WINDOWED = dt.STORABLE + dt.CPU_MOVABLE_CODED
 _WINDOW_SRC, _WINDOW_DST = _covers("src", "dst"), _covers("dst", "src")
 _OOB = ("A window outside the valid region (negative offsets included) raises RUNTIME_OOB; "
         "A2/A3 alignment of offsets to 16 rows / 32 bytes is a profile rule, not checked here. ")
@@ -417,16 +422,19 @@ declare(Instruction(
     mnemonic="TEXTRACT", family=Family.MOVEMENT, summary="extract a sub-tile at an offset",
     operands=_move_operands(EXTRACT_PATHS) + (SCALE_OPERAND,) + OFFSETS, semantics=_textract,
     attrs=(RELU_ATTR,),
-    dtypes=_move_rules(dt.STORABLE, A5_PAIRS),
-    profile_dtypes=_move_profiles(_A2_EXTRACT, _A2_EXTRACT + (dt.U8,) + dt.FP8, scaled=True),
+    dtypes=_move_rules(_CPU_WINDOWED, A5_PAIRS),
+    profile_dtypes=_move_profiles(_A2_EXTRACT, _A2_EXTRACT + (dt.U8,) + dt.FP8 + dt.MOVABLE_CODED, scaled=True),
     profile_forms=SCALED_FORMS,
     numerics=MOVE_NUMERICS, domain=Domain.DST, pipe=_pipe_rule(EXTRACT_PATHS),
     doc="dst[i, j] = convert(relu(src[r0 + i, c0 + j])) over dst's valid region; the window "
         "[r0, r0 + dst.valid_rows) x [c0, c0 + dst.valid_cols) must lie inside src's valid "
         "region (the public CPU simulator instead requires the window to reach src's last valid "
-        "row/column; we allow any window). Data paths: mat -> left/right (MTE1), vec -> mat, "
-        "acc -> mat with f32 -> f16/bf16 conversion (FIX), vec -> vec (V). relu (the public reluMode) "
-        "as TMOV's." + SCALED_DOC + " The public form is TEXTRACT(dst, src, preQuantScalar, indexRow, "
+        "row/column; we allow any window). Data paths: mat -> left/right (MTE1), mat -> scale_left/"
+        "scale_right (MTE1: an MX or HiF4 scale window, as TMOV's; the copy is logical, the hardware's "
+        "16-row / 16-column box granularity of the offsets is not checked), vec -> mat, acc -> mat with "
+        "f32 -> f16/bf16 conversion (FIX), vec -> vec (V). hifloat8, fp4 and f8e8m0 tiles (cpu, A5, A6) "
+        "and i4 ones (cpu) move as their codes (decision 'TEXTRACT / TINSERT codes and scale windows'). "
+        "relu (the public reluMode) as TMOV's." + SCALED_DOC + " The public form is TEXTRACT(dst, src, preQuantScalar, indexRow, "
         "indexCol): the scale comes before the offsets.",
     special_values=_OOB + CONV_SPECIAL + _SCALE_SPECIAL,
     example=Example({"dst": "!pto.tile<16x16xf16, loc=left, layout=NZ>",
@@ -439,7 +447,7 @@ declare(Instruction(
                             "src": "!pto.tile<32x32xi32, loc=acc, layout=NZ>", "preQuantScalar": "f32",
                             "r0": "index", "c0": "index"},
                            scalars={"preQuantScalar": 0.25, "r0": 16, "c0": 0})),
-    constraints=form_rules(_plain_pairs(dt.STORABLE), A5_PAIRS) + _WINDOW_SRC
+    constraints=form_rules(_plain_pairs(_CPU_WINDOWED), A5_PAIRS) + _WINDOW_SRC
     + (_loc_rule(EXTRACT_PATHS), CONVERT_RULE)))
 
 declare(Instruction(
@@ -463,15 +471,16 @@ declare(Instruction(
     attrs=(Attr("mode", AccToVecMode, AccToVecMode.SingleModeVec0,
                 "acc -> vec: the vector sub-block that receives the tile, or the split between both"),
            RELU_ATTR),
-    dtypes=_move_rules(dt.STORABLE, A5_PAIRS),
-    profile_dtypes=_move_profiles(NPU_STORABLE, dt.STORABLE, scaled=True),
+    dtypes=_move_rules(_CPU_WINDOWED, A5_PAIRS),
+    profile_dtypes=_move_profiles(NPU_STORABLE, dt.STORABLE + dt.MOVABLE_CODED, scaled=True),
     profile_forms=SCALED_FORMS,
     numerics=MOVE_NUMERICS, domain=Domain.SPECIAL, pipe=_pipe_rule(INSERT_PATHS),
     doc="dst[r0 + i, c0 + j] = convert(relu(src[i, j])) over src's valid region; every other element "
         "of dst keeps its value. The window must lie inside dst's valid region. Data paths: "
         "acc -> mat with f32 -> f16/bf16 conversion (FIX), vec -> mat (MTE3), vec -> vec (V), acc -> "
         "vec (FIX; A5's TInsertAccToVec, which a2/a3 accept too as the profile tables cannot narrow "
-        "locations). mode (AccToVecMode, acc -> vec only) as TMOV's: a functional run is vector "
+        "locations). hifloat8, fp4 and f8e8m0 tiles (cpu, A5) and i4 ones (cpu) move as their codes. "
+        "mode (AccToVecMode, acc -> vec only) as TMOV's: a functional run is vector "
         "sub-block 0, so SingleModeVec1 writes nothing, DualModeSplitM inserts the upper "
         "src.valid_rows / 2 rows and DualModeSplitN the left src.valid_cols / 2 columns at (r0, c0); "
         "the split rules, same dtype and no DN dst are TMOV's (the window check applies to the half). "
@@ -488,7 +497,7 @@ declare(Instruction(
                             "src": "!pto.tile<16x16xi32, loc=acc, layout=NZ>", "preQuantScalar": "f32",
                             "r0": "index", "c0": "index"}, {"relu": ReluMode.RELU},
                            scalars={"preQuantScalar": -0.125, "r0": 16, "c0": 0})),
-    constraints=form_rules(_plain_pairs(dt.STORABLE), A5_PAIRS) + tuple(map(_unless_dual, _WINDOW_DST)) + (
+    constraints=form_rules(_plain_pairs(_CPU_WINDOWED), A5_PAIRS) + tuple(map(_unless_dual, _WINDOW_DST)) + (
         _loc_rule(INSERT_PATHS), CONVERT_RULE,
         K.custom("mode only on acc -> vec moves; dual modes: same dtype, no scale, no DN dst", _mode_path,
                  "STRUCT_ATTR_VALUE"),
