@@ -51,6 +51,8 @@ CODES: dict[str, str] = {
     "ORDER_FLAG_PENDING": "a kernel that ends with flags still set",
     "LEGAL_CAPACITY": "the tiles of a kernel (or one tile) exceed a location's capacity, or a constant TASSIGN / "
                       "alloc_tile address puts a tile past its buffer's end",
+    "LEGAL_EVENT_ID": "a set_flag / wait_flag (record_event / wait_event) with a constant id past the ids the "
+                      "profile has for its (src pipe, dst pipe) pair",
     "BCODE_MAGIC": "the data does not start with the bytecode magic b'PTOBC\\0'",
     "BCODE_VERSION": "a bytecode format version this openpto does not read (expected vs actual)",
     "BCODE_FLAGS": "header flags this format version does not define",

@@ -438,6 +438,8 @@ class _KernelCheck:
                     self._windows(s, scope, sig.windows)
                 if sig.placed:
                     self._placement(s.args.get(sig.placed[0]), s.args.get(sig.placed[1]), scope)
+                if sig.flags:
+                    self._flag_id(s, scope)
         if self.bad_layout:
             self._note_layout_uses(s)
         for v in new:
@@ -492,6 +494,8 @@ class _KernelCheck:
             placed = _PLACEMENTS.get(instr.mnemonic)
             if placed:
                 self._placement(s.args.get(placed[0]), s.args.get(placed[1]), scope)
+            if instr.mnemonic in FLAG_SIGN:
+                self._flag_id(s, scope)
         if self.bad_layout:
             self._note_layout_uses(s)
         for v in new:
@@ -592,21 +596,45 @@ class _KernelCheck:
 
     # ------------------------------------------------------------------ capacity
     def _placement(self, tile: object, addr: object, scope: Scope) -> None:
-        """LEGAL_CAPACITY when a constant on-chip address puts a tile's bytes (its packed size,
-        ``TileType.nbytes``) past the end of its location's buffer; a run-time address is the
-        simulator's business."""
+        """LEGAL_ALIGNMENT when a constant on-chip address is not aligned as the profile's buffer
+        for the tile's location requires; LEGAL_CAPACITY when it puts a tile's bytes (its packed
+        size, ``TileType.nbytes``) past the end of that buffer. A run-time address is checked by
+        the backends when the program runs (RUNTIME_MISALIGNED)."""
         t = getattr(tile, "type", None)
         if self.profile is None or not isinstance(t, TileType):
             return
         at = addr.value if isinstance(addr, Lit) else (
             self.consts.value(addr, scope.lookup) if isinstance(addr, Value) else None)
+        if at.__class__ is not int:
+            return
+        align = self.profile.address_alignment.get(t.loc)   # type: ignore[call-overload]
+        if align and at >= 0 and at % align:   # type: ignore[operator]
+            self._err("LEGAL_ALIGNMENT", f"%{tile.name} is placed at byte {at}, which is not {align}-byte aligned "  # type: ignore[attr-defined]
+                      f"as {self.profile.name}'s {t.loc.value} buffer requires",
+                      expected=f"an address that is a multiple of {align}", actual=f"{at} ({at} % {align} = {at % align})")   # type: ignore[operator]
         cap = self.profile.capacity.get(t.loc)   # type: ignore[call-overload]
-        if at.__class__ is not int or cap is None or at < 0 or at + t.nbytes <= cap:   # type: ignore[operator]
+        if cap is None or at < 0 or at + t.nbytes <= cap:   # type: ignore[operator]
             return
         end = at + t.nbytes     # type: ignore[operator]
         self._err("LEGAL_CAPACITY", f"%{tile.name} ({t.nbytes} bytes) placed at byte {at} ends at byte {end}, "  # type: ignore[attr-defined]
                   f"past {self.profile.name}'s {cap}-byte {t.loc.value} buffer",
                   expected=f"address + {t.nbytes} <= {cap}", actual=f"{at} + {t.nbytes} = {end}")
+
+    def _flag_id(self, s: TileOp, scope: Scope) -> None:
+        """LEGAL_EVENT_ID when a set_flag / wait_flag names a constant id past the ids the profile
+        has for its (src pipe, dst pipe) pair (``Profile.flag_ids``); a run-time id, or a pair
+        the semantics refuse (one pipe twice, ALL), is left to RUNTIME_EVENT_ID / _SAME_PIPE /
+        _BAD_PIPE when the program runs."""
+        src, dst, eid = s.args.get("src_pipe"), s.args.get("dst_pipe"), s.args.get("event_id")
+        if self.profile is None or not isinstance(src, PipeLit) or not isinstance(dst, PipeLit):
+            return
+        at = eid.value if isinstance(eid, Lit) else (
+            self.consts.value(eid, scope.lookup) if isinstance(eid, Value) else None)
+        n = self.profile.flag_ids(src.pipe, dst.pipe)
+        if at.__class__ is not int or n is None or 0 <= at < n:   # type: ignore[operator]
+            return
+        self._err("LEGAL_EVENT_ID", f"flag id {at} is outside the {n} ids {self.profile.name} has for the pipe pair "
+                  f"{src.pipe.value} -> {dst.pipe.value}", expected=f"an id in [0, {n})", actual=str(at))
 
     def _capacity(self, root: Scope) -> None:
         assert self.profile is not None

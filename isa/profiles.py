@@ -46,6 +46,19 @@ class Profile:
     vector_repeat_bytes: int = 256
     cube_shape: tuple[int, int, int] = (16, 16, 16)
     notes: tuple[str, ...] = field(default_factory=tuple)
+    #: byte alignment a placed tile's address needs per location (PTO_*_ALIGN_BYTES of
+    #: buffer_limits.hpp: 32 for every buffer); TASSIGN's semantics fault on the same rule on
+    #: every profile, so cpu keeps it although its row rule (``alignment``) is off
+    address_alignment: Mapping[Location, int] = field(default_factory=lambda: {loc: 32 for loc in Location})
+
+    def flag_ids(self, src: Pipe, dst: Pipe) -> int | None:
+        """How many flag ids the ordered pipe pair (src, dst) has: ``event_ids`` (EVENT_ID_MAX of
+        the public event.hpp: EVENT_ID0..7, counted per <SrcPipe, DstPipe> pair, on every
+        target) for two different single pipes; None for a pair no flag joins (one pipe twice,
+        ALL), which the flag semantics refuse with their own codes."""
+        if src is dst or Pipe.ALL in (src, dst):
+            return None
+        return self.event_ids
 
     def layout_error(self, loc: Location, layout: Layout) -> str | None:
         """Why tiles in ``loc`` cannot have ``layout`` on this profile (naming the layouts

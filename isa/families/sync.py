@@ -113,7 +113,8 @@ def _flag_instr(mnemonic: str, summary: str, doc: str) -> None:
         semantics=_flag, dtypes=None, numerics=EXACT, domain=Domain.NONE, pipe=Pipe.S,
         extension=True, special_values=_FLAG_SPECIAL, example=_FLAG_EXAMPLE,
         doc=doc + " Flags are per (src pipe, dst pipe, id) counting semaphores; 8 ids per pipe "
-                  "pair; the pipes must differ and ALL is not allowed. Functional backends run "
+                  "pair (a constant id outside the pair's ids is LEGAL_EVENT_ID at verify time: decision "
+                  "'Flag ids per pipe pair'); the pipes must differ and ALL is not allowed. Functional backends run "
                   "in program order and only validate the operands; the Ascend simulator models "
                   "the waiting and reports deadlocks. Issued from the scalar unit (pipe S)."))
 
@@ -192,7 +193,9 @@ declare(Instruction(
     doc="Manual placement: the tile's storage becomes the bytes at `addr` of its location's "
         "buffer (UB, L1, L0A/B/C, bias, fixpipe). The semantics check only 32-byte alignment; "
         "that addr + the tile's bytes fits the buffer is a profile fact (capacity) checked by "
-        "the verifier for constant addresses and by the Ascend simulator. The tile is an output "
+        "the verifier for constant addresses and by the Ascend simulator. A constant address "
+        "off the buffer's alignment (32 bytes) is LEGAL_ALIGNMENT at verify time (decision "
+        "'Misaligned constant addresses'). The tile is an output "
         "with no domain: its contents after binding are unspecified (functional backends keep "
         "them, the reference may poison them), so write a bound tile before reading it. Auto "
         "mode and the public CPU simulator treat TASSIGN as a no-op.",
