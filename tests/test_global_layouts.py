@@ -17,10 +17,10 @@ import openpto as pto
 from openpto.assembler.bytecode import dump, load_bytes
 from openpto.assembler.printer import print_module
 from openpto.assembler.verifier import diagnose
-from openpto.isa.diagnostics import PTOError
 from openpto.isa.types import GlobalLayout, parse_type
 
 from llvm_support import run_program
+from scale_support import HIF4_ACC, HIF4_AT, HIF4_BT, HIF4_GA, HIF4_GB, codes, hif4_hand_case, load_move_matmul
 
 BACKENDS = ("reference", "llvm")
 
@@ -177,14 +177,6 @@ def test_dynamic_valid_region_of_half_a_unit_faults() -> None:
 # ------------------------------------------------------------------------------ verifier
 
 
-def codes(text: str, profile: str = "cpu") -> list[str]:
-    try:
-        module = pto.parse(text)
-    except PTOError as e:
-        return [e.code]
-    return sorted({e.code for e in diagnose(module, profile)})
-
-
 def test_shape_rules() -> None:
     assert codes(load_program("MX_A_ZZ", (1, 1, 1, 16, 2), 16, 2)) == []
     assert codes(load_program("MX_A_ZZ", (1, 1, 2, 8, 2), 8, 4)) == ["STRUCT_SHAPE"]       # shape[3] 8
@@ -306,17 +298,12 @@ def test_tload_scales_then_tmatmul_mx_against_numpy() -> None:
         for j in range(16):
             expect[i, j] = sum(a[i, k] * 2.0 ** (int(sa[i, k // 32]) - 127) * b[k, j] * 2.0 ** (int(sb[k // 32, j]) - 127)
                                for k in range(64))
-    ga, gb = "!pto.memref<1x1x1x16x2xu8, layout=MX_A_ZZ>", "!pto.memref<1x1x1x16x2xu8, layout=MX_B_NN>"
-    ma, mb = "!pto.tile<16x2xu8, loc=mat>", "!pto.tile<2x16xu8, loc=mat, layout=DN>"
-    la, rb = "!pto.tile<16x2xu8, loc=scale_left>", "!pto.tile<2x16xu8, loc=scale_right, layout=DN>"
-    at, bt = "!pto.tile<16x64xf8e4m3, loc=left, layout=NZ>", "!pto.tile<64x16xf8e4m3, loc=right, layout=ZN>"
-    acc = "!pto.tile<16x16xf32, loc=acc, layout=NZ>"
-    text = (f"kernel @k(%ga : {ga}, %gb : {gb}, %a : {at}, %b : {bt}, %c : {acc}) {{\n"
-            f"  %ma = tload %ga[0, 0, 0, 0, 0] : ({ga}) -> {ma}\n"
-            f"  %mb = tload %gb[0, 0, 0, 0, 0] : ({gb}) -> {mb}\n"
-            f"  %sa = tmov %ma : ({ma}) -> {la}\n"
-            f"  %sb = tmov %mb : ({mb}) -> {rb}\n"
-            f"  %c = tmatmul_mx %a, %sa, %b, %sb : ({at}, {la}, {bt}, {rb}) -> {acc}\n}}\n")
+    text = load_move_matmul(
+        "tmatmul_mx", "!pto.memref<1x1x1x16x2xu8, layout=MX_A_ZZ>", "!pto.memref<1x1x1x16x2xu8, layout=MX_B_NN>",
+        "!pto.tile<16x2xu8, loc=mat>", "!pto.tile<2x16xu8, loc=mat, layout=DN>",
+        "!pto.tile<16x2xu8, loc=scale_left>", "!pto.tile<2x16xu8, loc=scale_right, layout=DN>",
+        "!pto.tile<16x64xf8e4m3, loc=left, layout=NZ>", "!pto.tile<64x16xf8e4m3, loc=right, layout=ZN>",
+        "!pto.tile<16x16xf32, loc=acc, layout=NZ>")
     args = {"ga": image("MX_A_ZZ", sa), "gb": image("MX_B_NN", sb), "a": a.astype(ml_dtypes.float8_e4m3fn),
             "b": b.astype(ml_dtypes.float8_e4m3fn), "c": np.zeros((16, 16), np.float32)}
     for backend in BACKENDS:
@@ -330,30 +317,12 @@ def test_tload_hif4_records_then_tmatmul_mx_hif4() -> None:
     A's E8M0 scales from MX_A_ZZ, B's HiF4 records from a HIF4_B_NN patch (column 0: Ea 0xC0 at
     patch byte 0, Eb 0x20 at 1, Ec lo 0x00 at 32, Ec hi 0x04 at 33). dst[0, 0] = 1.5 * 2 * 1 +
     (-3 * 0.5) * (-0.75 * 4) = 7.5; B's column 1 has Ea 0, so dst[0, 1] = 0."""
-    a = np.zeros((16, 64), np.float16)
-    a[0, 0], a[0, 40] = 1.5, -3.0
-    sa = np.full((16, 2), 127, np.uint8)
-    sa[0] = [128, 126]
-    b = np.zeros((64, 16), np.uint8)
-    b[0, 0], b[40, 0], b[:, 1] = 4, 0xB, 7
-    patch = np.zeros(64, np.uint8)
-    patch[[0, 1, 32, 33]] = [0xC0, 0x20, 0x00, 0x04]                 # column 0's record
-    patch[[2, 3, 34, 35]] = [0x00, 0xFF, 0xFF, 0xFF]                 # column 1's record
-    ga, gb = "!pto.memref<1x1x1x16x2xu8, layout=MX_A_ZZ>", "!pto.memref<1x1x1x16x4xu8, layout=HIF4_B_NN>"
-    ma, mb = "!pto.tile<16x2xu8, loc=mat>", "!pto.tile<4x16xu8, loc=mat, layout=DN>"
-    la, rb = "!pto.tile<16x2xu8, loc=scale_left>", "!pto.tile<4x16xu8, loc=scale_right, layout=DN>"
-    at, bt = "!pto.tile<16x64xf16, loc=left, layout=NZ>", "!pto.tile<64x16xhifloat4x2, loc=right, layout=ZN>"
-    acc = "!pto.tile<16x16xf32, loc=acc, layout=NZ>"
-    text = (f"kernel @k(%ga : {ga}, %gb : {gb}, %a : {at}, %b : {bt}, %c : {acc}) {{\n"
-            f"  %ma = tload %ga[0, 0, 0, 0, 0] : ({ga}) -> {ma}\n"
-            f"  %mb = tload %gb[0, 0, 0, 0, 0] : ({gb}) -> {mb}\n"
-            f"  %sa = tmov %ma : ({ma}) -> {la}\n"
-            f"  %sb = tmov %mb : ({mb}) -> {rb}\n"
-            f"  %c = tmatmul_mx_hif4 %a, %sa, %b, %sb : ({at}, {la}, {bt}, {rb}) -> {acc}\n}}\n")
-    args = {"ga": image("MX_A_ZZ", sa), "gb": patch.reshape(1, 1, 1, 16, 4), "a": a, "b": b,
-            "c": np.full((16, 16), 99.0, np.float32)}
-    want = np.zeros((16, 16), np.float32)
-    want[0, 0] = 7.5
+    arrays, sa, patch, want = hif4_hand_case()
+    text = load_move_matmul(
+        "tmatmul_mx_hif4", HIF4_GA, HIF4_GB, "!pto.tile<16x2xu8, loc=mat>", "!pto.tile<4x16xu8, loc=mat, layout=DN>",
+        "!pto.tile<16x2xu8, loc=scale_left>", "!pto.tile<4x16xu8, loc=scale_right, layout=DN>",
+        HIF4_AT, HIF4_BT, HIF4_ACC)
+    args = {"ga": image("MX_A_ZZ", sa), "gb": patch, **arrays}
     for backend in BACKENDS:
         code, res = run_program(text, backend, args)
         assert code is None, (backend, code)

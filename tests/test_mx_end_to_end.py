@@ -14,25 +14,12 @@ import numpy as np
 import pytest
 
 import openpto as pto
-from openpto.assembler.verifier import diagnose
 from openpto.isa.diagnostics import PTOError
+
+from scale_support import codes, run
 
 BACKENDS = ("reference", "llvm")
 NP = {"f8e4m3": ml_dtypes.float8_e4m3fn, "f8e5m2": ml_dtypes.float8_e5m2, "f16": np.float16}
-
-
-def codes(text: str, profile: str) -> list[str]:
-    try:
-        module = pto.parse(text)
-    except PTOError as e:
-        return [e.code]
-    return sorted({e.code for e in diagnose(module, profile)})
-
-
-def run(text: str, backend: str, profile: str, args: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    arrays = {k: v.copy() for k, v in args.items()}
-    pto.compile(pto.parse(text), backend, profile)(**arrays)
-    return arrays
 
 
 # ------------------------------------------------------------------------------ global images

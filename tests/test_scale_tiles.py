@@ -15,26 +15,13 @@ import pytest
 import openpto as pto
 from openpto.assembler.bytecode import dump, load_bytes
 from openpto.assembler.printer import print_module
-from openpto.assembler.verifier import diagnose
 from openpto.isa.diagnostics import PTOError
 from openpto.isa import profiles
 from openpto.isa.types import Layout, Location, parse_type
 
+from scale_support import HIF4_ACC, HIF4_AT, HIF4_BT, HIF4_GA, HIF4_GB, codes, hif4_hand_case, load_move_matmul, run
+
 BACKENDS = ("reference", "llvm")
-
-
-def codes(text: str, profile: str) -> list[str]:
-    try:
-        module = pto.parse(text)
-    except PTOError as e:
-        return [e.code]
-    return sorted({e.code for e in diagnose(module, profile)})
-
-
-def run(text: str, backend: str, profile: str, args: dict) -> dict:
-    arrays = {k: v.copy() for k, v in args.items()}
-    pto.compile(pto.parse(text), backend, profile)(**arrays)
-    return arrays
 
 
 # ------------------------------------------------------------------------------ spellings
@@ -175,21 +162,14 @@ def mx_b_nn_image(s: np.ndarray) -> np.ndarray:
 
 
 def mx_program(m: int, n: int) -> str:
-    ga = f"!pto.memref<1x{m // 16}x1x16x2xu8, layout=MX_A_ZZ>"
-    gb = f"!pto.memref<1x{n // 16}x1x16x2xu8, layout=MX_B_NN>"
-    ma = f"!pto.tile_buf<loc=mat, u8, {m}, 2, {m}, 2, RowMajor, RowMajor, 32>"
-    mb = f"!pto.tile_buf<loc=mat, u8, 2, {n}, 2, {n}, ColMajor, ColMajor, 32>"
-    la = f"!pto.tile<{m}x2xu8, loc=scale_left, layout=ZZ_MX>"
-    rb = f"!pto.tile<2x{n}xu8, loc=scale_right, layout=NN_MX>"
-    at = f"!pto.tile<{m}x64xf8e4m3, loc=left, layout=NZ>"
-    bt = f"!pto.tile<64x{n}xf8e4m3, loc=right, layout=ZN>"
-    acc = f"!pto.tile<{m}x{n}xf32, loc=acc, layout=NZ>"
-    return (f"kernel @k(%ga : {ga}, %gb : {gb}, %a : {at}, %b : {bt}, %c : {acc}) {{\n"
-            f"  %ma = tload %ga[0, 0, 0, 0, 0] : ({ga}) -> {ma}\n"
-            f"  %mb = tload %gb[0, 0, 0, 0, 0] : ({gb}) -> {mb}\n"
-            f"  %sa = tmov %ma : ({ma}) -> {la}\n"
-            f"  %sb = tmov %mb : ({mb}) -> {rb}\n"
-            f"  %c = tmatmul_mx %a, %sa, %b, %sb : ({at}, {la}, {bt}, {rb}) -> {acc}\n}}\n")
+    return load_move_matmul(
+        "tmatmul_mx", f"!pto.memref<1x{m // 16}x1x16x2xu8, layout=MX_A_ZZ>",
+        f"!pto.memref<1x{n // 16}x1x16x2xu8, layout=MX_B_NN>",
+        f"!pto.tile_buf<loc=mat, u8, {m}, 2, {m}, 2, RowMajor, RowMajor, 32>",
+        f"!pto.tile_buf<loc=mat, u8, 2, {n}, 2, {n}, ColMajor, ColMajor, 32>",
+        f"!pto.tile<{m}x2xu8, loc=scale_left, layout=ZZ_MX>", f"!pto.tile<2x{n}xu8, loc=scale_right, layout=NN_MX>",
+        f"!pto.tile<{m}x64xf8e4m3, loc=left, layout=NZ>", f"!pto.tile<64x{n}xf8e4m3, loc=right, layout=ZN>",
+        f"!pto.tile<{m}x{n}xf32, loc=acc, layout=NZ>")
 
 
 @pytest.mark.parametrize("profile", ["a5", "cpu"])
@@ -223,36 +203,17 @@ def test_hif4_k64_end_to_end(backend: str) -> None:
     dst[0, 0] = 1.5 * 2 * 1 + (-3 * 0.5) * (-0.75 * 4) = 7.5; B's column 1 has Ea 0, so 0. The
     loads are legal on a6 (its only HiF4 target); the moves run on cpu, as a6 has no TMOV (a6 moves them
     with TEXTRACT: tests/test_mx_end_to_end.py)."""
-    a = np.zeros((16, 64), np.float16)
-    a[0, 0], a[0, 40] = 1.5, -3.0
-    sa = np.full((16, 2), 127, np.uint8)
-    sa[0] = [128, 126]
-    b = np.zeros((64, 16), np.uint8)
-    b[0, 0], b[40, 0], b[:, 1] = 4, 0xB, 7
-    patch = np.zeros(64, np.uint8)
-    patch[[0, 1, 32, 33]] = [0xC0, 0x20, 0x00, 0x04]        # column 0: Ea, Eb, Ec lo, Ec hi
-    patch[[2, 3, 34, 35]] = [0x00, 0xFF, 0xFF, 0xFF]        # column 1: Ea 0
-    ga, gb = "!pto.memref<1x1x1x16x2xu8, layout=MX_A_ZZ>", "!pto.memref<1x1x1x16x4xu8, layout=HIF4_B_NN>"
-    ma = "!pto.tile_buf<loc=mat, u8, 16, 2, 16, 2, RowMajor, RowMajor, 32>"
-    mb = "!pto.tile_buf<loc=mat, u8, 4, 16, 4, 16, ColMajor, ColMajor, 32>"
-    la, rb = "!pto.tile<16x2xu8, loc=scale_left, layout=ZZ_MX>", "!pto.tile<4x16xu8, loc=scale_right, layout=NN_MX>"
-    at, bt = "!pto.tile<16x64xf16, loc=left, layout=NZ>", "!pto.tile<64x16xhifloat4x2, loc=right, layout=ZN>"
-    acc = "!pto.tile<16x16xf32, loc=acc, layout=NZ>"
-    text = (f"kernel @k(%ga : {ga}, %gb : {gb}, %a : {at}, %b : {bt}, %c : {acc}) {{\n"
-            f"  %ma = tload %ga[0, 0, 0, 0, 0] : ({ga}) -> {ma}\n"
-            f"  %mb = tload %gb[0, 0, 0, 0, 0] : ({gb}) -> {mb}\n"
-            f"  %sa = tmov %ma : ({ma}) -> {la}\n"
-            f"  %sb = tmov %mb : ({mb}) -> {rb}\n"
-            f"  %c = tmatmul_mx_hif4 %a, %sa, %b, %sb : ({at}, {la}, {bt}, {rb}) -> {acc}\n}}\n")
+    arrays, sa, patch, want = hif4_hand_case()
+    text = load_move_matmul(
+        "tmatmul_mx_hif4", HIF4_GA, HIF4_GB, "!pto.tile_buf<loc=mat, u8, 16, 2, 16, 2, RowMajor, RowMajor, 32>",
+        "!pto.tile_buf<loc=mat, u8, 4, 16, 4, 16, ColMajor, ColMajor, 32>",
+        "!pto.tile<16x2xu8, loc=scale_left, layout=ZZ_MX>", "!pto.tile<4x16xu8, loc=scale_right, layout=NN_MX>",
+        HIF4_AT, HIF4_BT, HIF4_ACC)
     loads = "\n".join(text.splitlines()[:3]) + "\n}\n"
     assert codes(loads, "a6") == []
     assert "LEGAL_LAYOUT" in codes(loads, "a5")                # a5 has no HiF4 global layouts
     assert codes(text, "cpu") == []
-    args = {"ga": mx_a_zz_image(sa), "gb": patch.reshape(1, 1, 1, 16, 4), "a": a, "b": b,
-            "c": np.full((16, 16), 99.0, np.float32)}
-    want = np.zeros((16, 16), np.float32)
-    want[0, 0] = 7.5
-    out = run(text, backend, "cpu", args)
+    out = run(text, backend, "cpu", {"ga": mx_a_zz_image(sa), "gb": patch, **arrays})
     np.testing.assert_array_equal(out["c"], want)
 
 
