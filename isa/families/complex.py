@@ -518,6 +518,13 @@ _GATHER_INDEX = {"a2": (dt.I32, dt.U32), "a5": (dt.I16, dt.U16, dt.I32, dt.U32)}
 # a5/TGather.hpp also gathers b8 data by b16/b32 indices and compares int8/uint8 sources; the
 # mask form stays 2- or 4-byte (its dtypes are not in the rule, so profiles cannot narrow them)
 _GATHER_DATA_A5 = _GATHER_DATA + (dt.I8, dt.U8)
+# a5/TGather.hpp also moves the 1-byte floats (its mask overload lists float8_e4m3_t, float8_e5m2_t and
+# hifloat8_t; the index form's CheckValid any b8 type) and 64-bit integers, whose index form takes b32
+# indices only and whose mask form gathers along rows only (decision 'TGATHER fp8 and 64-bit data');
+# the Kirin TGather (kirin9030's, also kirinX90's) stays at (u)int8/16/32, half and float.
+_GATHER_B8_FLOATS = dt.FP8 + (dt.HIF8,)
+_GATHER_B64 = (dt.I64, dt.U64)
+_GATHER_MOVED_A5 = _GATHER_DATA_A5 + _GATHER_B8_FLOATS
 _GATHER_CMP = {"a2": [(d, s, k) for d in _CMP_DST for s in (dt.F32, dt.F16, dt.I32) for k in (dt.I32, dt.U32)],
                "a5": [(d, s, k) for d in _CMP_DST
                       for s in (dt.I8, dt.U8, dt.I16, dt.U16, dt.I32, dt.U32, dt.F16, dt.F32)
@@ -525,19 +532,25 @@ _GATHER_CMP = {"a2": [(d, s, k) for d in _CMP_DST for s in (dt.F32, dt.F16, dt.I
 _GATHER_CMP_TUPLES = frozenset(_GATHER_CMP["a2"] + _GATHER_CMP["a5"])
 # The mask form's data per profile: its dtypes lie outside the dtype rule (no idx), so a value rule
 # on maskPattern, which only the mask form takes, limits src there: a2a3/TGather.hpp is b16/b32, the
-# a5 mask overload adds int8/uint8 (and fp8, hifloat8, 64-bit, which openpto's gathers do not take),
+# a5 mask overload adds int8/uint8, fp8, hifloat8 and 64-bit integers (those along rows only),
 # kirin9030/TGather.hpp (also kirinX90's) lists (u)int8/16/32, half and float. cpu: the union.
-_GATHER_MASK_DATA = _GATHER_DATA_A5
-_GATHER_MASK_BY_PROFILE = {"a2": _GATHER_DATA, "a3": _GATHER_DATA, "a5": _GATHER_DATA_A5,
+_GATHER_MASK_DATA = _GATHER_MOVED_A5 + _GATHER_B64
+_GATHER_MASK_BY_PROFILE = {"a2": _GATHER_DATA, "a3": _GATHER_DATA, "a5": _GATHER_MASK_DATA,
                            "kirin9030": dt.INTS_32 + (dt.F16, dt.F32), "kirinX90": dt.INTS_32 + (dt.F16, dt.F32)}
 _GATHER_MASK_VALUES = {p: (ValueRule("maskPattern", {m: data for m in MaskPattern}, "src", unless="idx",
                                      code="LEGAL_DTYPE"),)
                        for p, data in _GATHER_MASK_BY_PROFILE.items()}
+# a5's 64-bit mask gather (Int64GatherPattern) asserts GATHER_ROW
+_GATHER_MASK_VALUES["a5"] += (ValueRule("gatherType", {GatherAxis.GATHER_ROW: _GATHER_MASK_DATA,
+                                                       GatherAxis.GATHER_COL: _GATHER_MOVED_A5},
+                                        "src", unless="idx", code="LEGAL_DTYPE"),)
 
 
 def _gather_tuples(index: tuple[dt.DType, ...], compare: list[tuple[dt.DType, ...]],
-                   data: tuple[dt.DType, ...] = _GATHER_DATA) -> Any:
-    return tuples(("dst", "src", "idx"), [(d, d, i) for d in data for i in index] + compare)
+                   data: tuple[dt.DType, ...] = _GATHER_DATA, wide: tuple[dt.DType, ...] = ()) -> Any:
+    """Index form (data by every index type; ``wide`` 64-bit data by b32 indices) plus the compare form."""
+    return tuples(("dst", "src", "idx"), [(d, d, i) for d in data for i in index]
+                  + [(d, d, i) for d in wide for i in index if i.bits == 32] + compare)
 
 
 declare(Instruction(
@@ -555,10 +568,12 @@ declare(Instruction(
                 "mask form: GATHER_ROW keeps columns of each row, GATHER_COL whole rows"),
            Attr("cmpMode", CmpMode, CmpMode.GT, "compare form: GT (src > k) or EQ (src == k)")),
     semantics=_tgather,
-    dtypes=_gather_tuples(_GATHER_INDEX["a5"], sorted(_GATHER_CMP_TUPLES, key=str), _GATHER_DATA_A5),
+    dtypes=_gather_tuples(_GATHER_INDEX["a5"], sorted(_GATHER_CMP_TUPLES, key=str), _GATHER_MOVED_A5, _GATHER_B64),
     profile_dtypes={
         **{p: _gather_tuples(_GATHER_INDEX["a2"], _GATHER_CMP["a2"]) for p in ("a2", "a3")},
-        "a5": _gather_tuples(_GATHER_INDEX["a5"], _GATHER_CMP["a5"], _GATHER_DATA_A5)},
+        "a5": _gather_tuples(_GATHER_INDEX["a5"], _GATHER_CMP["a5"], _GATHER_MOVED_A5, _GATHER_B64),
+        **{p: _gather_tuples(_GATHER_INDEX["a5"], _GATHER_CMP["a5"], _GATHER_DATA_A5)
+           for p in ("kirin9030", "kirinX90")}},
     profile_values=_GATHER_MASK_VALUES,
     numerics=EXACT, domain=Domain.DST, pipe=Pipe.V,
     doc="Index form (idx given, no cdst): dst[i, j] = src.flat[idx[i, j]] over dst's valid region, where "
@@ -580,10 +595,12 @@ declare(Instruction(
         "src.valid_rows x 1; dst[i, n:] is left as it was. offset defaults to 0. maskPattern and "
         "gatherType keep their defaults outside the mask form, cmpMode (GT or EQ) outside the compare "
         "form." + TMP_NOTE + " Values are copied bit for bit. Data types: the index form moves 2- or "
-        "4-byte types, and on cpu and a5 also i8/u8 (a5 gathers b8 data by b16/b32 indices); the compare "
-        "form on a5 also compares i8/u8 sources; the mask form takes one dtype for dst and src: 2- or "
-        "4-byte on a2/a3, also i8/u8 on cpu and a5, (u)int8/16/32, f16 or f32 on the Kirin parts (Values "
-        "per profile; decision 'TSYNC pipes per profile, TGATHER 8-bit data').",
+        "4-byte types, and on cpu and a5 also i8/u8, f8e4m3, f8e5m2 and hifloat8 (a5 gathers b8 data by "
+        "b16/b32 indices) and i64/u64 (by i32/u32 indices only); the compare form on a5 also compares "
+        "i8/u8 sources; the mask form takes one dtype for dst and src: 2- or 4-byte on a2/a3, also "
+        "i8/u8, the 1-byte floats and i64/u64 on cpu and a5 (64-bit along rows only on a5: GATHER_COL is "
+        "LEGAL_DTYPE there), (u)int8/16/32, f16 or f32 on the Kirin parts (Values per profile; decisions "
+        "'TSYNC pipes per profile, TGATHER 8-bit data' and 'TGATHER fp8 and 64-bit data').",
     special_values="An index outside [0, src.rows * src.cols) (negative signed indices included) raises "
                    "RUNTIME_OOB; the hardware leaves it undefined and the public CPU simulator returns 0. "
                    "NaN payloads and -0 are preserved. Compare form: NaN matches nothing (GT and EQ are "
