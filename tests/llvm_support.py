@@ -41,3 +41,10 @@ def run_both(text: str, tmp: Any, **args: object) -> tuple[dict, dict]:
         pto.compile(module, backend, "cpu", **options)(**mine)
         outs.append(mine)
     return outs[0], outs[1]
+
+
+def assert_same_bits(text: str, args: dict[str, Any], out: str, tmp: Any) -> None:
+    """The reference and llvm backends leave the same bytes in the array ``out`` (NaN payloads
+    and signed zeros included) when both run ``text`` with copies of ``args``."""
+    ref, llvm = run_both(text, tmp, **args)
+    np.testing.assert_array_equal(llvm[out].view(np.uint8), ref[out].view(np.uint8))

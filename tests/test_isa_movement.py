@@ -2,6 +2,7 @@
 (hand-computed literals, plain numpy index arithmetic, nested loops)."""
 from __future__ import annotations
 
+import functools
 import math
 
 import ml_dtypes
@@ -17,6 +18,8 @@ from openpto.isa.spec import Family
 from openpto.isa.types import Pipe, TileType, parse_type
 from openpto.isa.values import Tile
 
+from tile_support import corner_tile
+
 pytestmark = pytest.mark.filterwarnings("error")   # numpy warnings are failures
 
 MNEMONICS = ("TMOV", "TMOV_FP", "TEXTRACT", "TEXTRACT_FP", "TINSERT", "TINSERT_FP", "TTRANS",
@@ -25,15 +28,8 @@ BF16 = ml_dtypes.bfloat16
 NAN_BITS = 0x7FC01234             # a quiet NaN with a payload
 
 
-def tile(spelling: str, data: object = None, valid: tuple[int, int] | None = None,
-         fill: float = 77) -> Tile:
-    """A tile of the given type: ``data`` in its top-left corner, ``fill`` everywhere else."""
-    t = parse_type(spelling)
-    arr = np.full(t.shape, fill, dtype=t.dtype.np_dtype)
-    if data is not None:
-        d = np.asarray(data, dtype=t.dtype.np_dtype)
-        arr[: d.shape[0], : d.shape[1]] = d
-    return Tile(t, arr, valid)
+#: a tile of the given type: ``data`` in its top-left corner, 77 everywhere else
+tile = functools.partial(corner_tile, fill=77)
 
 
 def run(mnemonic: str, **kw: object) -> None:

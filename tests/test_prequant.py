@@ -3,6 +3,7 @@ hand-computed golden values, reference against llvm, verifier rules per profile 
 spelling through parse, print and bytecode."""
 from __future__ import annotations
 
+import functools
 import pathlib
 
 import ml_dtypes
@@ -13,11 +14,13 @@ import openpto as pto
 import openpto.isa as I
 from openpto.isa.attrs import ReluMode
 from openpto.isa.diagnostics import PTOError
-from openpto.isa.types import parse_type
 from openpto.assembler.bytecode import dump, load_bytes
 from openpto.assembler.printer import print_module
 from openpto.assembler.verifier import diagnose
-from openpto.isa.values import GlobalRef, Tile
+from openpto.isa.values import GlobalRef
+
+from llvm_support import assert_same_bits
+from tile_support import corner_tile
 
 ACC = "!pto.tile<16x32x{}, loc=acc, layout=NZ>"
 MAT = "!pto.tile<16x32x{}, loc=mat, layout=NZ>"
@@ -25,13 +28,8 @@ NP = {"f32": np.float32, "i32": np.int32, "i8": np.int8, "u8": np.uint8, "f16": 
       "bf16": ml_dtypes.bfloat16}
 
 
-def tile(spelling: str, data: object = None, valid: tuple[int, int] | None = None, fill: float = 9) -> Tile:
-    t = parse_type(spelling)
-    arr = np.full(t.shape, fill, dtype=t.dtype.np_dtype)
-    if data is not None:
-        d = np.asarray(data, dtype=t.dtype.np_dtype)
-        arr[: d.shape[0], : d.shape[1]] = d
-    return Tile(t, arr, valid)
+#: a tile of the given type: ``data`` in its top-left corner, 9 everywhere else
+tile = functools.partial(corner_tile, fill=9)
 
 
 # ------------------------------------------------------------------------------ golden values
@@ -201,16 +199,6 @@ def test_textract_binds_the_scale_before_the_offsets() -> None:
 # ------------------------------------------------------------------------------ reference vs llvm
 
 
-def _both(text: str, args: dict, out: str, tmp: pathlib.Path) -> None:
-    module = pto.parse(text)
-    got = {}
-    for backend, opts in (("reference", {}), ("llvm", {"cache_dir": tmp})):
-        mine = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in args.items()}
-        pto.compile(module, backend, "cpu", **opts).run("k", **mine)
-        got[backend] = mine[out]
-    np.testing.assert_array_equal(got["llvm"].view(np.uint8), got["reference"].view(np.uint8))
-
-
 def _acc_values(rng: np.random.Generator, d: str, shape: tuple[int, int]) -> np.ndarray:
     if d == "i32":
         v = rng.integers(-2**31, 2**31 - 1, shape, dtype=np.int64)
@@ -233,7 +221,7 @@ def test_tmov_reference_and_llvm_agree(dst: str, src: str, relu: bool, tmp_path:
             f"  %dst = tmov %src, %s{attr} : ({s}, f32) -> {d}\n}}\n")
     for scale in (np.float32(0.5), np.float32(-3.0e-3), np.float32(np.inf)):
         args = {"dst": np.zeros((16, 32), NP[dst]), "src": _acc_values(rng, src, (16, 32)), "s": scale}
-        _both(text, args, "dst", tmp_path)
+        assert_same_bits(text, args, "dst", tmp_path)
 
 
 def test_windowed_and_store_forms_agree(tmp_path: pathlib.Path) -> None:
@@ -243,19 +231,19 @@ def test_windowed_and_store_forms_agree(tmp_path: pathlib.Path) -> None:
             "layout=NZ>, %r : index, %s : f32) {\n  .const %c0 = 0 : index\n"
             "  %dst = textract %src, %s, %r, %c0 {relu = #pto.relu<RELU>} : (!pto.tile<32x32xi32, loc=acc, "
             "layout=NZ>, f32, index, index) -> !pto.tile<16x32xu8, loc=mat, layout=NZ>\n}\n")
-    _both(text, {"dst": np.zeros((16, 32), np.uint8), "src": src, "r": 7, "s": np.float32(0.01)}, "dst", tmp_path)
+    assert_same_bits(text, {"dst": np.zeros((16, 32), np.uint8), "src": src, "r": 7, "s": np.float32(0.01)}, "dst", tmp_path)
     text = ("kernel @k(%dst : !pto.tile<32x32xbf16, loc=mat, layout=NZ>, %src : !pto.tile<16x16xf32, loc=acc, "
             "layout=NZ>, %s : f32) {\n  .const %c3 = 3 : index\n"
             "  %dst = tinsert %src, %s, %c3, %c3 : (!pto.tile<16x16xf32, loc=acc, layout=NZ>, f32, index, index)"
             " -> !pto.tile<32x32xbf16, loc=mat, layout=NZ>\n}\n")
-    _both(text, {"dst": np.ones((32, 32), ml_dtypes.bfloat16), "src": _acc_values(rng, "f32", (16, 16)),
+    assert_same_bits(text, {"dst": np.ones((32, 32), ml_dtypes.bfloat16), "src": _acc_values(rng, "f32", (16, 16)),
                  "s": np.float32(1.0 / 3)}, "dst", tmp_path)
     for d in ("i8", "u8", "f16", "bf16"):
         text = (f"kernel @k(%g : !pto.memref<40x40x{d}>, %src : !pto.tile<16x32xi32, loc=acc, layout=NZ, "
                 f"valid=11x30>, %s : f32) {{\n  .const %c1 = 1 : index\n"
                 f"  tstore %g[%c1, %c1], %src, %s : (!pto.memref<40x40x{d}>, !pto.tile<16x32xi32, loc=acc, "
                 f"layout=NZ, valid=11x30>, f32)\n}}\n")
-        _both(text, {"g": np.zeros((40, 40), NP[d]), "src": _acc_values(rng, "i32", (16, 32)),
+        assert_same_bits(text, {"g": np.zeros((40, 40), NP[d]), "src": _acc_values(rng, "i32", (16, 32)),
                      "s": np.float32(-0.0625)}, "g", tmp_path)
 
 

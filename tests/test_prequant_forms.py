@@ -4,6 +4,7 @@ f32 -> hifloat8 / f8e4m3 targets, TSTORE's relu (reluPreMode), and the bytecode 
 moved TEXTRACT/TINSERT offsets needed. Expected values are worked by hand or with numpy here."""
 from __future__ import annotations
 
+import functools
 import pathlib
 
 import ml_dtypes
@@ -15,12 +16,13 @@ import openpto.isa as I
 from openpto.assembler.bytecode import dump, load_bytes
 from openpto.assembler.verifier import diagnose
 from openpto.conformance.cases import base_cases
-from openpto.isa import dtypes as dt
 from openpto.isa.attrs import ReluMode
 from openpto.isa.diagnostics import BytecodeError, PTOError
 from openpto.isa.docgen import page
-from openpto.isa.types import parse_type
-from openpto.isa.values import GlobalRef, Tile
+from openpto.isa.values import GlobalRef
+
+from llvm_support import assert_same_bits
+from tile_support import corner_tile
 
 ACC = "!pto.tile<16x32x{}, loc=acc, layout=NZ>"
 MAT = "!pto.tile<16x32x{}, loc=mat, layout=NZ>"
@@ -28,13 +30,8 @@ NP = {"f32": np.float32, "i32": np.int32, "i8": np.int8, "u8": np.uint8, "f16": 
       "bf16": ml_dtypes.bfloat16, "f8e4m3": ml_dtypes.float8_e4m3fn, "hifloat8": np.uint8}
 
 
-def tile(spelling: str, data: object = None, valid: tuple[int, int] | None = None, fill: float = 0) -> Tile:
-    t = parse_type(spelling)
-    arr = np.full(t.shape, fill, dtype=t.dtype.np_dtype)
-    if data is not None:
-        d = np.asarray(data, dtype=t.dtype.np_dtype)
-        arr[: d.shape[0], : d.shape[1]] = d
-    return Tile(t, arr, valid)
+#: a tile of the given type: ``data`` in its top-left corner, 0 everywhere else
+tile = functools.partial(corner_tile, fill=0)
 
 
 def errors(text: str, profile: str) -> list[PTOError]:
@@ -204,16 +201,6 @@ def test_tstore_relu_needs_an_acc_source() -> None:
 # ------------------------------------------------------------------------------ reference vs llvm
 
 
-def _both(text: str, args: dict, out: str, tmp: pathlib.Path) -> None:
-    module = pto.parse(text)
-    got = {}
-    for backend, opts in (("reference", {}), ("llvm", {"cache_dir": tmp})):
-        mine = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in args.items()}
-        pto.compile(module, backend, "cpu", **opts).run("k", **mine)
-        got[backend] = mine[out]
-    np.testing.assert_array_equal(got["llvm"].view(np.uint8), got["reference"].view(np.uint8))
-
-
 def _f32_values(rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
     v = (rng.standard_normal(shape) * rng.choice([0.01, 1.0, 300.0, 1e5], shape)).astype(np.float32)
     v[0, :8] = [np.nan, np.inf, -np.inf, -0.0, 1.0625, 1.1875, 448.0, 464.0]
@@ -230,12 +217,12 @@ def test_8bit_float_targets_agree(dst: str, relu: bool, tmp_path: pathlib.Path) 
             f"  %dst = tmov %src, %s{attr} : ({s}, f32) -> {d}\n}}\n")
     for factor in (1.0, -0.37, 3e4):
         args = {"dst": np.zeros((16, 32), NP[dst]), "src": _f32_values(rng, (16, 32)), "s": np.float32(factor)}
-        _both(text, args, "dst", tmp_path)
+        assert_same_bits(text, args, "dst", tmp_path)
     if dst == "hifloat8":       # not a store target (decision 'Pre-quantising 8-bit float targets')
         return
     store = (f"kernel @k(%g : !pto.memref<20x40x{dst}>, %src : {s}, %s : f32) {{\n  .const %c1 = 1 : index\n"
              f"  tstore %g[%c1, %c1], %src, %s{attr} : (!pto.memref<20x40x{dst}>, {s}, f32)\n}}\n")
-    _both(store, {"g": np.zeros((20, 40), NP[dst]), "src": _f32_values(rng, (16, 32)), "s": np.float32(0.5)},
+    assert_same_bits(store, {"g": np.zeros((20, 40), NP[dst]), "src": _f32_values(rng, (16, 32)), "s": np.float32(0.5)},
           "g", tmp_path)
 
 
@@ -249,13 +236,13 @@ def test_vector_forms_agree(dst: str, src: str, tmp_path: pathlib.Path) -> None:
     factors = (rng.standard_normal((1, 32)) * 0.05).astype(np.float32)
     text = (f"kernel @k(%dst : {d}, %src : {s}, %fp : {f}) {{\n"
             f"  %dst = tmov_fp %src, %fp {{relu = #pto.relu<RELU>}} : ({s}, {f}) -> {d}\n}}\n")
-    _both(text, {"dst": np.zeros((16, 32), NP[dst]), "src": values, "fp": factors}, "dst", tmp_path)
+    assert_same_bits(text, {"dst": np.zeros((16, 32), NP[dst]), "src": values, "fp": factors}, "dst", tmp_path)
     text = (f"kernel @k(%dst : {d}, %src : !pto.tile<32x32x{src}, loc=acc, layout=NZ>, %fp : {f}) {{\n"
             f"  .const %c8 = 8 : index\n  .const %c0 = 0 : index\n"
             f"  %dst = textract_fp %src, %fp, %c8, %c0 : (!pto.tile<32x32x{src}, loc=acc, layout=NZ>, {f}, index, "
             f"index) -> {d}\n}}\n")
     big = np.concatenate([values, values[::-1]])
-    _both(text, {"dst": np.zeros((16, 32), NP[dst]), "src": big, "fp": factors}, "dst", tmp_path)
+    assert_same_bits(text, {"dst": np.zeros((16, 32), NP[dst]), "src": big, "fp": factors}, "dst", tmp_path)
 
 
 @pytest.mark.parametrize("dst,src", [("f16", "f32"), ("f32", "f32"), ("i32", "i32"), ("bf16", "f32")])
@@ -267,7 +254,7 @@ def test_tstore_relu_agrees(dst: str, src: str, tmp_path: pathlib.Path) -> None:
     for atomic in ("", ", atomic = #pto.atomic<ADD>"):
         text = (f"kernel @k(%g : !pto.memref<20x40x{dst}>, %src : {s}) {{\n  .const %c2 = 2 : index\n"
                 f"  tstore %g[%c2, %c2], %src {{relu = #pto.relu<RELU>{atomic}}} : (!pto.memref<20x40x{dst}>, {s})\n}}\n")
-        _both(text, {"g": np.ones((20, 40), NP[dst]), "src": values}, "g", tmp_path)
+        assert_same_bits(text, {"g": np.ones((20, 40), NP[dst]), "src": values}, "g", tmp_path)
 
 
 # ------------------------------------------------------------------------------ bytecode
