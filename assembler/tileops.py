@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, Callable
 
 from ..isa.diagnostics import Location, PTOError
 from ..isa.spec import Instruction, Kind, Operand, Role
@@ -154,18 +154,13 @@ class TileTemplate:
         """The template with the open operand lists bound by this line's value types (learned
         once per combination of kinds); ``Defer`` when a name is not a defined value or the
         readings stay ambiguous (the token path reports)."""
-        slots = {id(it): slot for _, it, slot in self.entries}
-        kinds = []
-        for _, _, items in self.unsettled:
-            for it in items:
-                slot = slots.get(id(it))
-                t = slot[1] if slot else None
-                if t is None and it.form is Value:
-                    v = scope.lookup(names[self.ordinal[id(it.tok)]])
-                    if v.__class__ is not Value:
-                        raise Defer
-                    t = v.type
-                kinds.append(item_kinds(it.form, t))
+        def type_of(it: Item, rs: list[tuple[Operand, ...]], items: list[Item]) -> Type:
+            v = scope.lookup(names[self.ordinal[id(it.tok)]])
+            if v.__class__ is not Value:
+                raise Defer
+            return v.type  # type: ignore[union-attr]
+
+        kinds = open_item_kinds(self, type_of)
         key = tuple(kinds)
         if key not in self.settled:
             entries = settled_entries(self, iter(kinds))
@@ -193,6 +188,26 @@ class FifoTemplate(TileTemplate):
         if p._pipes(scope):   # type: ignore[attr-defined]
             raise Defer
         return super().apply(p, scope, names, loc)
+
+
+#: looks an open item's value up: (item, its list's readings, the list's items) -> its type
+TypeOf = Callable[[Item, "list[tuple[Operand, ...]]", "list[Item]"], "Type | None"]
+
+
+def open_item_kinds(tpl: TileTemplate, type_of: TypeOf) -> list[Any]:
+    """The kinds of the items in ``tpl``'s open operand lists, in order: from the type written
+    for an item, else, for a value, ``type_of(item, the list's readings, its items)`` (which
+    looks the name up; the fast path and the token path differ in what a miss means)."""
+    slots = {id(it): slot for _, it, slot in tpl.entries}
+    kinds = []
+    for _, rs, items in tpl.unsettled:
+        for it in items:
+            slot = slots.get(id(it))
+            t = slot[1] if slot else None
+            if t is None and it.form is Value:
+                t = type_of(it, rs, items)
+            kinds.append(item_kinds(it.form, t))
+    return kinds
 
 
 def settled_entries(tpl: TileTemplate, kinds: Any
@@ -441,21 +456,15 @@ class TileOpParser(Cursor):
     def _settle(self, tpl: TileTemplate, scope: Scope) -> list[tuple[Operand, Item, Slot | None]]:
         """Bind the operand lists the items' forms left open, by the kinds their types give
         (a written type, else the value's definition); two readings left is PARSE_ARITY."""
-        slots = {id(it): slot for _, it, slot in tpl.entries}
-        kinds = []
-        for _, rs, items in tpl.unsettled:
-            for it in items:
-                slot = slots.get(id(it))
-                t = slot[1] if slot else None
-                if t is None and it.form is Value:
-                    v = scope.lookup(it.name)
-                    if v is POISON:
-                        raise Silent
-                    if v is MISSING and not any(defines(r[items.index(it)]) for r in rs):
-                        self.use(it.tok, scope)         # reports STRUCT_UNDEFINED
-                    t = v.type if isinstance(v, Value) else None
-                kinds.append(item_kinds(it.form, t))
-        got = settled_entries(tpl, iter(kinds))
+        def type_of(it: Item, rs: list[tuple[Operand, ...]], items: list[Item]) -> Type | None:
+            v = scope.lookup(it.name)
+            if v is POISON:
+                raise Silent
+            if v is MISSING and not any(defines(r[items.index(it)]) for r in rs):
+                self.use(it.tok, scope)         # reports STRUCT_UNDEFINED
+            return v.type if isinstance(v, Value) else None
+
+        got = settled_entries(tpl, iter(open_item_kinds(tpl, type_of)))
         if isinstance(got, tuple):
             what, (a, b) = got
             self.fail("PARSE_ARITY", f"{tpl.instr.asm_name}: the {what}s can be read two ways: "
