@@ -11,9 +11,10 @@ import pytest
 import openpto as pto
 import openpto.isa as isa
 from openpto.assembler import load_bytes
-from openpto.isa import checks, profiles
 from openpto.isa import dtypes as dt
 from openpto.isa.types import parse_type
+
+from decl_support import decl_codes
 
 pytestmark = pytest.mark.filterwarnings("error")
 
@@ -74,10 +75,7 @@ def test_kernel_print_and_bytecode(spelling: str) -> None:
 # ----------------------------------------------------------------------------- legality
 
 def _codes(mnemonic: str, types: dict[str, str], profile: str, attrs: dict | None = None) -> list[str]:
-    instr, parsed = isa.get(mnemonic), {k: parse_type(v) for k, v in types.items()}
-    errs = checks.check_structure(instr, parsed, attrs or {})
-    return [e.code for e in errs] or [e.code for e in checks.check_legality(instr, parsed, attrs or {},
-                                                                            profiles.get(profile))]
+    return decl_codes(mnemonic, types, attrs, profile)
 
 
 def _mx_types(sa: str, sb: str, gemv: bool = False) -> dict[str, str]:

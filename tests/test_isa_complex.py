@@ -11,9 +11,10 @@ import pytest
 from hypothesis import given, strategies as st
 
 import openpto.isa as isa
-from openpto.isa import checks, profiles
 from openpto.isa.attrs import CmpMode, GatherAxis, MaskPattern, QuantType, ScatterAxis
 from openpto.isa.types import Layout, parse_type
+
+from decl_support import decl_codes as codes
 
 MINE = ["TSORT32", "TMRGSORT", "TGATHER", "TGATHERB", "TSCATTER", "TCI", "TTRI", "TPARTADD", "TPARTMUL",
         "TPARTMAX", "TPARTMIN", "TQUANT", "TPRINT"]
@@ -36,13 +37,6 @@ def fault(code: str, name: str, **kw: Any) -> None:
     with pytest.raises(isa.RuntimeFault) as e:
         run(name, **kw)
     assert e.value.code == code
-
-
-def codes(name: str, types: dict[str, str], attrs: dict | None = None, profile: str = "cpu") -> list[str]:
-    instr, parsed, attrs = isa.get(name), {k: parse_type(v) for k, v in types.items()}, attrs or {}
-    errs = checks.check_structure(instr, parsed, attrs)
-    return [e.code for e in errs] or [e.code for e in checks.check_legality(instr, parsed, attrs,
-                                                                            profiles.get(profile))]
 
 
 def f32_from_bits(bits: list[int]) -> np.ndarray:

@@ -18,6 +18,8 @@ from openpto.isa.attrs import RoundMode, SatMode
 from openpto.isa.families.convert import convert
 from openpto.isa.types import parse_type
 
+from decl_support import decl_codes
+
 pytestmark = pytest.mark.filterwarnings("error")
 
 # (code, value) worked out by hand: prefix | exponent field | mantissa
@@ -178,9 +180,15 @@ def test_spellings_and_bytecode() -> None:
 
 
 def _codes(types: dict[str, str], profile: str) -> list[str]:
-    instr, parsed = isa.get("TCVT"), {k: parse_type(v) for k, v in types.items()}
-    errs = checks.check_structure(instr, parsed, {})
-    return [e.code for e in errs] or [e.code for e in checks.check_legality(instr, parsed, {}, profiles.get(profile))]
+    return decl_codes("TCVT", types, profile=profile)
+
+
+def _assert_tcvt_legal_on(dst: str, src: str, legal: set) -> None:
+    """A 16x64 TCVT from ``src`` to ``dst`` verifies on exactly the profiles in ``legal``."""
+    types = {"dst": f"!pto.tile<16x64x{dst}>", "src": f"!pto.tile<16x64x{src}>"}
+    for profile in ("cpu", "a2", "a3", "a5"):
+        got = _codes(types, profile)
+        assert (got == []) == (profile in legal), (profile, got)
 
 
 @pytest.mark.parametrize("dst,src,legal", [
@@ -189,19 +197,13 @@ def _codes(types: dict[str, str], profile: str) -> list[str]:
     ("hifloat8", "i8", set()), ("hifloat8", "hifloat8", set()),
 ])
 def test_tcvt_hifloat8_legality(dst: str, src: str, legal: set) -> None:
-    types = {"dst": f"!pto.tile<16x64x{dst}>", "src": f"!pto.tile<16x64x{src}>"}
-    for profile in ("cpu", "a2", "a3", "a5"):
-        got = _codes(types, profile)
-        assert (got == []) == (profile in legal), (profile, got)
+    _assert_tcvt_legal_on(dst, src, legal)
 
 
 # ----------------------------------------------------------------------------- hifloat8 storage
 
 def _legal(mnemonic: str, types: dict[str, str], profile: str, attrs: dict | None = None) -> list[str]:
-    instr, parsed = isa.get(mnemonic), {k: parse_type(v) for k, v in types.items()}
-    errs = checks.check_structure(instr, parsed, attrs or {})
-    return [e.code for e in errs] or [e.code for e in checks.check_legality(instr, parsed, attrs or {},
-                                                                            profiles.get(profile))]
+    return decl_codes(mnemonic, types, attrs, profile)
 
 
 @pytest.mark.parametrize("mnemonic,types", [
@@ -364,10 +366,7 @@ def test_fp4_spellings_and_bytecode() -> None:
     ("float4_e2m1x2", "i8", set()), ("float4_e2m1x2", "float4_e1m2x2", set()),
 ])
 def test_tcvt_fp4_legality(dst: str, src: str, legal: set) -> None:
-    types = {"dst": f"!pto.tile<16x64x{dst}>", "src": f"!pto.tile<16x64x{src}>"}
-    for profile in ("cpu", "a2", "a3", "a5"):
-        got = _codes(types, profile)
-        assert (got == []) == (profile in legal), (profile, got)
+    _assert_tcvt_legal_on(dst, src, legal)
 
 
 # ----------------------------------------------------------------------------- i4 (S4, int4b_t)
@@ -409,10 +408,7 @@ def test_tcvt_i4_to_f16_reads_the_low_nibble() -> None:
     ("i4", "f32", {"cpu"}), ("bf16", "i4", {"cpu"}), ("i4", "i8", set()), ("i8", "i4", set()),
 ])
 def test_tcvt_i4_legality(dst: str, src: str, legal: set) -> None:
-    types = {"dst": f"!pto.tile<16x64x{dst}>", "src": f"!pto.tile<16x64x{src}>"}
-    for profile in ("cpu", "a2", "a3", "a5"):
-        got = _codes(types, profile)
-        assert (got == []) == (profile in legal), (profile, got)
+    _assert_tcvt_legal_on(dst, src, legal)
 
 
 # ----------------------------------------------------------------------------- scale_left / scale_right
@@ -503,12 +499,6 @@ def test_four_bit_fractal_boxes_are_64_wide() -> None:
     assert checks.check_legality(instr, parsed, {}, profiles.get("a6")) == []
 
 
-def _move_codes(mnemonic: str, types: dict[str, str], profile: str) -> list[str]:
-    instr, parsed = isa.get(mnemonic), {k: parse_type(v) for k, v in types.items()}
-    errs = checks.check_structure(instr, parsed, {})
-    return [e.code for e in errs] or [e.code for e in checks.check_legality(instr, parsed, {}, profiles.get(profile))]
-
-
 @pytest.mark.parametrize("d,legal", [("float4_e2m1x2", {"cpu", "a5"}), ("float4_e1m2x2", {"cpu", "a5"}),
                                      ("i4", {"cpu"}), ("hifloat8", {"cpu", "a5"})])
 def test_coded_moves_per_profile(d: str, legal: set[str]) -> None:
@@ -518,7 +508,7 @@ def test_coded_moves_per_profile(d: str, legal: set[str]) -> None:
     forms = {"TLOAD": {"dst": t, "src": g}, "TSTORE": {"dst": g, "src": t}, "TMOV": {"dst": t, "src": t}}
     for name, types in forms.items():
         for p in ("cpu", "a3", "a5"):
-            assert (_move_codes(name, types, p) == []) == (p in legal), (name, p)
+            assert (_legal(name, types, p) == []) == (p in legal), (name, p)
 
 
 def test_four_bit_tmov_relu_by_hand() -> None:

@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 import openpto.isa as isa
-from openpto.isa import checks, profiles
 from openpto.isa.attrs import QuantOutType
 from openpto.isa.types import parse_type
+
+from decl_support import decl_codes as codes
 
 pytestmark = pytest.mark.filterwarnings("error")
 
@@ -22,13 +23,6 @@ def tile(values: Any, dtype: Any, valid: tuple[int, int] | None = None, **kw: An
 
 def run(name: str, **kw: Any) -> None:
     isa.get(name).execute(**kw)
-
-
-def codes(name: str, types: dict[str, str], attrs: dict | None = None, profile: str = "cpu") -> list[str]:
-    instr, parsed, attrs = isa.get(name), {k: parse_type(v) for k, v in types.items()}, attrs or {}
-    errs = checks.check_structure(instr, parsed, attrs)
-    return [e.code for e in errs] or [e.code for e in checks.check_legality(instr, parsed, attrs,
-                                                                            profiles.get(profile))]
 
 
 # ----------------------------------------------------------------------------- TDEQUANT

@@ -8,9 +8,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from openpto.isa import checks, get, profiles
-from openpto.isa.types import parse_type
 
+from decl_support import decl_codes
 from llvm_support import run_program
 
 E1M2 = [0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75]          # codes 0..7; bit 3 is the sign
@@ -112,9 +111,7 @@ def test_special_values_agree_on_both_backends() -> None:
 
 
 def codes(types: dict[str, str], profile: str = "cpu") -> list[str]:
-    instr, parsed = get("TMATMUL_MX_HIF4"), {k: parse_type(v) for k, v in types.items()}
-    errs = checks.check_structure(instr, parsed, {})
-    return [e.code for e in errs] or [e.code for e in checks.check_legality(instr, parsed, {}, profiles.get(profile))]
+    return decl_codes("TMATMUL_MX_HIF4", types, profile=profile)
 
 
 GOOD = {"dst": "!pto.tile<16x16xf32, loc=acc, layout=NZ>", "a": "!pto.tile<16x64xf16, loc=left, layout=NZ>",

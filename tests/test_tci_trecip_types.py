@@ -52,16 +52,21 @@ def test_tci_f32_start_rounds_then_steps(backend: str) -> None:
     np.testing.assert_array_equal(out["dst"][0, :6].astype(np.float64), want)
 
 
-@pytest.mark.parametrize("profile,d,ok", [("a3", "f32", True), ("a2", "bf16", True), ("a3", "f16", True),
-                                          ("a5", "f32", False), ("a5", "i16", True)])
-def test_tci_float_legality(profile: str, d: str, ok: bool) -> None:
-    module = pto.parse(_tci(d, 16 if d != "f32" else 8, False))
+def _legal_or_dtype_error(text: str, profile: str, ok: bool) -> None:
+    """``text`` compiles for ``profile`` when ``ok``, else fails with LEGAL_DTYPE."""
+    module = pto.parse(text)
     if ok:
         pto.compile(module, backend="reference", profile=profile)
         return
     with pytest.raises(PTOError) as e:
         pto.compile(module, backend="reference", profile=profile)
     assert e.value.code == "LEGAL_DTYPE"
+
+
+@pytest.mark.parametrize("profile,d,ok", [("a3", "f32", True), ("a2", "bf16", True), ("a3", "f16", True),
+                                          ("a5", "f32", False), ("a5", "i16", True)])
+def test_tci_float_legality(profile: str, d: str, ok: bool) -> None:
+    _legal_or_dtype_error(_tci(d, 16 if d != "f32" else 8, False), profile, ok)
 
 
 def _recip(d: str, cols: int) -> str:
@@ -86,10 +91,4 @@ def test_trecip_integers(backend: str, d: str, src: list[int], want: list[int]) 
 @pytest.mark.parametrize("profile,d,ok", [("a3", "i32", True), ("a3", "i16", True), ("a3", "u16", False),
                                           ("a5", "u8", True), ("a5", "bf16", False)])
 def test_trecip_legality(profile: str, d: str, ok: bool) -> None:
-    module = pto.parse(_recip(d, 32))
-    if ok:
-        pto.compile(module, backend="reference", profile=profile)
-        return
-    with pytest.raises(PTOError) as e:
-        pto.compile(module, backend="reference", profile=profile)
-    assert e.value.code == "LEGAL_DTYPE"
+    _legal_or_dtype_error(_recip(d, 32), profile, ok)
