@@ -123,6 +123,9 @@ def _spans(what: str, g: GlobalType, idx: list[int | None],
            valid: tuple[int | None, int | None]) -> Iterator[Fault]:
     """``GlobalRef.window``'s per-dimension rule, over what is known statically."""
     rows, cols = valid
+    if GL.conv_of(g.layout) is not None:
+        yield from _conv_spans(what, g, idx, rows or 0, cols or 0)
+        return
     scale = GL.of(g.layout)
     if scale is not None:
         yield from _scale_spans(what, g, idx, rows or 0, cols or 0, scale)
@@ -163,3 +166,19 @@ def _scale_spans(what: str, g: GlobalType, idx: list[int | None], rows: int, col
         yield Fault(f"{what} is accessed out of bounds in dim {d}: its {g.layout.value} matrix of {rows}x{cols} "
                     f"from index {start} covers [{start}, {start + need}), outside {limit}",
                     f"indices in {limit}", f"[{start}, {start + need})")
+
+
+def _conv_spans(what: str, g: GlobalType, idx: list[int | None], rows: int, cols: int) -> Iterator[Fault]:
+    """A convolution layout's rule (``isa.glayouts.conv_places``): the transfer covers every dim
+    whole, so a written index other than 0 moves it off the tensor; an empty matrix reads nothing."""
+    if rows <= 0 or cols <= 0 or g.rank != GL.RANK:
+        return
+    for d, start in enumerate(idx):
+        if start is None or start == 0:
+            continue
+        extent = g.shape[d]
+        limit = f"[0, {extent})" if extent is not None else "[0, ...)"
+        end = f"{start + extent}" if extent is not None else f"{start} + {g.shape[d]}"
+        yield Fault(f"{what} is accessed out of bounds in dim {d}: its {g.layout.value} transfer covers the "
+                    f"dim whole from index {start}, [{start}, {end}), outside {limit}",
+                    f"indices in {limit}", f"[{start}, {end})")

@@ -9,7 +9,7 @@ from . import constraints as K
 from . import dtypes as dt
 from .diagnostics import LegalityError, Location as Loc, PTOError, StructError
 from .profiles import PROFILES, Profile
-from .spec import Instruction, Kind
+from .spec import Instruction, Kind, Role
 from .suggest import did_you_mean
 from .types import EventType, GlobalType, ScalarType, TileType, Type
 
@@ -103,11 +103,12 @@ def check_legality(instr: Instruction, types: Mapping[str, Type], attrs: Mapping
     errs += _value_errors(instr, types, attrs, values or {}, profile.name, where)
     for op in instr.operands:
         t = types.get(op.name)
-        if isinstance(t, GlobalType) and t.layout not in profile.global_layouts:
+        layouts = profile.global_layouts if op.role is Role.IN else profile.stored_layouts or profile.global_layouts
+        if isinstance(t, GlobalType) and t.layout not in layouts:
+            verb = "" if op.role is Role.IN else "written "
             errs.append(LegalityError("LEGAL_LAYOUT", f"{instr.mnemonic} operand '{op.name}': {profile.name} has no "
-                                      f"{t.layout.value} global tensors", location=where,
-                                      expected=" or ".join(g.value for g in profile.global_layouts),
-                                      actual=t.layout.value))
+                                      f"{verb}{t.layout.value} global tensors", location=where,
+                                      expected=" or ".join(g.value for g in layouts), actual=t.layout.value))
         if not isinstance(t, TileType):
             continue
         if op.locations is not None and t.loc not in op.locations:

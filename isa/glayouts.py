@@ -1,5 +1,7 @@
 """The public scale layouts of global tensors (MX_A_* / MX_B_* and HIF4_A_ZZ / HIF4_B_NN): where
-element (i, j) of the scale matrix a TLOAD reads sits in the layout's 5-D tensor.
+element (i, j) of the scale matrix a TLOAD reads sits in the layout's 5-D tensor; and the
+convolution layouts (NC1HWC0, FRACTAL_Z, FRACTAL_Z_3D; ``CONV_LAYOUTS`` below), whose dims regroup
+into a feature-map or weight matrix.
 
 One table serves the verifier (shape rules, the matrix a tensor holds), the reference semantics
 (a numpy gather) and the llvm lowering (the same index terms in IR). Each of the five indices is
@@ -172,3 +174,111 @@ def gather(s: ScaleLayout, array: np.ndarray, offsets: tuple[int, ...], rows: in
     i, j = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
     at = tuple(o + ix for o, ix in zip(offsets, indices(s, i, j)))
     return array[at]
+
+
+# ----------------------------------------------------------------------------- convolution layouts
+
+C0_BYTES = 32                     # a C0 group of channels fills 32 bytes
+
+
+@dataclass(frozen=True)
+class ConvLayout:
+    """A convolution layout: a rank-5 tensor whose dims regroup into one matrix. Row i spells its
+    digits over the ``rows`` dims (outermost first, each dim's extent its radix), column j over
+    the ``cols`` dims; dim ``c0`` holds the C0 channels of 32 bytes. The matrix is the tensor's
+    transpose to ``rows + cols`` reshaped to 2-D (the public simulator's MapTileIndicesToGlobalOffset)."""
+
+    layout: GlobalLayout
+    rows: tuple[int, ...]
+    cols: tuple[int, ...]
+    tile_layouts: tuple[Layout, ...]     # mat tile layouts a TLOAD fills (the ConvTile's bytes)
+    stores: bool                         # an acc TSTORE / TSTORE_FP may write it
+    words: str
+    c0: int = 4
+
+    def c0_sizes(self, itemsize: int, acc_store: bool) -> tuple[int, ...]:
+        """The C0 extents allowed for elements of ``itemsize`` bytes: 32 bytes of them; an acc
+        store to a 4-byte tensor may also write 16 (the public fixpipe's f32 / i32 rows)."""
+        base = max(C0_BYTES // itemsize, 1)
+        return (base, 16) if acc_store and itemsize == 4 else (base,)
+
+
+_FEATURE_MAP = "the feature map: row (n, h, w), column (c1, c0), i.e. channel c1 * C0 + c0"
+_WEIGHTS = "the weights: row (c1, h, w, c0), i.e. K = ((c1 * H + h) * W + w) * C0 + c0, column n"
+
+CONV_LAYOUTS: dict[GlobalLayout, ConvLayout] = {c.layout: c for c in (
+    ConvLayout(GlobalLayout.NC1HWC0, (0, 2, 3), (1, 4), (Layout.NZ,), True,
+               "[N, C1, H, W, C0]: " + _FEATURE_MAP + "; (i, j) at [i // (H*W), j // C0, (i // W) % H, "
+               "i % W, j % C0]"),
+    ConvLayout(GlobalLayout.FRACTAL_Z, (0, 1, 2, 4), (3,), (Layout.ZN,), False,
+               "[C1, H, W, N, C0]: " + _WEIGHTS + "; (i, j) at [i // (H*W*C0), (i // (W*C0)) % H, "
+               "(i // C0) % W, j, i % C0]"),
+    ConvLayout(GlobalLayout.FRACTAL_Z_3D, (0, 1, 2, 4), (3,), (Layout.ZN,), False,
+               "[D*C1, H, W, N, C0]: FRACTAL_Z with the depth folded into dim 0 (row (d, c1, h, w, c0))"),
+)}
+
+
+def conv_of(layout: GlobalLayout) -> ConvLayout | None:
+    """The convolution layout ``layout`` names, or None."""
+    return CONV_LAYOUTS.get(layout)
+
+
+def conv_shape_error(c: ConvLayout, shape: tuple[int | None, ...], itemsize: int,
+                     acc_store: bool = False) -> str | None:
+    """Why a tensor shape is not one of ``c``'s: rank 5, dim ``c0`` static and a C0 size."""
+    if len(shape) != RANK:
+        return f"a {c.layout.value} tensor has rank {RANK}, got rank {len(shape)}"
+    sizes = c.c0_sizes(itemsize, acc_store)
+    if shape[c.c0] not in sizes:
+        got = "?" if shape[c.c0] is None else shape[c.c0]
+        want = " or ".join(str(n) for n in sizes)
+        return (f"a {c.layout.value} tensor of {itemsize}-byte elements has C0 = shape[{c.c0}] == {want} "
+                f"({C0_BYTES} bytes), got {got}")
+    return None
+
+
+def conv_extent(c: ConvLayout, shape: tuple[int | None, ...]) -> tuple[int | None, int | None]:
+    """(rows, cols) of the matrix a tensor of layout ``c`` holds (None where a dim is dynamic)."""
+    def prod(dims: tuple[int, ...]) -> int | None:
+        n = 1
+        for d in dims:
+            if shape[d] is None:
+                return None
+            n *= shape[d]
+        return n
+    return prod(c.rows), prod(c.cols)
+
+
+def conv_radices(c: ConvLayout) -> tuple[tuple[str, int, tuple[int, ...]], ...]:
+    """Per dim d: (the matrix coordinate spelling it, d, the dims inside it), so that the digit
+    of dim d is ``(x // prod(extents of the inner dims)) % extent(d)``."""
+    out = []
+    for var, dims in (("i", c.rows), ("j", c.cols)):
+        for k, d in enumerate(dims):
+            out.append((var, d, dims[k + 1:]))
+    return tuple(sorted(out, key=lambda t: t[1]))
+
+
+def conv_places(c: ConvLayout, array: np.ndarray, offsets: tuple[int, ...], rows: int, cols: int,
+                what: str) -> tuple[np.ndarray, ...]:
+    """The 5-D indices of a rows x cols transfer with a tensor of layout ``c`` at ``offsets``.
+    RUNTIME_VALID_REGION unless the matrix is the whole tensor's; RUNTIME_OOB (the dim, its extent
+    and the index range) when a written index moves it off the tensor; both before any access."""
+    shape = array.shape
+    want = conv_extent(c, shape)
+    if (rows, cols) != want:
+        raise RuntimeFault("RUNTIME_VALID_REGION", f"a {c.layout.value} transfer moves the whole tensor's "
+                           "matrix", expected=f"valid region {want[0]}x{want[1]}", actual=f"{rows}x{cols}")
+    if rows == 0 or cols == 0:
+        return tuple(np.zeros((rows, cols), dtype=np.int64) for _ in shape)
+    for d, o in enumerate(offsets):
+        if o < 0 or o + shape[d] > shape[d]:
+            raise RuntimeFault("RUNTIME_OOB", f"{what} accessed out of bounds in dim {d}",
+                               expected=f"indices in [0, {shape[d]})", actual=f"[{o}, {o + shape[d]})")
+    i, j = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
+    x = {"i": i, "j": j}
+    out = []
+    for var, d, inner in conv_radices(c):
+        div = int(np.prod([shape[k] for k in inner], dtype=np.int64))
+        out.append(offsets[d] + (x[var] // div) % shape[d])
+    return tuple(out)

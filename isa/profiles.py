@@ -25,6 +25,12 @@ _PLAIN_GLOBALS = (GlobalLayout.ND, GlobalLayout.DN, GlobalLayout.NZ)
 _MX_GLOBALS = _PLAIN_GLOBALS + (GlobalLayout.MX_A_ND, GlobalLayout.MX_A_DN, GlobalLayout.MX_A_ZZ,
                                 GlobalLayout.MX_B_ND, GlobalLayout.MX_B_DN, GlobalLayout.MX_B_NN)
 _HIF4_GLOBALS = _MX_GLOBALS + (GlobalLayout.HIF4_A_ZZ, GlobalLayout.HIF4_B_NN)
+#: convolution layouts a TLOAD reads per target (CheckConvTileData's same-layout pairs): a2/a3
+#: NC1HWC0, FRACTAL_Z, FRACTAL_Z_3D; a5, a6 and kirin9030 NC1HWC0 and FRACTAL_Z; kirinX90 none.
+#: Only the a2/a3 acc TSTORE writes one (NC1HWC0), so the others list it in ``global_layouts``
+#: but not in ``stored_layouts``.
+_CONV_A2 = (GlobalLayout.NC1HWC0, GlobalLayout.FRACTAL_Z, GlobalLayout.FRACTAL_Z_3D)
+_CONV_A5 = (GlobalLayout.NC1HWC0, GlobalLayout.FRACTAL_Z)
 _NPU_PIPES = (Pipe.S, Pipe.V, Pipe.M, Pipe.MTE1, Pipe.MTE2, Pipe.MTE3, Pipe.FIX, Pipe.ALL)
 
 
@@ -35,6 +41,7 @@ class Profile:
     capacity: Mapping[Location, int]          # bytes of on-chip memory per location
     layouts: Mapping[Location, tuple[Layout, ...]]
     global_layouts: tuple[GlobalLayout, ...] = _PLAIN_GLOBALS   # layouts of the global tensors it moves
+    stored_layouts: tuple[GlobalLayout, ...] | None = None      # those a store writes (None: the same)
     alignment: int = 32                       # byte alignment of every on-chip buffer
     enforce_row_alignment: bool = True        # unboxed rows (cols for DN) are multiples of `alignment` bytes
     pipes: tuple[Pipe, ...] = _NPU_PIPES
@@ -152,6 +159,7 @@ _A2 = Profile(
     description="Ascend 910B (A2): 192 KB UB, 512 KB L1, 64 KB L0A/L0B, 128 KB L0C; 1800 MHz.",
     capacity=_buffer_limits(ub=192, cbuf=512, l0ab=64, l0c=128, bias=1, fbuf=2),
     layouts=_NPU_LAYOUTS_A2,
+    global_layouts=_PLAIN_GLOBALS + _CONV_A2,
     clock_mhz=1800, cube_cores=24, vector_cores_per_cube=2,
     notes=("The last 8 KB of UB (from 184 KB) is scratch for some vendor ops; openpto does not reserve it.",),
 )
@@ -162,7 +170,8 @@ _A5 = Profile(
     description="Ascend 950 (A5): 256 KB UB, 512 KB L1, 64 KB L0A/L0B, 256 KB L0C; 1650 MHz.",
     capacity=_buffer_limits(ub=256, cbuf=512, l0ab=64, l0c=256, bias=4, fbuf=4, scale=4),
     layouts=_NPU_LAYOUTS_A5,
-    global_layouts=_MX_GLOBALS,
+    global_layouts=_MX_GLOBALS + _CONV_A5,
+    stored_layouts=_MX_GLOBALS,
     clock_mhz=1650, cube_cores=32, vector_cores_per_cube=2,
 )
 
@@ -178,14 +187,16 @@ _A6 = Profile(
                 "TRESHAPE, TQUANT and the matrix instructions.",
     capacity=_buffer_limits(ub=256, cbuf=512, l0ab=64, l0c=256, bias=4, fbuf=4, scale=4),
     layouts=_NPU_LAYOUTS_A5,
-    global_layouts=_HIF4_GLOBALS,
+    global_layouts=_HIF4_GLOBALS + _CONV_A5,
+    stored_layouts=_HIF4_GLOBALS,
     notes=("Header set include/pto/npu/a6/header.hpp; not yet wired into pto_instr_impl.hpp.",),
 )
 
 
-def _kirin(name: str, arch: int, *, cbuf: int, l0ab: int, l0c: int, fbuf: int) -> Profile:
+def _kirin(name: str, arch: int, *, cbuf: int, l0ab: int, l0c: int, fbuf: int,
+           conv: tuple[GlobalLayout, ...] = ()) -> Profile:
     """A Kirin part: 128 KB UB, 1 KB bias table, no scale buffers, the a5 fractals without MX;
-    the parts differ only in their L1, L0 and FBuffer sizes."""
+    the parts differ only in their L1, L0 and FBuffer sizes and the convolution layouts they load."""
     return Profile(
         name=name,
         description=f"{name[0].upper()}{name[1:]} (__NPU_ARCH__ {arch}): 128 KB UB, {cbuf} KB L1, "
@@ -193,10 +204,12 @@ def _kirin(name: str, arch: int, *, cbuf: int, l0ab: int, l0c: int, fbuf: int) -
                     "i32 accumulators.",
         capacity=_buffer_limits(ub=128, cbuf=cbuf, l0ab=l0ab, l0c=l0c, bias=1, fbuf=fbuf),
         layouts=_NPU_LAYOUTS_KIRIN,
+        global_layouts=_PLAIN_GLOBALS + conv,
+        stored_layouts=_PLAIN_GLOBALS,
     )
 
 
-_KIRIN9030 = _kirin("kirin9030", 3113, cbuf=512, l0ab=32, l0c=64, fbuf=7)
+_KIRIN9030 = _kirin("kirin9030", 3113, cbuf=512, l0ab=32, l0c=64, fbuf=7, conv=_CONV_A5)
 _KIRINX90 = _kirin("kirinX90", 3003, cbuf=1024, l0ab=64, l0c=128, fbuf=6)
 
 PROFILES: dict[str, Profile] = {p.name: p for p in (_CPU, _A2, _A3, _A5, _A6, _KIRIN9030, _KIRINX90)}

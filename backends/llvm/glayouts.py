@@ -70,3 +70,40 @@ def read_scale(cg: KernelCodegen, g: GlobalView, rows: ir.Value, cols: ir.Value,
                     idx = b.add(idx, _term(b, t, x[t.var]))
                 flat = b.add(flat, b.mul(idx, g.strides[d]))
             each(i, j, b.gep(g.ptr, [flat], source_etype=g.elem))
+
+
+def visit_conv(cg: KernelCodegen, g: GlobalView, rows: ir.Value, cols: ir.Value, what: str,
+               each: Callable[[ir.Value, ir.Value, ir.Value], None] | None) -> None:
+    """A rows x cols transfer with a convolution-layout tensor (``isa.glayouts.conv_places``):
+    the same checks in the same order (the valid region is the tensor's matrix, then each dim's
+    index range), then ``each(i, j, address)`` per element (None: only the checks)."""
+    c = GL.conv_of(g.type.layout)
+    assert c is not None
+    b = cg.b
+
+    def prod(dims: tuple[int, ...]) -> ir.Value:
+        n = _c(1)
+        for d in dims:
+            n = b.mul(n, g.shape[d])
+        return n
+
+    want_r, want_c = prod(c.rows), prod(c.cols)
+    bad = b.or_(b.icmp_signed("!=", rows, want_r), b.icmp_signed("!=", cols, want_c))
+    cg.fault(bad, "RUNTIME_VALID_REGION", f"a {c.layout.value} transfer moves the whole tensor's matrix",
+             expected="valid region {0}x{1}", actual="{2}x{3}", details=[want_r, want_c, rows, cols])
+    nonempty = b.and_(b.icmp_signed(">", rows, _c(0)), b.icmp_signed(">", cols, _c(0)))
+    for d in range(GL.RANK):
+        out = span_outside(b, g.offsets[d], g.shape[d], g.shape[d])
+        cg.fault(b.and_(nonempty, out), "RUNTIME_OOB", f"{what} accessed out of bounds in dim {d}",
+                 expected="indices in [0, {0})", actual="[{1}, {1+0})", details=[g.shape[d], g.offsets[d]])
+    if each is None:
+        return
+    radices = [(var, d, prod(inner)) for var, d, inner in GL.conv_radices(c)]
+    with cg.loop(0, rows, name="r") as i:
+        with cg.loop(0, cols, name="c") as j:
+            x = {"i": i, "j": j}
+            flat = _c(0)
+            for var, d, div in radices:       # inside the loops every extent is > 0
+                idx = b.add(g.offsets[d], b.urem(b.udiv(x[var], div), g.shape[d]))
+                flat = b.add(flat, b.mul(idx, g.strides[d]))
+            each(i, j, b.gep(g.ptr, [flat], source_etype=g.elem))

@@ -40,6 +40,8 @@ _ACC_CONVERT = ((dt.F16, dt.F32), (dt.BF16, dt.F32))
 # Element types atomic read-modify-write supports (no i1; fp8 has no headroom, e4m3 no inf).
 _ATOMIC_TYPES = dt.FLOATS + dt.INTS
 _INDEX_TYPES = (dt.I32, dt.U32)
+# Elements of a convolution-layout tensor: CheckConvTileData's list (no 64-bit, fp8 or coded types).
+_CONV_TYPES = (dt.I8, dt.U8, dt.I16, dt.U16, dt.I32, dt.U32, dt.F16, dt.BF16, dt.F32)
 # MGATHER/MSCATTER data: the (u)int8/16/32, half, bfloat16 and float of a2a3/MGather.hpp and
 # MScatter.hpp; a5's headers add float8_e4m3/e5m2 and hifloat8 (moved bit for bit); cpu takes
 # every storable type and hifloat8.
@@ -104,7 +106,7 @@ def _load_layout(types: Mapping[str, Type], attrs: Mapping[str, object]) -> str 
     if p is None:
         return None
     t, g = p
-    scale = GL.of(g.layout)
+    scale = GL.of(g.layout) or GL.conv_of(g.layout)
     if scale is not None:
         if t.loc is not Location.MAT or t.layout not in scale.tile_layouts:
             want = " or ".join(l.value for l in scale.tile_layouts)
@@ -138,6 +140,51 @@ def _scale_units(types: Mapping[str, Type], attrs: Mapping[str, object]) -> str 
     return None
 
 
+def _conv_shape(tile: str, glob: str) -> Callable[[Mapping[str, Type], Mapping[str, object]], str | None]:
+    """A convolution layout's tensor: rank 5 with a C0 of 32 bytes (an acc store to a 4-byte
+    tensor also 16: isa/glayouts.ConvLayout.c0_sizes)."""
+    def check(types: Mapping[str, Type], attrs: Mapping[str, object]) -> str | None:
+        p = _pair(types, tile, glob)
+        conv = None if p is None else GL.conv_of(p[1].layout)
+        if conv is None:
+            return None
+        return GL.conv_shape_error(conv, p[1].shape, dt.memory_bits(p[1].dtype) // 8 or 1,
+                                   p[0].loc is Location.ACC)
+    return check
+
+
+def _conv_whole(tile: str, glob: str) -> Callable[[Mapping[str, Type], Mapping[str, object]], str | None]:
+    """A convolution layout moves the tensor's whole matrix: the valid region is its extent."""
+    def check(types: Mapping[str, Type], attrs: Mapping[str, object]) -> str | None:
+        p = _pair(types, tile, glob)
+        conv = None if p is None else GL.conv_of(p[1].layout)
+        if conv is None or p[1].rank != GL.RANK:
+            return None
+        for axis, have, want in zip(("rows", "cols"), p[0].valid, GL.conv_extent(conv, p[1].shape)):
+            if have is not None and want is not None and have != want:
+                return (f"a {p[1].layout.value} transfer moves the whole tensor's matrix: {tile} valid {axis} "
+                        f"{have}, the tensor's {want}")
+        return None
+    return check
+
+
+def _conv_dtype(types: Mapping[str, Type], attrs: Mapping[str, object]) -> str | None:
+    g = types.get("src") if isinstance(types.get("src"), GlobalType) else types.get("dst")
+    if not isinstance(g, GlobalType) or GL.conv_of(g.layout) is None or g.dtype in _CONV_TYPES:
+        return None
+    return f"a {g.layout.value} tensor holds {dt.names(_CONV_TYPES)}, got {g.dtype}"
+
+
+def _conv_rules(tile: str, glob: str) -> tuple[K.Constraint, ...]:
+    """The convolution-layout rules every transfer with one shares (isa/glayouts.CONV_LAYOUTS)."""
+    return (K.custom("a convolution layout's tensor has rank 5 and C0 = 32 bytes of elements in dim 4 "
+                     "(an acc store to a 4-byte tensor: 8 or 16)", _conv_shape(tile, glob)),
+            K.custom("with a convolution layout, the valid region is the tensor's whole matrix",
+                     _conv_whole(tile, glob), "STRUCT_VALID_REGION"),
+            K.custom("a convolution layout's tensor holds 8-, 16- or 32-bit integers, f16, bf16 or f32",
+                     _conv_dtype, "LEGAL_DTYPE"))
+
+
 def _scale_dtype(types: Mapping[str, Type], attrs: Mapping[str, object]) -> str | None:
     p = _pair(types, "dst", "src")
     if p is None or GL.of(p[1].layout) is None or p[1].dtype in dt.SCALE_CODES:
@@ -150,7 +197,10 @@ def _store_layout(types: Mapping[str, Type], attrs: Mapping[str, object]) -> str
     if p is None:
         return None
     t, g = p
-    if t.loc is Location.ACC:
+    conv = GL.conv_of(g.layout)
+    if conv is not None:
+        ok = conv.stores and t.loc is Location.ACC
+    elif t.loc is Location.ACC:
         ok = g.layout in (GlobalLayout.ND, GlobalLayout.NZ)
     else:
         vector = (t.rows == 1 or t.cols == 1) and t.layout in (Layout.ND, Layout.DN)
@@ -176,6 +226,9 @@ def _last_two(g: GlobalType) -> tuple[int | None, int | None]:
     scale = GL.of(g.layout)
     if scale is not None and g.rank == GL.RANK:
         return GL.matrix_extent(scale, g.shape)
+    conv = GL.conv_of(g.layout)
+    if conv is not None and g.rank == GL.RANK:
+        return GL.conv_extent(conv, g.shape)
     return (1, g.shape[0]) if g.rank == 1 else (g.shape[-2], g.shape[-1])
 
 
@@ -271,15 +324,13 @@ def _combine(old: np.ndarray, new: np.ndarray, atomic: AtomicMode, d: dt.DType) 
         return C.narrow(_COMBINE[atomic](C.widen(old, d), C.widen(new, d)), d)
 
 
-def _commit(window: np.ndarray, values: np.ndarray, atomic: AtomicMode) -> None:
-    d = dt.of_numpy(window.dtype)
-    window[...] = _combine(window, values, atomic, d)
-
-
 # ----------------------------------------------------------------------------- TLOAD / TSTORE
 
 def _read(src: GlobalRef, rows: int, cols: int, what: str) -> np.ndarray:
     """The rows x cols matrix at src's indices: a window, or a scale layout's gather."""
+    conv = GL.conv_of(src.layout)
+    if conv is not None:
+        return src.array[GL.conv_places(conv, src.array, src.offsets, rows, cols, what)]
     scale = GL.of(src.layout)
     if scale is None:
         return src.window(rows, cols, what)
@@ -291,6 +342,18 @@ def _read(src: GlobalRef, rows: int, cols: int, what: str) -> np.ndarray:
     return GL.gather(scale, src.array, src.offsets, rows, cols, what)
 
 
+def _write(dst: GlobalRef, rows: int, cols: int, what: str, values: Callable[[np.ndarray], np.ndarray]) -> None:
+    """Replace the rows x cols matrix at dst's indices by ``values(old matrix)``: a window, or the
+    places a convolution layout gives (isa/glayouts.conv_places)."""
+    conv = GL.conv_of(dst.layout)
+    if conv is None:
+        window = dst.window(rows, cols, what)
+        window[...] = values(window)
+        return
+    at = GL.conv_places(conv, dst.array, dst.offsets, rows, cols, what)
+    dst.array[at] = values(dst.array[at])
+
+
 def _tload(dst: Tile, src: GlobalRef) -> None:
     r, c = dst.valid
     dst.write(_read(src, r, c, "TLOAD source"), r, c)
@@ -299,23 +362,25 @@ def _tload(dst: Tile, src: GlobalRef) -> None:
 def _tstore(dst: GlobalRef, src: Tile, atomic: AtomicMode, preQuantScalar: float | None = None,  # noqa: N803
             relu: ReluMode = ReluMode.NONE) -> None:
     r, c = src.valid
-    window = dst.window(r, c, "TSTORE destination")
     on = relu is ReluMode.RELU
+    d = dst.dtype
     if preQuantScalar is None:
         values = src.region()
-        _commit(window, _convert(relu_values(values) if on else values, dst.dtype), atomic)
+        new = _convert(relu_values(values) if on else values, d)
     else:
         scaled = scale(src.region(), preQuantScalar)
-        _commit(window, saturate(relu_values(scaled) if on else scaled, dst.dtype), atomic)
+        new = saturate(relu_values(scaled) if on else scaled, d)
+    _write(dst, r, c, "TSTORE destination", lambda old: _combine(old, new, atomic, d))
 
 
 def _tstore_fp(dst: GlobalRef, src: Tile, fp: Tile, atomic: AtomicMode, relu: ReluMode = ReluMode.NONE) -> None:
     r, c = src.valid
     factors = fp.read(1, c, "fp").astype(np.float32)
-    window = dst.window(r, c, "TSTORE_FP destination")
+    d = dst.dtype
     with np.errstate(all="ignore"):
         scaled = src.region().astype(np.float32) * factors
-    _commit(window, saturate(relu_values(scaled) if relu is ReluMode.RELU else scaled, dst.dtype), atomic)
+    new = saturate(relu_values(scaled) if relu is ReluMode.RELU else scaled, d)
+    _write(dst, r, c, "TSTORE_FP destination", lambda old: _combine(old, new, atomic, d))
 
 
 def _tprefetch(dst: Tile, src: GlobalRef) -> None:
@@ -343,6 +408,17 @@ def _relu_from_acc(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str |
     return None
 
 
+_CONV_DOC = ("Convolution layouts (decision 'Convolution global layouts'): a rank-5 tensor of layout NC1HWC0 "
+             "[N, C1, H, W, C0] holds the (N*H*W) x (C1*C0) feature map, element (i, j) at [i / (H*W), j / C0, "
+             "(i / W) % H, i % W, j % C0]; FRACTAL_Z [C1, H, W, N, C0] (and FRACTAL_Z_3D, D*C1 in dim 0) the "
+             "(C1*H*W*C0) x N weights, (i, j) at [i / (H*W*C0), (i / (W*C0)) % H, (i / C0) % W, j, i % C0]. "
+             "C0 = 32 bytes of elements, static (STRUCT_SHAPE); i8/u8/i16/u16/i32/u32/f16/bf16/f32 "
+             "(LEGAL_DTYPE); the valid region is the whole tensor's matrix (STRUCT_VALID_REGION, "
+             "RUNTIME_VALID_REGION when dynamic) and the written indices 0 (RUNTIME_OOB otherwise). TLOAD "
+             "fills a mat tile, NZ from NC1HWC0 and ZN from FRACTAL_Z (the public ConvTile's bytes); an acc "
+             "TSTORE / TSTORE_FP writes NC1HWC0 with the acc conversions (a 4-byte target may take C0 = 16). "
+             "Profiles: a2/a3 load all three and store NC1HWC0; a5, a6 and kirin9030 load NC1HWC0 and "
+             "FRACTAL_Z and store none; cpu every path.")
 _ATOMIC_DOC = ("With atomic = ADD each element becomes old + value computed in the element type's "
                "arithmetic (integers wrap; f16/bf16 add in f32 and round once, RNE), after the value "
                "has been converted as a plain store would write it; the store then also reads dst.")
@@ -379,7 +455,7 @@ declare(Instruction(
         "and shape[4] = 2, the HiF4 forms shape[3] = 16 and shape[4] = 4 (STRUCT_SHAPE); dst's valid "
         "columns (A) or rows (B) are a multiple of 2 (MX) or 4 (HiF4) (STRUCT_VALID_REGION, "
         "RUNTIME_VALID_REGION when dynamic). Profiles: the MX layouts on cpu, a5 and a6, the HiF4 "
-        "layouts on cpu and a6 (LEGAL_LAYOUT elsewhere); SCALE has no load path.",
+        "layouts on cpu and a6 (LEGAL_LAYOUT elsewhere); SCALE has no load path. " + _CONV_DOC,
     example=Example({"dst": "!pto.tile<16x16xf32>", "src": "!pto.memref<64x64xf32>"}),
     more_examples=(Example({"dst": "!pto.tile<16x32xu8, loc=mat>",
                             "src": "!pto.memref<1x1x16x16x2xu8, layout=MX_A_ZZ>"}),),
@@ -388,7 +464,7 @@ declare(Instruction(
                  K.custom("a scale layout's tensor has rank 5 and the extents the layout fixes", _scale_shape),
                  K.custom("with a scale layout, dst's valid columns (A side) or rows (B side) are whole K units "
                           "(MX 2, HiF4 4)", _scale_units, "STRUCT_VALID_REGION"),
-                 K.custom("a scale layout's tensor holds u8", _scale_dtype, "LEGAL_DTYPE")),
+                 K.custom("a scale layout's tensor holds u8", _scale_dtype, "LEGAL_DTYPE")) + _conv_rules("dst", "src"),
     special_values="Bit-exact copy: NaN payloads, -0 and denormals are preserved. A window that does not "
                    "fit the global tensor raises RUNTIME_OOB."))
 
@@ -410,7 +486,8 @@ declare(Instruction(
         "to an f16 or bf16 tensor rounds to nearest even; i32 acc stores to i32 only (scaled conversions "
         "are TSTORE_FP); other stores keep the dtype and copy bit-exactly. " + _ATOMIC_DOC +
         " Layouts: vec/mat tiles store to a tensor of the same layout (1-row or 1-column ND/DN tiles to "
-        "ND or DN); acc tiles to ND or NZ tensors. A5 has no store from mat; A2/A3 atomic ADD covers "
+        "ND or DN); acc tiles to ND, NZ or NC1HWC0 tensors (an NC1HWC0 store writes the tensor's whole feature map, "
+        "as TLOAD's convolution layouts say; decision 'Convolution global layouts'). A5 has no store from mat; A2/A3 atomic ADD covers "
         "f32 f16 bf16 i32 i16 i8. hifloat8 and fp4 tiles (cpu, A5) and i4 tiles (cpu) store their codes "
         "bit for bit (a 4-bit element as one array element, as TLOAD), without atomic ADD. Scalar "
         "pre-quantising form (the public TSTORE(dst, acc, preQuantScalar)): with the f32 operand "
@@ -431,7 +508,7 @@ declare(Instruction(
                  K.custom("an acc source is f32 or i32; only an acc source changes the dtype",
                           _acc_dtypes, "LEGAL_DTYPE"),
                  _atomic_types("dst", (AtomicMode.NONE, AtomicMode.ADD)),
-                 K.custom("relu only with an acc src", _relu_from_acc, "LEGAL_LOCATION")),
+                 K.custom("relu only with an acc src", _relu_from_acc, "LEGAL_LOCATION")) + _conv_rules("src", "dst"),
     special_values="Same-dtype stores are bit-exact. f32 -> f16/bf16: RNE, overflow gives ±inf, NaN stays "
                    "NaN, values below the smallest denormal round to ±0. Atomic ADD: IEEE addition "
                    "(inf + -inf = NaN), integers wrap. Out-of-range windows raise RUNTIME_OOB. Scaled: IEEE f32 "
@@ -459,13 +536,14 @@ declare(Instruction(
         "modes scale within the acc store checks: a2/a3 f32 -> i8/u8 and i32 -> i8/u8/f16; a5 f32 -> "
         "i8/u8/f16/bf16/f8e4m3/f32 (the f32 -> f32 store is scaled too) and i32 -> i8/u8/f16/bf16 "
         "(A5's f32 -> hifloat8 is not declared: decision 'Pre-quantising 8-bit float targets'); cpu "
-        "every pair of both." + _RELU_DOC,
+        "every pair of both. dst may be ND, NZ or NC1HWC0 (the whole feature map, as TLOAD's convolution "
+        "layouts say)." + _RELU_DOC,
     example=Example({"dst": "!pto.memref<64x64xf16>", "src": "!pto.tile<16x16xi32, loc=acc, layout=NZ>",
                      "fp": "!pto.tile<1x16xf32, loc=scaling>"}),
     constraints=(_fits("src", "dst"), K.fixed("fp", "rows", 1),
                  K.at_least("fp", "valid_cols", "src", "valid_cols", "STRUCT_VALID_REGION"),
-                 K.custom("the tensor is ND or NZ", _store_layout, "LEGAL_LAYOUT"),
-                 _atomic_types("dst", (AtomicMode.NONE, AtomicMode.ADD))),
+                 K.custom("the tensor is ND, NZ or NC1HWC0", _store_layout, "LEGAL_LAYOUT"),
+                 _atomic_types("dst", (AtomicMode.NONE, AtomicMode.ADD))) + _conv_rules("src", "dst"),
     special_values="IEEE f32 product (0 * inf = NaN); to f32/f16/bf16: overflow gives ±inf, NaN stays "
                    "NaN; to i8/u8: NaN -> 0, values beyond the range (±inf included) clamp to its ends, "
                    "ties to even; to f8e4m3: clamp to ±448, NaN -> 0x7F."))
@@ -487,7 +565,7 @@ declare(Instruction(
         "valid region at the global indices) lies inside the tensor. Unlike other instructions it waits "
         "on no events.",
     example=Example({"dst": "!pto.tile<16x16xf32>", "src": "!pto.memref<64x64xf32>"}),
-    constraints=(_fits("dst", "src"),),
+    constraints=(_fits("dst", "src"),) + _conv_rules("dst", "src"),
     special_values="No values are read or written. A window outside the tensor raises RUNTIME_OOB."))
 
 

@@ -18,7 +18,7 @@ from ....isa.attrs import AtomicMode, IndexMode, OobMode
 from ....isa.attrs import ReluMode
 from .. import numerics as N
 from ..codegen import GlobalView, KernelCodegen, TileRef
-from ..glayouts import read_scale
+from ..glayouts import read_scale, visit_conv
 from .quant import prequant_store, relu_f32
 
 I1, I64, PTR = N.I1, N.I64, N.PTR
@@ -87,6 +87,10 @@ def _tload(cg: KernelCodegen, op: TileOp) -> None:
         read_scale(cg, src, dst.vrows, dst.vcols, "TLOAD source",
                    lambda i, j, at: dst.store_raw(b, i, j, b.load(at, typ=src.elem)))
         return
+    if src.type.layout in GL.CONV_LAYOUTS:      # a convolution layout: its dims regrouped
+        visit_conv(cg, src, dst.vrows, dst.vcols, "TLOAD source",
+                   lambda i, j, at: dst.store_raw(b, i, j, b.load(at, typ=src.elem)))
+        return
     origin, rs, cs = src.window(cg, dst.vrows, dst.vcols, "TLOAD source")
     size = _c(dst.dtype.itemsize)
     with b.if_else(b.icmp_signed("==", cs, _c(1))) as (contig, strided):
@@ -126,9 +130,10 @@ def _tstore(cg: KernelCodegen, op: TileOp) -> None:
     if factor is not None:          # the scalar pre-quantising form: TSTORE_FP with one factor
         _store_scaled(cg, src, dst, atomic, lambda j: factor, "TSTORE destination", relu)
         return
-    origin, rs, cs = dst.window(cg, src.vrows, src.vcols, "TSTORE destination")
     b = cg.b
-    if src.dtype == dst.dtype and atomic is AtomicMode.NONE and not relu:
+    conv = dst.type.layout in GL.CONV_LAYOUTS
+    origin, rs, cs = (None, None, None) if conv else dst.window(cg, src.vrows, src.vcols, "TSTORE destination")
+    if src.dtype == dst.dtype and atomic is AtomicMode.NONE and not relu and not conv:
         size = _c(src.dtype.itemsize)
         with b.if_else(b.icmp_signed("==", cs, _c(1))) as (contig, strided):
             with contig:
@@ -148,7 +153,17 @@ def _tstore(cg: KernelCodegen, op: TileOp) -> None:
             new = _combine(cg, dst.dtype, atomic, b.load(at, typ=dst.elem), new)
         b.store(new, at)
 
-    _window_loops(cg, src.vrows, src.vcols, origin, rs, cs, dst.elem, body)
+    _visit(cg, dst, src, "TSTORE destination", origin, rs, cs, body)
+
+
+def _visit(cg: KernelCodegen, dst: GlobalView, src: TileRef, what: str, origin: ir.Value | None,
+           rs: ir.Value | None, cs: ir.Value | None, body: Callable[[ir.Value, ir.Value, ir.Value], None]) -> None:
+    """``body(i, j, address)`` over src's valid region: a checked window, or a convolution
+    layout's places (checked here)."""
+    if origin is None:
+        visit_conv(cg, dst, src.vrows, src.vcols, what, body)
+    else:
+        _window_loops(cg, src.vrows, src.vcols, origin, rs, cs, dst.elem, body)
 
 
 def _tstore_fp(cg: KernelCodegen, op: TileOp) -> None:
@@ -170,7 +185,8 @@ def _store_scaled(cg: KernelCodegen, src: TileRef, dst: GlobalView, atomic: Atom
                   factor: Callable[[ir.Value], ir.Value], what: str, relu: bool = False) -> None:
     """dst.window = convert(relu(f32(src) * factor(column))): ``prequant_store``'s conversions."""
     b = cg.b
-    origin, rs, cs = dst.window(cg, src.vrows, src.vcols, what)
+    conv = dst.type.layout in GL.CONV_LAYOUTS
+    origin, rs, cs = (None, None, None) if conv else dst.window(cg, src.vrows, src.vcols, what)
     d = dst.dtype
 
     def body(i: ir.Value, j: ir.Value, at: ir.Value) -> None:
@@ -182,7 +198,7 @@ def _store_scaled(cg: KernelCodegen, src: TileRef, dst: GlobalView, atomic: Atom
             new = _combine(cg, d, atomic, b.load(at, typ=dst.elem), new)
         b.store(new, at)
 
-    _window_loops(cg, src.vrows, src.vcols, origin, rs, cs, dst.elem, body)
+    _visit(cg, dst, src, what, origin, rs, cs, body)
 
 
 def _tprefetch(cg: KernelCodegen, op: TileOp) -> None:
@@ -191,6 +207,9 @@ def _tprefetch(cg: KernelCodegen, op: TileOp) -> None:
     src = cg.glob(op, "src")
     if src.type.layout in GL.SCALE_LAYOUTS:
         read_scale(cg, src, dst.vrows, dst.vcols, "TPREFETCH source", None)
+        return
+    if src.type.layout in GL.CONV_LAYOUTS:
+        visit_conv(cg, src, dst.vrows, dst.vcols, "TPREFETCH source", None)
         return
     src.window(cg, dst.vrows, dst.vcols, "TPREFETCH source")
 
