@@ -1403,37 +1403,4 @@ DECISIONS: tuple[Decision, ...] = (
              "Holding a ConvTile as the 2-D matrix the simulator's map already defines keeps tiles 2-D and "
              "logical (decision 'Physical layouts'); requiring the whole tensor is the NPU store's own "
              "assertion and the only reading under which the simulator's map and the NPU's block copy agree."),
-    Decision("Convolution global layouts",
-             "pto::Layout has NC1HWC0, GNC1HWC0, NCHW, GNCHW, NHWC, NDC1HWC0, NCDHW, FRACTAL_Z, FRACTAL_Z_S16S8 "
-             "and FRACTAL_Z_3D. TLOAD reads them only into ConvTile (tiles of 4 to 6 dims): the same-layout "
-             "pairs of CheckConvTileData are NC1HWC0, FRACTAL_Z, NDC1HWC0 (cpu), those plus FRACTAL_Z_3D "
-             "(a2/a3), NC1HWC0 and FRACTAL_Z (a5, a6, kirin9030; a5/a6 also convert NHWC / NCHW / NCDHW "
-             "into them), none on kirinX90. TSTORE writes NC1HWC0 / NDC1HWC0 from an acc tile on a2/a3 "
-             "(TStoreAccNz2NC1HWC0: validRow = N*H*W, validCol = C1*C0, C0 static, f32 8 or 16, i32 16, "
-             "otherwise 32 bytes) and from any 2-D tile on the CPU simulator, whose "
-             "MapTileIndicesToGlobalOffset gives the index map; a5 stores acc tiles to NHWC / NCHW / NCDHW "
-             "instead. The public C0 is 32 bytes of elements.",
-             "GlobalLayout gains NC1HWC0, FRACTAL_Z and FRACTAL_Z_3D (layout=NC1HWC0 in !pto.memref / "
-             "tensor-view types, the usual spellings). isa/glayouts.CONV_LAYOUTS is the one table (the "
-             "verifier, the reference and llvm read it): a rank-5 tensor whose dims regroup into one matrix, "
-             "NC1HWC0 [N, C1, H, W, C0] the (N*H*W) x (C1*C0) feature map, FRACTAL_Z [C1, H, W, N, C0] the "
-             "(C1*H*W*C0) x N weights, FRACTAL_Z_3D the same with D*C1 in dim 0 (the a2/a3 load shares "
-             "FRACTAL_Z's code). A transfer moves the whole tensor's matrix: the tile's valid region equals "
-             "it (STRUCT_VALID_REGION, RUNTIME_VALID_REGION when dynamic) and the written indices are 0 "
-             "(a part of a tensor is a sub-view; RUNTIME_OOB / STRUCT_OOB otherwise, naming the dim). C0 = "
-             "dim 4 static, 32 bytes of elements, a 4-byte acc-store target also 16 (STRUCT_SHAPE); "
-             "elements i8/u8/i16/u16/i32/u32/f16/bf16/f32 (LEGAL_DTYPE). TLOAD fills a mat tile of the "
-             "ConvTile's byte order: NZ from NC1HWC0, ZN from FRACTAL_Z(_3D) (LEGAL_LAYOUT otherwise). "
-             "TSTORE and TSTORE_FP write NC1HWC0 from an acc tile only, with every acc conversion, relu, "
-             "pre-quantising scale and atomic ADD of the ND path. Per profile (Profile.global_layouts for "
-             "reads, Profile.stored_layouts for writes, LEGAL_LAYOUT): a2/a3 read all three and write "
-             "NC1HWC0; a5, a6 and kirin9030 read NC1HWC0 and FRACTAL_Z and write none; cpu all. Left out: "
-             "NDC1HWC0 (the public tensor folds C0 into the element offset of a rank-5 tensor, which a "
-             "typed rank-5 array cannot hold, and openpto tensors stop at rank 5), GNC1HWC0 / NCHW / GNCHW / "
-             "NHWC / NCDHW / FRACTAL_Z_S16S8 (format conversions into ConvTile and the a5 acc stores, with "
-             "no simulator index map), vec / mat stores to NC1HWC0 (only the CPU simulator has them). This "
-             "replaces the convolution sentences of decision 'Global scale layouts'.",
-             "Holding a ConvTile as the 2-D matrix the simulator's map already defines keeps tiles 2-D and "
-             "logical (decision 'Physical layouts'); requiring the whole tensor is the NPU store's own "
-             "assertion and the only reading under which the simulator's map and the NPU's block copy agree."),
 )
