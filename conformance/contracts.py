@@ -83,7 +83,7 @@ def oracle(case: Case, inputs: Mapping[str, Any],
             g: GlobalArg = inputs[op.name].fresh()
             if prepare is not None:
                 g = dataclasses.replace(g, parent=prepare(op.role, g.parent))
-            kw[op.name] = GlobalRef(g.view, case.offsets.get(op.name, ()), t.layout)
+            kw[op.name] = GlobalRef(g.view, case.offsets.get(op.name, ()), t.layout, t.dtype)
             if op.role is not Role.IN:
                 written[op.name] = g
         elif literal(case, op.name):

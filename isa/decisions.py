@@ -1144,13 +1144,14 @@ DECISIONS: tuple[Decision, ...] = (
              "Moves (TMOV, TEXTRACT, TINSERT and their _FP forms) convert the scaled f32 into f8e4m3 by "
              "saturating to ±448 and rounding nearest-even, NaN -> 0x7F (TQUANT's f8e4m3 rule), and into "
              "hifloat8 by its one conversion (nearest, ties away from zero; overflow past 2**15 ±inf; NaN "
-             "0x80: isa/hifloat8.encode, the llvm hif8 encoder). TSTORE converts to f8e4m3 likewise but does "
-             "not declare the hifloat8 target: a global holds hifloat8 codes as uint8 and the reference's "
-             "global operand carries no declared element type, so a store could not tell a code from a u8 "
-             "value. cpu and a5 take these pairs; a2/a3 refuse them (LEGAL_DTYPE).",
+             "0x80: isa/hifloat8.encode, the llvm hif8 encoder). TSTORE (preQuantScalar, QF322HIF8_PRE) and "
+             "TSTORE_FP (VQF322HIF8_PRE) convert to both likewise, f32 acc -> an f8e4m3 or hifloat8 tensor; a "
+             "hifloat8 tensor is an array of uint8 codes, and the global operand carries its declared element "
+             "type (GlobalRef.element) so that the store encodes rather than saturating to u8. cpu and a5 "
+             "(and a6, which uses the a5 TStore) take these pairs; a2/a3 refuse them (LEGAL_DTYPE).",
              "f8e4m3 has no infinity, and a fixpipe that saturates integers saturates the float without one; "
              "hifloat8 keeps the conversion every other openpto instruction uses for it, so a code means "
-             "one thing; a store target the reference cannot type is left out rather than guessed."),
+             "one thing wherever it is written."),
     Decision("Global scale layouts",
              "pto::Layout lists ND, DN, NZ, SCALE, MX_A_ND/DN/ZZ, MX_B_ND/DN/NN, HIF4_A_ZZ, HIF4_B_NN and the "
              "convolution layouts (NC1HWC0, GNC1HWC0, NCHW, GNCHW, NHWC, NDC1HWC0, NCDHW, FRACTAL_Z, "

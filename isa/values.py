@@ -88,11 +88,14 @@ class Tile:
 @dataclass
 class GlobalRef:
     """A global tensor (any strided numpy array) addressed at ``offsets`` (one per dim); its
-    ``layout`` tells a TLOAD how to read a scale matrix out of it (isa/glayouts.py)."""
+    ``layout`` tells a TLOAD how to read a scale matrix out of it (isa/glayouts.py). ``element`` is
+    the declared element type where the array's numpy type cannot say it (a hifloat8, fp4 or
+    f8e8m0 tensor is a uint8 array of codes): a converting store needs it to pick the encoding."""
 
     array: np.ndarray
     offsets: tuple[int, ...] = ()
     layout: GlobalLayout = GlobalLayout.ND
+    element: dt.DType | None = None
 
     def __post_init__(self) -> None:
         if not self.offsets:
@@ -103,7 +106,7 @@ class GlobalRef:
 
     @property
     def dtype(self) -> dt.DType:
-        return dt.of_numpy(self.array.dtype)
+        return self.element if self.element is not None else dt.of_numpy(self.array.dtype)
 
     def window(self, rows: int, cols: int, what: str = "global tensor") -> np.ndarray:
         """The 2-D ``rows x cols`` window at the offsets: leading indices pick a matrix,

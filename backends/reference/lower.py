@@ -16,6 +16,7 @@ from ...assembler import scalar_ops as S
 from ...assembler.ir import (Const, For, If, Kernel, Lit, MemRef, PipeLit, ScalarOp, Stmt, Subset, TileDecl,
                              TileOp, Value, View, ViewQuery, Yield)
 from ...isa.diagnostics import Location, PTOError, RuntimeFault
+from ...isa.dtypes import DType
 from ...isa.spec import Kind, Role
 from ...isa.types import GlobalLayout, ScalarType, TileType
 from ...isa.values import GlobalRef
@@ -234,7 +235,7 @@ class KernelLowering:
         semantics = self.semantics.get(instr.mnemonic, instr.semantics)
         fixed: dict[str, Any] = instr.with_defaults(s.attrs)
         direct: list[tuple[str, int]] = []
-        memrefs: list[tuple[str, int, list[Callable[[list], Any]], GlobalLayout]] = []
+        memrefs: list[tuple[str, int, list[Callable[[list], Any]], GlobalLayout, DType | None]] = []
         reads: list[tuple[int, str]] = []
         writes: list[int] = []
         for o in instr.operands:
@@ -250,7 +251,7 @@ class KernelLowering:
                         writes.append(self.slots[a.name])
             elif isinstance(a, MemRef):
                 memrefs.append((o.name, self.slots[a.base.name], [self.read(i) for i in a.indices],
-                                 a.base.type.layout))
+                                 a.base.type.layout, getattr(a.base.type, "dtype", None)))
             elif isinstance(a, PipeLit):
                 fixed[o.name] = a.pipe
             else:
@@ -263,8 +264,8 @@ class KernelLowering:
             kw = dict(fixed)
             for name, i in direct:
                 kw[name] = regs[i]
-            for name, base, idx, layout in memrefs:
-                kw[name] = GlobalRef(regs[base], tuple(f(regs) for f in idx), layout)
+            for name, base, idx, layout, element in memrefs:
+                kw[name] = GlobalRef(regs[base], tuple(f(regs) for f in idx), layout, element)
             if takes_state:
                 kw["state"] = ctx.state
             if ctx.strict:

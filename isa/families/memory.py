@@ -61,19 +61,19 @@ _SCATTER_ATOMICS = {
     "a5": {AtomicMode.NONE: None, AtomicMode.ADD: _A5_SCATTER_ADD, AtomicMode.MAX: _A5_SCATTER_MINMAX,
            AtomicMode.MIN: _A5_SCATTER_MINMAX}}
 # TSTORE_FP: acc dtype -> global dtypes (cpu: every scaled target of both acc types, f32 also to
-# f8e4m3); integer targets round RNE and saturate.
+# f8e4m3 and hifloat8); integer targets round RNE and saturate.
 _FP_TARGETS = (dt.F32, dt.F16, dt.BF16, dt.I8, dt.U8)
 # (global, acc) pairs whose vector-scaled store the NPU headers implement: a2/a3 CheckAcc2gm with
 # quantisation (f32 -> i8/u8, i32 -> i8/u8/f16; GetVectorPreQuantMode VQF322B8_PRE, VREQ8, VDEQF16);
 # a5 CheckStaticAcc with quantisation and GetVectorPreQuantModeGm (f32 -> i8/u8/f16/bf16/f8e4m3/f32,
-# i32 -> i8/u8/f16/bf16; hifloat8 left out as for TSTORE: decision 'Pre-quantising 8-bit float targets').
+# i32 -> i8/u8/f16/bf16; f32 -> hifloat8 too, VQF322HIF8_PRE).
 _A2_FP_PAIRS = ((dt.I8, dt.F32), (dt.U8, dt.F32), (dt.I8, dt.I32), (dt.U8, dt.I32), (dt.F16, dt.I32))
 # TSTORE's scalar pre-quantising form: the (global, acc) pairs GetScalarPreQuantMode scales that the
 # a2/a3 CheckAcc2gm admits (f32 -> i8/u8, i32 -> i8/u8/f16); a5 (and cpu) also f32 -> f16/bf16, i32 -> bf16.
 _A2_SCALED = ((dt.I8, dt.F32), (dt.U8, dt.F32), (dt.I8, dt.I32), (dt.U8, dt.I32), (dt.F16, dt.I32))
-# hifloat8 targets are not declared: a global holds hifloat8 codes as uint8, so a store could not tell
-# them from u8 values (GlobalRef carries no declared element type).
-_A5_SCALED = tuple(p for p in A5_PAIRS if p[0] is not dt.HIF8)
+# a5 also scales f32 into hifloat8 (QF322HIF8_PRE; CheckStaticAcc lists hifloat8_t): the global's
+# declared element type (GlobalRef.element) tells those codes from u8 values.
+_A5_SCALED = A5_PAIRS
 _SCALED_STORES = {"cpu": _A5_SCALED, "a2": _A2_SCALED, "a3": _A2_SCALED, "a5": _A5_SCALED}
 _NPU_FP_STORES = {"a2": _A2_FP_PAIRS, "a3": _A2_FP_PAIRS, "a5": _A5_SCALED + ((dt.F32, dt.F32),)}
 
@@ -494,12 +494,13 @@ declare(Instruction(
         "preQuantScalar, dst.window[i, j] = convert(f32(src[i, j]) * preQuantScalar), as TSTORE_FP "
         "with one factor for every column: the acc value is taken to f32 (i32 rounds RNE), multiplied "
         "in f32 (RNE), then f16/bf16 round RNE, i8/u8 round to nearest even and saturate (NaN -> 0), "
-        "f8e4m3 rounds RNE and saturates to ±448 (NaN -> 0x7F). It takes an acc source; i32 -> "
-        "i8/u8/f16/bf16 and f32 -> i8/u8/f8e4m3 only exist in this form (STRUCT_MISSING_OPERAND without "
-        "the scale), f32 -> f16/bf16 exist in both. The scaled pairs differ per profile (LEGAL_DTYPE; "
+        "f8e4m3 rounds RNE and saturates to ±448 (NaN -> 0x7F), hifloat8 rounds to nearest with ties "
+        "away from zero (overflow ±inf, NaN -> 0x80). It takes an acc source; i32 -> i8/u8/f16/bf16 and "
+        "f32 -> i8/u8/f8e4m3/hifloat8 only exist in this form (STRUCT_MISSING_OPERAND without the "
+        "scale), f32 -> f16/bf16 exist in both. The scaled pairs differ per profile (LEGAL_DTYPE; "
         "'Element types per form'): a2/a3 f32 -> i8/u8 and i32 -> i8/u8/f16 (not their unscaled f32 -> "
-        "f16/bf16); a5 and cpu also f32 -> f16/bf16/f8e4m3 and i32 -> bf16 (A5's f32 -> hifloat8 store "
-        "is not declared: decision 'Pre-quantising 8-bit float targets')." + _RELU_DOC,
+        "f16/bf16); a5 and cpu also f32 -> f16/bf16/f8e4m3/hifloat8 and i32 -> bf16 (decision "
+        "'Pre-quantising 8-bit float targets')." + _RELU_DOC,
     example=Example({"dst": "!pto.memref<64x64xf16>", "src": "!pto.tile<16x16xf32, loc=acc, layout=NZ>"}),
     more_examples=(Example({"dst": "!pto.memref<64x64xi8>", "src": "!pto.tile<16x16xi32, loc=acc, layout=NZ>",
                             "preQuantScalar": "f32"}, scalars={"preQuantScalar": 0.25}),),
@@ -513,7 +514,7 @@ declare(Instruction(
                    "NaN, values below the smallest denormal round to ±0. Atomic ADD: IEEE addition "
                    "(inf + -inf = NaN), integers wrap. Out-of-range windows raise RUNTIME_OOB. Scaled: IEEE f32 "
                    "product (0 * inf = NaN); to i8/u8 NaN -> 0 and values beyond the range (±inf included) "
-                   "clamp to its ends."))
+                   "clamp to its ends; to hifloat8 beyond 2**15 ±inf, NaN -> 0x80."))
 
 declare(Instruction(
     mnemonic="TSTORE_FP", family=Family.MEMORY,
@@ -524,7 +525,7 @@ declare(Instruction(
     attrs=(_ATOMIC_ATTR, _RELU_ATTR),
     semantics=_tstore_fp,
     dtypes=tuples(("dst", "src", "fp"), [(o, a, dt.F32) for a in _ACC_TYPES for o in _FP_TARGETS]
-                  + [(dt.F8E4M3, dt.F32, dt.F32)]),
+                  + [(dt.F8E4M3, dt.F32, dt.F32), (dt.HIF8, dt.F32, dt.F32)]),
     profile_dtypes={p: tuples(("dst", "src", "fp"), [(d, s, dt.F32) for d, s in _NPU_FP_STORES[p]])
                     for p in ("a2", "a3", "a5")},
     numerics=ROUNDED, domain=Domain.SRC, pipe=Pipe.FIX, aliases=("tstore.fp",),
@@ -532,11 +533,11 @@ declare(Instruction(
         "applied before the conversion: the acc value is taken to f32 (i32 rounds RNE), multiplied by "
         "the column's f32 scale in f32 (rounded RNE), then converted to dst's dtype: f16/bf16 round RNE; "
         "i8/u8 round to nearest even and saturate (NaN -> 0); f8e4m3 rounds nearest-even and saturates "
-        "to ±448 (NaN -> 0x7F). " + _ATOMIC_DOC + " NPU profiles take the pairs their vector pre-quant "
+        "to ±448 (NaN -> 0x7F); hifloat8 rounds to nearest, ties away from zero (overflow ±inf, NaN -> "
+        "0x80). " + _ATOMIC_DOC + " NPU profiles take the pairs their vector pre-quant "
         "modes scale within the acc store checks: a2/a3 f32 -> i8/u8 and i32 -> i8/u8/f16; a5 f32 -> "
-        "i8/u8/f16/bf16/f8e4m3/f32 (the f32 -> f32 store is scaled too) and i32 -> i8/u8/f16/bf16 "
-        "(A5's f32 -> hifloat8 is not declared: decision 'Pre-quantising 8-bit float targets'); cpu "
-        "every pair of both. dst may be ND, NZ or NC1HWC0 (the whole feature map, as TLOAD's convolution "
+        "i8/u8/f16/bf16/f8e4m3/hifloat8/f32 (the f32 -> f32 store is scaled too) and i32 -> "
+        "i8/u8/f16/bf16 (decision 'Pre-quantising 8-bit float targets'); cpu every pair of both. dst may be ND, NZ or NC1HWC0 (the whole feature map, as TLOAD's convolution "
         "layouts say)." + _RELU_DOC,
     example=Example({"dst": "!pto.memref<64x64xf16>", "src": "!pto.tile<16x16xi32, loc=acc, layout=NZ>",
                      "fp": "!pto.tile<1x16xf32, loc=scaling>"}),
@@ -546,7 +547,8 @@ declare(Instruction(
                  _atomic_types("dst", (AtomicMode.NONE, AtomicMode.ADD))) + _conv_rules("src", "dst"),
     special_values="IEEE f32 product (0 * inf = NaN); to f32/f16/bf16: overflow gives ±inf, NaN stays "
                    "NaN; to i8/u8: NaN -> 0, values beyond the range (±inf included) clamp to its ends, "
-                   "ties to even; to f8e4m3: clamp to ±448, NaN -> 0x7F."))
+                   "ties to even; to f8e4m3: clamp to ±448, NaN -> 0x7F; to hifloat8: beyond 2**15 ±inf, "
+                   "NaN -> 0x80."))
 
 declare(Instruction(
     mnemonic="TPREFETCH", family=Family.MEMORY, summary="hint that a global window will be loaded",
