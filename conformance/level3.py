@@ -3,7 +3,8 @@ bytecode -> load -> backend and every kernel's arrays must equal the reference b
 within the kernel's error budget; and synchronisation scenarios (producer and consumer
 kernels through global memory, a store read back in the same kernel behind a flag, a
 ping-pong pipeline through tiles, blocks reached through tensor views and tile subsets) must
-give what numpy computes independently.
+give what numpy computes independently. The scenarios are written in the compute and ordering
+forms the profile provides (``scenario_forms``), so they run on every profile.
 
 A program's error budget is the spec's (``backends.compare.error_budget``: each
 instruction's numerics contract in epsilons) times the row loop's trip count: the loop body
@@ -28,6 +29,7 @@ from .level0 import explore
 from .outcome import Difference, Failure, Outcome
 from .features import FEATURES, program_features
 from .programs import KernelArgs, Program, block_options, programs, random_values
+from .scenario_forms import SCALE, SHIFT, Plan, affine, plan
 
 LEVEL = 3
 UNSUPPORTED = "LEGAL_BACKEND_UNSUPPORTED"
@@ -193,20 +195,20 @@ def programs_outcome(backend: Backend, profile: str, max_examples: int, seed: in
 
 @dataclass(frozen=True)
 class Scenario:
-    """A hand-written program family: ``text(dtype, cols)`` gives the module, ``calls``
-    the kernels to run in order, ``expect(inputs)`` numpy's result per output array."""
+    """A hand-written program family: ``text(dtype, cols, plan)`` gives the module in the
+    forms ``plan`` picked for the profile (``scenario_forms``), ``calls`` the kernels to run in
+    order, ``expect(inputs, dtype, plan)`` numpy's result per output array."""
 
     name: str
     doc: str
-    text: Callable[[str, int], str]
+    text: Callable[[str, int, Plan], str]
     calls: tuple[str, ...]
     arrays: Callable[[int, int, str, np.random.Generator], dict[str, Any]]
-    expect: Callable[[dict[str, Any], str], dict[str, np.ndarray]]
+    expect: Callable[[dict[str, Any], str, Plan], dict[str, np.ndarray]]
     sizes: tuple[tuple[int, int], ...]      # (rows, cols)
 
 
 BLOCK = 16
-SCALE, SHIFT = 1.5, -0.25
 
 
 def _loop(body: str) -> str:
@@ -224,43 +226,56 @@ def _tile(name: str, d: str, c: int) -> str:
     return f"    .tile %{name} valid_row = %vr : !pto.tile<{BLOCK}x{c}x{d}, valid=?x{c}>\n"
 
 
-def _producer_consumer(d: str, c: int) -> str:
+def _x_tile(p: Plan, d: str, c: int) -> str:
+    """The declaration of %v, the tile a tile-form shift step reads x's block into."""
+    return "" if p.shift.scalar is not None else _tile("v", d, c)
+
+
+def _shift(p: Plan, t: str, x_block: str) -> str:
+    """The shift step on %t; a tile form adds the input block, loaded into %v from
+    ``x_block`` first."""
+    if p.shift.scalar is not None:
+        return f"    {p.shift.line(t)}\n"
+    return f"    %v = tload {x_block}\n    {p.shift.line(t, other='v')}\n"
+
+
+def _producer_consumer(d: str, c: int, p: Plan) -> str:
     g = f"!pto.memref<?x{c}x{d}>"
+    x = "" if p.shift.scalar is not None else f"%x : {g}, "      # the shift adds x's block
     produce = _head("produce", f"%x : {g}, %mid : {g}, %a : {d}, %rows : index") + _loop(
-        _tile("t", d, c) + "    %t = tload %x[%r, %c0]\n    %t = tmuls %t, %a\n"
+        _tile("t", d, c) + f"    %t = tload %x[%r, %c0]\n    {p.scale.line('t')}\n"
         "    tstore %mid[%r, %c0], %t\n") + "}\n"
-    consume = _head("consume", f"%mid : {g}, %y : {g}, %b : {d}, %rows : index") + _loop(
-        _tile("u", d, c) + "    %u = tload %mid[%r, %c0]\n    %u = tadds %u, %b\n"
-        "    tstore %y[%r, %c0], %u\n") + "}\n"
+    consume = _head("consume", f"{x}%mid : {g}, %y : {g}, %b : {d}, %rows : index") + _loop(
+        _tile("u", d, c) + _x_tile(p, d, c) + "    %u = tload %mid[%r, %c0]\n"
+        + _shift(p, "u", "%x[%r, %c0]") + "    tstore %y[%r, %c0], %u\n") + "}\n"
     return produce + consume
 
 
-def _store_load(d: str, c: int) -> str:
-    g = f"!pto.memref<?x{c}x{d}>"
+def _store_load(d: str, c: int, p: Plan) -> str:
+    g, order = f"!pto.memref<?x{c}x{d}>", [("MTE3", "MTE2", 0)]
     return _head("roundtrip", f"%x : {g}, %mid : {g}, %y : {g}, %a : {d}, %b : {d}, %rows : index") + _loop(
-        _tile("t", d, c) + _tile("u", d, c)
-        + "    %t = tload %x[%r, %c0]\n    %t = tmuls %t, %a\n    tstore %mid[%r, %c0], %t\n"
-        "    set_flag #pto.pipe<MTE3>, #pto.pipe<MTE2>, 0\n"
-        "    wait_flag #pto.pipe<MTE3>, #pto.pipe<MTE2>, 0\n"
-        "    %u = tload %mid[%r, %c0]\n    %u = tadds %u, %b\n    tstore %y[%r, %c0], %u\n") + "}\n"
+        _tile("t", d, c) + _tile("u", d, c) + _x_tile(p, d, c)
+        + f"    %t = tload %x[%r, %c0]\n    {p.scale.line('t')}\n    tstore %mid[%r, %c0], %t\n"
+        + p.sync.signals(order, "    ") + p.sync.waits(order, "    ")
+        + "    %u = tload %mid[%r, %c0]\n" + _shift(p, "u", "%x[%r, %c0]")
+        + "    tstore %y[%r, %c0], %u\n") + "}\n"
 
 
-def _ping_pong(d: str, c: int) -> str:
+def _ping_pong(d: str, c: int, p: Plan) -> str:
     """Two halves per iteration through ping/pong buffers; forward flags carry data from
-    load to compute to store, reverse flags hand buffers back (pre-set, drained after)."""
-    g, t = f"!pto.memref<?x{c}x{d}>", f"!pto.tile<{BLOCK}x{c}x{d}>"
-    flags = [("V", "MTE2"), ("MTE3", "V")]
-    pre = "".join(f"  set_flag #pto.pipe<{s}>, #pto.pipe<{e}>, {i}\n" for s, e in flags for i in (0, 1))
-    post = "".join(f"  wait_flag #pto.pipe<{s}>, #pto.pipe<{e}>, {i}\n" for s, e in flags for i in (0, 1))
+    load to compute to store, reverse flags hand buffers back (pre-set, drained after). In
+    the barrier form each wait is a barrier and a set is nothing."""
+    g, t, s = f"!pto.memref<?x{c}x{d}>", f"!pto.tile<{BLOCK}x{c}x{d}>", p.sync
+    back = [(src, dst, i) for src, dst in (("V", "MTE2"), ("MTE3", "V")) for i in (0, 1)]
 
     def half(i: int, row: str) -> tuple[str, str, str]:
-        load = (f"    wait_flag #pto.pipe<V>, #pto.pipe<MTE2>, {i}\n    %in{i} = tload %x[{row}, %c0]\n"
-                f"    set_flag #pto.pipe<MTE2>, #pto.pipe<V>, {i}\n")
-        work = (f"    wait_flag #pto.pipe<MTE2>, #pto.pipe<V>, {i}\n    wait_flag #pto.pipe<MTE3>, #pto.pipe<V>, {i}\n"
-                f"    %out{i} = tmuls %in{i}, %a\n    %out{i} = tadds %out{i}, %b\n"
-                f"    set_flag #pto.pipe<V>, #pto.pipe<MTE2>, {i}\n    set_flag #pto.pipe<V>, #pto.pipe<MTE3>, {i}\n")
-        store = (f"    wait_flag #pto.pipe<V>, #pto.pipe<MTE3>, {i}\n    tstore %y[{row}, %c0], %out{i}\n"
-                 f"    set_flag #pto.pipe<MTE3>, #pto.pipe<V>, {i}\n")
+        load = (s.waits([("V", "MTE2", i)], "    ") + f"    %in{i} = tload %x[{row}, %c0]\n"
+                + s.signals([("MTE2", "V", i)], "    "))
+        work = (s.waits([("MTE2", "V", i), ("MTE3", "V", i)], "    ")
+                + f"    {p.scale.line(f'out{i}', f'in{i}')}\n    {p.shift.line(f'out{i}', other=f'in{i}')}\n"
+                + s.signals([("V", "MTE2", i), ("V", "MTE3", i)], "    "))
+        store = (s.waits([("V", "MTE3", i)], "    ") + f"    tstore %y[{row}, %c0], %out{i}\n"
+                 + s.signals([("MTE3", "V", i)], "    "))
         return load, work, store
 
     h0, h1 = half(0, "%r"), half(1, "%r1")
@@ -268,23 +283,25 @@ def _ping_pong(d: str, c: int) -> str:
     body = "    %r1 = arith.addi %r, %cB : index\n" + "".join(h0[k] + h1[k] for k in range(3))
     return (f"kernel @pingpong(%x : {g}, %y : {g}, %a : {d}, %b : {d}, %rows : index) {{\n"
             f"  .const %c0 = 0 : index\n  .const %cB = {BLOCK} : index\n  .const %c2B = {2 * BLOCK} : index\n"
-            + decls + pre + f"  scf.for %r = %c0 to %rows step %c2B {{\n{body}  }}\n" + post + "}\n")
+            + decls + s.signals(back, "  ") + f"  scf.for %r = %c0 to %rows step %c2B {{\n{body}  }}\n"
+            + s.waits(back, "  ") + "}\n")
 
 
-def _views(d: str, c: int) -> str:
+def _views(d: str, c: int, p: Plan) -> str:
     """The row-block loop of the other scenarios with both tensors reached through views: a
     ``make_tensor_view`` over each rank-1 pointer and a ``partition_view`` per block (decision
-    "Tensor views"), and each block's tile doubled in place through two ``pto.subset`` halves
-    of its rows (decision "pto.subset") before the affine step."""
-    v, p, half = f"!pto.tensor_view<?x{c}x{d}>", f"!pto.partition_tensor_view<?x{c}x{d}>", BLOCK // 2
+    "Tensor views"), each block's tile scaled in place through two ``pto.subset`` halves of its
+    rows (decision "pto.subset"), then shifted whole."""
+    v, pv, half = f"!pto.tensor_view<?x{c}x{d}>", f"!pto.partition_tensor_view<?x{c}x{d}>", BLOCK // 2
     t = f"!pto.tile<{BLOCK}x{c}x{d}, valid=?x{c}>"
     sub = f"!pto.tile<{half}x{c}x{d}, valid=?x{c}>"
-    body = ("    %xp = pto.partition_view %xv, offsets = [%r, %c0], sizes = [%vr, %cC] : " + f"{v} -> {p}\n"
-            + _tile("t", d, c) + "    %t = tload %xp[%c0, %c0]\n"
+    body = ("    %xp = pto.partition_view %xv, offsets = [%r, %c0], sizes = [%vr, %cC] : " + f"{v} -> {pv}\n"
+            + _tile("t", d, c) + _x_tile(p, d, c) + "    %t = tload %xp[%c0, %c0]\n"
             + "".join(f"    %h{k} = pto.subset %t[{k * half}, 0] sizes [{half}, {c}] : {t}\n"
-                      f"    %h{k} = tmuls %h{k}, %a : ({sub}, {d}) -> {sub}\n" for k in (0, 1))
-            + f"    %t = tadds %t, %b\n    %yp = pto.partition_view %yv, offsets = [%r, 0], sizes = [%vr, {c}] "
-            f": {v} -> {p}\n    tstore %yp[%c0, %c0], %t\n")
+                      f"    {p.scale.line(f'h{k}', tile_type=sub, d=d)}\n" for k in (0, 1))
+            + _shift(p, "t", "%xp[%c0, %c0]")
+            + f"    %yp = pto.partition_view %yv, offsets = [%r, 0], sizes = [%vr, {c}] : {v} -> {pv}\n"
+            "    tstore %yp[%c0, %c0], %t\n")
     return (_head("viewed", f"%x : !pto.ptr<{d}, gm>, %y : !pto.ptr<{d}, gm>, %a : {d}, %b : {d}, %rows : index")
             + f"  .const %cC = {c} : index\n  .const %c1 = 1 : index\n"
             f"  %xv = pto.make_tensor_view %x, shape = [%rows, %cC], strides = [%cC, %c1] : {v}\n"
@@ -307,28 +324,28 @@ def _in_out(names_in: tuple[str, ...], names_out: tuple[str, ...]) -> Callable[.
     return make
 
 
-def _affine(inputs: dict[str, Any], d: str) -> dict[str, np.ndarray]:
-    """mid = x * a, y = mid + b, each rounded once to the element type (f32 holds the
-    exact product and sum of two f16 values, so rounding the f32 result is rounding once)."""
-    t = dt.get(d).np_dtype
-    x = inputs["x"].astype(np.float32)
-    mid = (x * np.float32(SCALE)).astype(t)
-    y = (mid.astype(np.float32) + np.float32(SHIFT)).astype(t)
-    return {"mid": mid, "y": y}
+def _affine(inputs: dict[str, Any], d: str, p: Plan) -> dict[str, np.ndarray]:
+    """mid and y of the plan's scale and shift steps, computed by numpy from x."""
+    return affine(inputs["x"], d, p)
+
+
+def _y(inputs: dict[str, Any], d: str, p: Plan) -> dict[str, np.ndarray]:
+    return {"y": _affine(inputs, d, p)["y"]}
 
 
 SCENARIOS = (
     Scenario("L3:sync-producer-consumer", "one kernel stores, the next (run after it) loads",
              _producer_consumer, ("produce", "consume"), _in_out(("x",), ("mid", "y")), _affine,
              ((16, 16), (40, 32), (5, 64))),
-    Scenario("L3:sync-store-load", "a kernel stores a block and loads it back behind MTE3 -> MTE2",
+    Scenario("L3:sync-store-load",
+             "a kernel stores a block and loads it back behind MTE3 -> MTE2 (a flag, or a barrier)",
              _store_load, ("roundtrip",), _in_out(("x",), ("mid", "y")), _affine,
              ((16, 16), (40, 32), (5, 64))),
-    Scenario("L3:sync-ping-pong", "double-buffered load / compute / store with flags",
+    Scenario("L3:sync-ping-pong", "double-buffered load / compute / store with flags (or barriers)",
              _ping_pong, ("pingpong",), _in_out(("x",), ("y",)),
-             lambda i, d: {"y": _affine(i, d)["y"]}, ((32, 16), (64, 32), (96, 64))),
+             _y, ((32, 16), (64, 32), (96, 64))),
     Scenario("L3:views", "blocks loaded and stored through tensor views, scaled through tile subsets",
-             _views, ("viewed",), _flat_in_out, lambda i, d: {"y": _affine(i, d)["y"]},
+             _views, ("viewed",), _flat_in_out, _y,
              ((16, 16), (40, 32), (5, 64))),
 )
 
@@ -338,8 +355,11 @@ def scenario_outcome(backend: Backend, profile: str, sc: Scenario, d: str, seed:
     (a failure's reproducer is the module and inputs; run ``sc.calls`` in that order)."""
     rng = np.random.default_rng(seed)
     n = 0
+    forms = plan(profile, d)
+    if isinstance(forms, str):
+        return Outcome(LEVEL, sc.name, d, "unsupported", n, reason=forms)
     for rows, cols in sc.sizes:
-        text = sc.text(d, cols)
+        text = sc.text(d, cols, forms)
         try:
             module = verify(load_bytes(parse(text).to_bytes()), profile)
         except PTOError as e:
@@ -363,7 +383,7 @@ def scenario_outcome(backend: Backend, profile: str, sc: Scenario, d: str, seed:
         except Exception as e:  # noqa: BLE001 - reported, not raised
             return failed(f"{sc.doc}: raised {type(e).__name__}: {e}")
         n += 1
-        want = sc.expect(inputs, d)
+        want = sc.expect(inputs, d, forms)
         budget = sum(error_budget(k) for k in module.kernels)
         diff = first_difference({k: args[k] for k in want}, want, budget)
         if diff is not None:

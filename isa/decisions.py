@@ -1281,11 +1281,10 @@ DECISIONS: tuple[Decision, ...] = (
              "SET_QUANT_SCALAR recorded or fp[0, j] of the tile the last SET_QUANT_VECTOR recorded, read when "
              "the push runs. No state: RUNTIME_QUANT_STATE (not the CPU model's 1.0); the i8 scalar modes "
              "also need OutType I8 (U8 would set a sign flag that writes unsigned codes into the int8 slot), "
-             "the other modes ignore OutType as the register does. Not declared: QF322HIF8_PRE (QuantOutType "
-             "has no hifloat8 member and the CPU model has no hifloat8 conversion here), the modes whose "
+             "the other modes ignore OutType as the register does. Not declared: the modes whose "
              "consumer type is the source type (VQF322F16_PRE and the like: FixpipeConsDType leaves them "
-             "f32), the i16/i4 modes (not TPUSH types), the layout, relu, phase and atomic FixpipeParams "
-             "fields.",
+             "f32) and the i16/i4 modes (not TPUSH types). QF322HIF8_PRE and the layout, relu, phase, "
+             "sub-block and atomic fields: decision 'TPUSH FixpipeParams fields'.",
              "It makes the SET_QUANT_* state observable through the one public instruction that reads it, "
              "with the same conversion as every other pre-quantising form; a fault instead of a silent 1.0 "
              "catches a missing SET_QUANT_* on every backend."),
@@ -1404,4 +1403,34 @@ DECISIONS: tuple[Decision, ...] = (
              "Holding a ConvTile as the 2-D matrix the simulator's map already defines keeps tiles 2-D and "
              "logical (decision 'Physical layouts'); requiring the whole tensor is the NPU store's own "
              "assertion and the only reading under which the simulator's map and the NPU's block copy agree."),
+    Decision("TPUSH FixpipeParams fields",
+             "fixpipe.hpp: FixpipeParams<LayoutMode_t, QuantMode_t, ReluPreMode, STPhase, SubBlockId, AtomicType, "
+             "ClipReluMode_t, IsChannelSplit>. The TConfig TPUSH reads LayoutMode (the consumer tile / GM slot "
+             "layout: NZ2ND row-major, NZ2DN column-major, NZ2NZ NZ), QuantPre, ReluMode and Phase (passed to "
+             "TMovCcToUb / TStoreAcc), SubBlockId (A5 only, cast to AccToVecMode for the UB path) and AtomicT "
+             "(SetAtomicAdd around the GM-path store); no TPUSH path reads ClipReluMode or IsChannelSplit. "
+             "FixpipeConsDType gives QF322HIF8_PRE the A5 hifloat8_t; VQF322HIF8_PRE (in the A5 mode tables of "
+             "TSTORE) gets no consumer type there, so its slot would be typed f32. The pages do not say where "
+             "the ReLU sits against the scaling, nor what AtomicAdd adds the push to.",
+             "TPUSH gains LayoutMode (#pto.fixpipe_layout<NZ2NZ|NZ2ND|NZ2DN>, default NZ2ND), Relu "
+             "(#pto.relu<NONE|RELU>), Phase (#pto.st_phase<Unspecified|Partial|Final>), SubBlockId (0..3) and "
+             "AtomicT (#pto.atomic<...>), appended after Quant; Quant gains QF322HIF8_PRE (f32 acc, scalar "
+             "scale, hifloat8 slot: nearest, ties away, overflow ±inf; a5 and cpu, LEGAL_ATTR on a2/a3; the "
+             "hifloat8 TPOP is legal on a5 and cpu only). Any field off its default needs an unsplit acc tile "
+             "(LEGAL_LOCATION; STRUCT_ATTR_VALUE with a Split or on a GlobalData slot). The slot holds values, "
+             "so LayoutMode is a contract with the consumer: the vec tile that pops an acc push (the plain one "
+             "included, which is NZ2ND) must have layout ND, DN or NZ as the mode writes, else "
+             "RUNTIME_FIFO_MISMATCH; a vec push still pops into any layout. Relu zeroes what is not > 0 (NaN "
+             "kept, -0 -> +0) after the scale and before the conversion, as the pre-quantising moves do. Phase "
+             "changes no value. SubBlockId: 0 as before; 1 sends the slot to sub-block 1, so the TPOP of sub-block "
+             "0 (the one a functional run executes, decision 'FIFO split modes') faults RUNTIME_FIFO_MISMATCH "
+             "rather than read data it would never get; 2 and 3 push the whole tile split as TILE_UP_DOWN / "
+             "TILE_LEFT_RIGHT (the TPOP names that Split; an odd extent is RUNTIME_VALID_REGION) and, as A5's "
+             "dual AccToVecModes, take no Quant and no NZ2DN (STRUCT_ATTR_VALUE); a2/a3 take only 0 "
+             "(LEGAL_ATTR). AtomicT takes only NONE (LEGAL_MODE): the FIFO holds slots, not the ring's memory, "
+             "so there is nothing defined to add onto. ClipReluMode and IsChannelSplit are not attributes "
+             "(STRUCT_UNKNOWN_ATTR), and VQF322HIF8_PRE is not a Quant value.",
+             "Each declared field changes what a functional run can observe (the type, the values, the "
+             "layout and the half the consumer gets) or is a timing hint that changes nothing; the fields "
+             "that would need state openpto does not model fault or are refused instead of being guessed."),
 )

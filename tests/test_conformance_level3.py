@@ -20,7 +20,9 @@ from openpto.isa.types import INDEX
 from openpto.isa.values import Tile
 from openpto.assembler import verify
 from openpto.conformance import level3 as L3
-from openpto.conformance.level3 import PINNED_EXAMPLES, SCENARIOS, first_difference, run_level3
+from openpto.conformance import scenario_forms
+from openpto.conformance.level3 import (PINNED_EXAMPLES, SCENARIOS, SYNC_DTYPES, first_difference, run_level3,
+                                        scenario_outcome)
 from openpto.conformance.programs import programs, templates
 from openpto.conformance.runner import DEFAULT_EXAMPLES
 from openpto.isa.registry import get as openpto_get
@@ -195,6 +197,105 @@ def test_a_backend_raising_a_foreign_exception_is_a_failure_not_a_crash() -> Non
     outs = run_level3(Crashes(), "cpu", max_examples=2, seed=0)
     assert {o.status for o in outs} == {"fail"}
     assert all("RuntimeError" in o.reason or "RUNTIME_INTERNAL" in o.reason for o in outs)
+
+
+# --------------------------------------------------------------------------- scenarios per profile
+
+def _scenarios(backend: Any, profile: str) -> dict[tuple[str, str], Any]:
+    return _by_name([scenario_outcome(backend, profile, sc, d, i)
+                     for i, sc in enumerate(SCENARIOS) for d in SYNC_DTYPES])
+
+
+def _scenario(name: str) -> Any:
+    return next(sc for sc in SCENARIOS if sc.name == name)
+
+
+@pytest.mark.parametrize("backend", ["reference", "llvm"])
+@pytest.mark.parametrize("profile", ["a6", "kirin9030"])
+def test_every_scenario_runs_and_passes_on_profiles_without_flags(backend: str, profile: str) -> None:
+    """a6 (no TMULS / TADDS, no flags) and kirin9030 (no flags) run every scenario, every
+    size: none is unsupported."""
+    outs = _scenarios(get(backend), profile)
+    assert {name for name, _ in outs} == SYNC
+    assert [(k, o.status, o.reason) for k, o in outs.items() if o.status != "pass"] == []
+    assert all(o.examples == len(_scenario(name).sizes) for (name, _), o in outs.items())
+
+
+def _between(text: str, first: str, last: str) -> list[str]:
+    lines = [ln.strip() for ln in text.splitlines()]
+    return lines[lines.index(first) + 1:lines.index(last)]
+
+
+@pytest.mark.parametrize("profile, compute, order", [
+    ("a5", ["tmuls", "tadds"], ["set_flag #pto.pipe<MTE3>, #pto.pipe<MTE2>, 0",
+                                "wait_flag #pto.pipe<MTE3>, #pto.pipe<MTE2>, 0"]),
+    ("kirin9030", ["tmuls", "tadds"], ["tsync #pto.pipe<ALL>"]),
+    ("kirinX90", ["tmuls", "tadds"], ["tsync #pto.pipe<ALL>"]),
+    ("a6", ["tadd", "tadd"], ["tsync #pto.pipe<ALL>"]),
+])
+def test_store_load_orders_the_store_before_the_load_in_the_profiles_forms(
+        profile: str, compute: list[str], order: list[str]) -> None:
+    """Between the store to mid and the load back sits the profile's ordering (a flag pair,
+    or TSYNC's all-pipe barrier where there are no flags), never nothing."""
+    forms = scenario_forms.plan(profile, "f32")
+    text = _scenario("L3:sync-store-load").text("f32", 16, forms)
+    verify(parse(text), profile)
+    assert _between(text, "tstore %mid[%r, %c0], %t", "%u = tload %mid[%r, %c0]") == order
+    ops = re.findall(r"= (t[a-z]+) %[tu], ", text)
+    assert ops == compute, ops
+    ping = _scenario("L3:sync-ping-pong").text("f32", 16, forms)
+    assert ping.count(order[-1].split(" #")[0]) >= 7          # one wait (or barrier) per hand-over
+
+
+def test_a6_scenarios_compute_what_their_tadds_give() -> None:
+    """On a6 the scale step is x + x and the shift step mid + x: mid = 2x and y = 3x (exact
+    for these values), computed here by hand for a short last block."""
+    x = np.array([[0.5, -1.25, 1.75, -0.375]] * 5, np.float32).repeat(4, axis=1)
+    args = {"x": x.copy(), "mid": np.full_like(x, np.nan), "y": np.full_like(x, np.nan),
+            "a": 1.5, "b": -0.25, "rows": 5}
+    module = load_bytes(parse(_scenario("L3:sync-store-load").text("f32", 16,
+                                                                    scenario_forms.plan("a6", "f32"))).to_bytes())
+    get("reference").compile(module, "a6").run("roundtrip", **args)
+    assert np.array_equal(args["mid"], x * 2) and np.array_equal(args["y"], x * 3)
+
+
+def test_a_profile_without_any_ordering_form_reports_unsupported(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the profile has none of the forms a step needs, the scenario says which."""
+    monkeypatch.setattr(scenario_forms, "SYNCS", scenario_forms.SYNCS[:1])       # flags only
+    o = scenario_outcome(get("reference"), "a6", _scenario("L3:sync-store-load"), "f32", 0)
+    assert o.status == "unsupported" and o.reason == "a6 lacks an ordering (a flag pair or an all-pipe TSYNC)"
+    assert scenario_outcome(get("reference"), "a5", _scenario("L3:sync-store-load"), "f32", 0).status == "pass"
+    monkeypatch.setattr(scenario_forms, "SCALE_STEPS", scenario_forms.SCALE_STEPS[:1])   # TMULS only
+    o = scenario_outcome(get("reference"), "a6", _scenario("L3:views"), "f16", 0)
+    assert o.status == "unsupported" and o.reason.startswith("a6 lacks the scale step on f16 (TMULS)")
+
+
+@pytest.mark.parametrize("profile", ["a6", "kirin9030"])
+def test_loads_hoisted_above_the_barrier_fail_the_store_load_scenario(profile: str) -> None:
+    outs = _scenarios(HoistsLoads(), profile)
+    for d in SYNC_DTYPES:
+        assert outs["L3:sync-store-load", d].status == "fail"
+        assert outs["L3:sync-store-load", d].failure.difference.operand == "y"
+    assert outs["L3:sync-producer-consumer", "f32"].status == "pass"
+
+
+def _first_addend_twice(dst: Tile, src0: Tile, src1: Tile) -> None:
+    RULES["TADD"](dst=dst, src0=src0, src1=src0)
+
+
+class DropsSecondAddend(ReferenceBackend):
+    name = "drops-second-addend"
+    rules = dict(RULES, TADD=_first_addend_twice)
+
+
+def test_wrong_adders_fail_every_a6_scenario() -> None:
+    """a6 computes every scenario with TADD: an adder that reads src0 twice fails all of them,
+    the sloppy adder (off in the 9th bit, beyond the f32 budget) every f32 one, and a store
+    that drops a row fails them too."""
+    assert {o.status for o in _scenarios(DropsSecondAddend(), "a6").values()} == {"fail"}
+    assert {o.status for (_, d), o in _scenarios(SloppyAdd(), "a6").items() if d == "f32"} == {"fail"}
+    assert {o.status for o in _scenarios(DropsLastRow(), "a6").values()} == {"fail"}
+    assert {o.status for o in _scenarios(DropsLastRow(), "kirin9030").values()} == {"fail"}
 
 
 # --------------------------------------------------------------------------- the generator
