@@ -334,25 +334,8 @@ def test_bad_public_spelling_is_a_located_diagnostic(name: str, text: str, code:
 
 # ------------------------------------------------------------------ continuation lines
 
-N_LINEAR = 1_000_000
-
-
-@pytest.mark.parametrize("text", [
-    "%d = tadd %a, %b\n" + " " * N_LINEAR + ": f32",                  # blanks before the ':'
-    "%d = tadd %a, %b\n" + " " * N_LINEAR + "outsx",                  # blanks, then no continuation
-    "%d = tadd %a, %b\n" + "outs " * (N_LINEAR // 5),                 # 'outs' without '('
-    "%d = tadd %a, %b" + "\n:" * (N_LINEAR // 2),                     # a statement over many lines
-    "%d = tadd %a, %b" + "\n-> f32" * (N_LINEAR // 7),
-], ids=["blanks then ':'", "blanks then a word", "outs without (", "many ':' lines", "many '->' lines"])
-def test_continuation_lines_parse_in_linear_time(text: str) -> None:
-    """Deciding whether a line continues the one before reads only its start, once per line."""
-    import time
-    start = time.perf_counter()
-    try:
-        pto.parse(ARGS + text)
-    except PTOError as e:
-        e.render()
-    assert time.perf_counter() - start < 3.0
+# Linear parse time of long continuation lines: tests/test_assembler_linear.py (its cases are
+# benchmarks/bench_parse_linear.py's "continuation: ..." rows).
 
 
 def test_continued_statement_reports_on_its_own_lines() -> None:
