@@ -35,13 +35,9 @@ def mx_a_zz(s: np.ndarray) -> np.ndarray:
 
 
 def mx_b_nn(s: np.ndarray) -> np.ndarray:
-    """K/32 x N scales as the public MX_B_NN tensor: element (i, j) at [0, j/16, i/2, j%16, i%2]."""
-    kb, n = s.shape
-    g = np.zeros((1, n // 16, kb // 2, 16, 2), s.dtype)
-    for i in range(kb):
-        for j in range(n):
-            g[0, j // 16, i // 2, j % 16, i % 2] = s[i, j]
-    return g
+    """K/32 x N scales as the public MX_B_NN tensor: element (i, j) at [0, j/16, i/2, j%16, i%2],
+    which is MX_A_ZZ's placement of the transposed matrix."""
+    return mx_a_zz(s.T)
 
 
 def hif4_b_nn(r: np.ndarray) -> np.ndarray:
