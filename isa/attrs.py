@@ -114,6 +114,25 @@ class FixpipeQuant(enum.Enum):
     VREQ8 = 11
     VDEQF16 = 12
     VQS322BF16_PRE = 13
+    QF322HIF8_PRE = 14
+
+
+class FixpipeLayout(enum.Enum):
+    """TPUSH's ``Layout``: the FixpipeParams LayoutMode_t, the layout the fixpipe writes an acc
+    (NZ) tile's slot in, hence the layout of the tile that pops it: ND, DN or NZ."""
+
+    NZ2NZ = 0
+    NZ2ND = 1
+    NZ2DN = 2
+
+
+class STPhase(enum.Enum):
+    """TPUSH's ``Phase``: the FixpipeParams STPhase of a unit-flag aware acc store (the public
+    values 0, 2 and 3); it orders the store against the matmul and changes no value."""
+
+    Unspecified = 0
+    Partial = 2
+    Final = 3
 
 
 class MxQuantAlg(enum.Enum):
@@ -202,6 +221,8 @@ ENUM_SPELLING: dict[type[enum.Enum], str] = {
     Precision: "precision",
     QuantOutType: "out_type",
     FixpipeQuant: "fixpipe_quant",
+    FixpipeLayout: "fixpipe_layout",
+    STPhase: "st_phase",
     MxQuantAlg: "mx_alg",
     SyncAllMode: "syncall_mode",
     SyncCoreType: "sync_core",

@@ -139,11 +139,12 @@ FIXPIPE_MODES: dict[Q, tuple[dt.DType, dt.DType, str]] = {
             Q.F322F16: (dt.F32, dt.F16, CAST), Q.F322BF16: (dt.F32, dt.BF16, CAST),
             Q.QF322B8_PRE: (dt.F32, dt.I8, SCALAR), Q.QF322F16_PRE: (dt.F32, dt.F16, SCALAR),
             Q.QF322BF16_PRE: (dt.F32, dt.BF16, SCALAR), Q.QF322FP8_PRE: (dt.F32, dt.F8E4M3, SCALAR),
+            Q.QF322HIF8_PRE: (dt.F32, dt.HIF8, SCALAR),
             Q.REQ8: (dt.I32, dt.I8, SCALAR), Q.DEQF16: (dt.I32, dt.F16, SCALAR),
             Q.QS322BF16_PRE: (dt.I32, dt.BF16, SCALAR),
             Q.VQF322B8_PRE: (dt.F32, dt.I8, VECTOR), Q.VREQ8: (dt.I32, dt.I8, VECTOR),
             Q.VDEQF16: (dt.I32, dt.F16, VECTOR), Q.VQS322BF16_PRE: (dt.I32, dt.BF16, VECTOR)}
-A5_ONLY_MODES = (Q.QF322FP8_PRE, Q.QS322BF16_PRE, Q.VQS322BF16_PRE)
+A5_ONLY_MODES = (Q.QF322FP8_PRE, Q.QF322HIF8_PRE, Q.QS322BF16_PRE, Q.VQS322BF16_PRE)
 
 
 def quant_state_fault(mode: Q, why: str, expected: str, actual: str) -> RuntimeFault:
@@ -153,15 +154,19 @@ def quant_state_fault(mode: Q, why: str, expected: str, actual: str) -> RuntimeF
 
 
 def fixpipe_values(values: np.ndarray, mode: Q, state: Mapping[str, Any] | None,
-                   read_factors: Callable[[Any, int], np.ndarray]) -> np.ndarray:
+                   read_factors: Callable[[Any, int], np.ndarray], relu_pre: bool = False) -> np.ndarray:
     """An acc region converted as ``mode`` does, reading the SET_QUANT_* state when the push runs:
     scalar modes multiply by the recorded scale (the i8 modes need OutType I8: the signed type the
     consumer pops), vector modes column j by fp[0, j] of the recorded tile (``read_factors(fp, cols)``
-    reads it, faulting outside its valid region); cast modes only convert."""
+    reads it, faulting outside its valid region); cast modes only convert. ``relu_pre``: the
+    fixpipe's ReLU between the scaling and the conversion (NoQuant: on the acc values as they are)."""
+    if mode is Q.NoQuant:
+        return relu(values) if relu_pre else values
     _, d, kind = FIXPIPE_MODES[mode]
     state = state or {}
+    post = relu if relu_pre else (lambda v: v)
     if kind == CAST:
-        return saturate(values.astype(np.float32), d)
+        return saturate(post(values.astype(np.float32)), d)
     if kind == SCALAR:
         reg = state.get(QUANT_SCALAR_KEY)
         if reg is None:
@@ -171,11 +176,11 @@ def fixpipe_values(values: np.ndarray, mode: Q, state: Mapping[str, Any] | None,
         if d.is_int and out.name != "I8":
             raise quant_state_fault(mode, "the scalar register's sign flag is not that of the i8 it pushes",
                                     "SET_QUANT_SCALAR OutType = I8", f"OutType = {out.name}")
-        return saturate(scale(values, reg["scale"]), d)
+        return saturate(post(scale(values, reg["scale"])), d)
     reg = state.get(QUANT_VECTOR_KEY)
     if reg is None:
         raise quant_state_fault(mode, "no SET_QUANT_VECTOR ran before it", "a SET_QUANT_VECTOR earlier in the "
                                 "run", "no vector quantisation state")
     factors = read_factors(reg["fp"], values.shape[1])
     with np.errstate(all="ignore"):
-        return saturate(values.astype(np.float32) * factors, d)
+        return saturate(post(values.astype(np.float32) * factors), d)

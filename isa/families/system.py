@@ -20,7 +20,8 @@ import numpy as np
 
 from .. import constraints as K
 from .. import dtypes as dt
-from ..attrs import FixpipeQuant, SyncAllMode, SyncCoreType, TileSplitAxis
+from ..attrs import (AtomicMode, FixpipeLayout, FixpipeQuant, ReluMode, STPhase, SyncAllMode, SyncCoreType,
+                     TileSplitAxis)
 from ..diagnostics import RuntimeFault
 from ..registry import declare
 from ..spec import (WHOLE, Attr, Constraint, Domain, EXACT, Example, Family, Instruction, Kind, Operand,
@@ -136,12 +137,15 @@ def _split_extent_ok(split: TileSplitAxis, rows: int, cols: int) -> bool:
 @dataclass
 class Entry:
     """A committed slot pushed from a tile: the whole tile's dtype, values (whole shape; part 1's
-    elements meaningless unless ``both``), its split, and whether both parts were pushed."""
+    elements meaningless unless ``both``), its split, whether both parts were pushed, and for an
+    acc push the layout the fixpipe wrote and whether it went to sub-block 1 alone."""
 
     dtype: dt.DType
     values: np.ndarray
     split: TileSplitAxis = TileSplitAxis.TILE_NO_SPLIT
     both: bool = True
+    layout: Layout | None = None      # an acc push: the layout its fixpipe wrote (the popping vec tile's)
+    sub1: bool = False                # an acc push to vector sub-block 1 only (SubBlockId = 1)
 
 
 def _as_entry(e: Any) -> Entry | None:
@@ -149,23 +153,47 @@ def _as_entry(e: Any) -> Entry | None:
     return Entry(*e) if isinstance(e, tuple) else e
 
 
+#: FixpipeParams LayoutMode -> the layout of the slot it writes, which the popping vec tile has
+FIXPIPE_LAYOUT = {FixpipeLayout.NZ2ND: Layout.ND, FixpipeLayout.NZ2DN: Layout.DN, FixpipeLayout.NZ2NZ: Layout.NZ}
+#: FixpipeParams SubBlockId (A5's AccToVecMode) -> the split a dual mode gives the pushed acc tile
+DUAL_SUBBLOCK = {2: TileSplitAxis.TILE_UP_DOWN, 3: TileSplitAxis.TILE_LEFT_RIGHT}
+SUBBLOCK_IDS = 4       # SubBlockId 0..3: SingleModeVec0, SingleModeVec1, DualModeSplitM, DualModeSplitN
+
+
+def _split_parity(split: TileSplitAxis, r: int, c: int, what: str) -> None:
+    """RUNTIME_VALID_REGION unless the whole tile's split extent has the split's parity."""
+    if not _split_extent_ok(split, r, c):
+        axis = "rows" if split in ROWS_SPLITS else "columns"
+        raise RuntimeFault("RUNTIME_VALID_REGION", f"{what} splits the tile's valid {axis}",
+                           expected=f"an {'odd' if split in ODD_SPLITS else 'even'} number of {axis}",
+                           actual=f"valid region {r}x{c}")
+
+
 def _tpush(tile: Tile | None = None, gmTensor: GlobalRef | None = None, FlagID: int = 0,
            SlotNum: int = 2, Split: TileSplitAxis = TileSplitAxis.TILE_NO_SPLIT,
-           Quant: FixpipeQuant = FixpipeQuant.NoQuant, state: dict | None = None) -> None:
+           Quant: FixpipeQuant = FixpipeQuant.NoQuant, LayoutMode: FixpipeLayout = FixpipeLayout.NZ2ND,
+           Relu: ReluMode = ReluMode.NONE, Phase: STPhase = STPhase.Unspecified, SubBlockId: int = 0,
+           AtomicT: AtomicMode = AtomicMode.NONE, state: dict | None = None) -> None:
     if gmTensor is not None:
         _whole(gmTensor, "TPUSH gmTensor")
     f = _fifo(state, FlagID, SlotNum, "TPUSH")
-    if tile is not None and Quant is not FixpipeQuant.NoQuant:
+    if tile is not None and tile.type.loc is ACC:        # the cube side: through the fixpipe
         _need_space(f, FlagID, "TPUSH")
         values = fixpipe_values(tile.region(), Quant, state,
-                                lambda fp, cols: fp.read(1, cols, "fp").astype(np.float32))
-        f.ready.append(Entry(FIXPIPE_MODES[Quant][1], values))
+                                lambda fp, cols: fp.read(1, cols, "fp").astype(np.float32),
+                                relu_pre=Relu is ReluMode.RELU)
+        split = DUAL_SUBBLOCK.get(SubBlockId, Split)
+        what = f"SubBlockId = {SubBlockId}" if SubBlockId in DUAL_SUBBLOCK else split.name
+        _split_parity(split, *values.shape, what)
+        d = tile.dtype if Quant is FixpipeQuant.NoQuant else FIXPIPE_MODES[Quant][1]
+        f.ready.append(Entry(d, np.array(values, copy=True), split, layout=FIXPIPE_LAYOUT[LayoutMode],
+                             sub1=SubBlockId == 1))
         return
     if tile is not None:
         _need_space(f, FlagID, "TPUSH")
         r, c = tile.valid
-        if tile.type.loc in VECTOR_SIDE and Split is not TileSplitAxis.TILE_NO_SPLIT:
-            wr, wc = split_whole(Split, r, c)           # sub-block 0's part of a whole tile
+        if Split is not TileSplitAxis.TILE_NO_SPLIT:     # sub-block 0's part of a whole tile
+            wr, wc = split_whole(Split, r, c)
             if min(wr, wc) < 0 or split_part0(Split, wr, wc) != (r, c):
                 raise RuntimeFault("RUNTIME_VALID_REGION", f"TPUSH of sub-block 0's part with {Split.name} "
                                    "from an empty tile", expected="at least one row and column",
@@ -174,11 +202,6 @@ def _tpush(tile: Tile | None = None, gmTensor: GlobalRef | None = None, FlagID: 
             values[:r, :c] = tile.region()
             f.ready.append(Entry(tile.dtype, values, Split, both=False))
             return
-        if not _split_extent_ok(Split, r, c):
-            axis = "rows" if Split in ROWS_SPLITS else "columns"
-            raise RuntimeFault("RUNTIME_VALID_REGION", f"{Split.name} splits the tile's valid {axis}",
-                               expected=f"an {'odd' if Split in ODD_SPLITS else 'even'} number of {axis}",
-                               actual=f"valid region {r}x{c}")
         f.ready.append(Entry(tile.dtype, tile.region().copy(), Split))
         return
     if f.allocated == 0:
@@ -208,6 +231,14 @@ def _tpop(tile: Tile | None = None, gmTensor: GlobalRef | None = None, FlagID: i
                            expected=f"Split = {entry.split.name} (as pushed)", actual=f"Split = {Split.name}")
     wr, wc = entry.values.shape
     part = tile.type.loc in VECTOR_SIDE
+    if part and entry.sub1:
+        raise RuntimeFault("RUNTIME_FIFO_MISMATCH", f"TPOP from FIFO {FlagID} of a slot pushed to vector sub-block 1 "
+                           "(SubBlockId = 1), which a functional run does not execute",
+                           expected="a slot pushed to sub-block 0 (SubBlockId 0, 2 or 3)", actual="SubBlockId = 1")
+    if part and entry.layout is not None and tile.type.layout is not entry.layout:
+        raise RuntimeFault("RUNTIME_FIFO_MISMATCH", f"TPOP from FIFO {FlagID} into a tile of another layout than "
+                           "the fixpipe wrote", expected=f"layout {entry.layout.value} (the push's LayoutMode)",
+                           actual=f"layout {tile.type.layout.value}")
     r, c = split_part0(Split, wr, wc) if part else (wr, wc)
     if entry.dtype != tile.dtype or (r, c) != tile.valid:
         what = "sub-block 0's part" if part and Split is not TileSplitAxis.TILE_NO_SPLIT else "as pushed"
@@ -303,25 +334,67 @@ def _quant_ok(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | None
     return None
 
 
-def _quant_acc(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | None:
-    mode, t = attrs.get("Quant", FixpipeQuant.NoQuant), types.get("tile")
-    if mode is not FixpipeQuant.NoQuant and isinstance(t, TileType) and t.loc is not ACC:
-        return f"Quant = {mode.name} converts an acc tile, the tile is in {t.loc.value}"
+#: the FixpipeParams fields as TPUSH attributes, with their defaults (the plain push's behaviour)
+FIXPIPE_FIELDS = {"Quant": FixpipeQuant.NoQuant, "LayoutMode": FixpipeLayout.NZ2ND, "Relu": ReluMode.NONE,
+                  "Phase": STPhase.Unspecified, "SubBlockId": 0, "AtomicT": AtomicMode.NONE}
+
+
+def _fixpipe_set(attrs: Mapping[str, Any]) -> list[str]:
+    return [f"{k} = {getattr(attrs[k], 'name', attrs[k])}" for k, v in FIXPIPE_FIELDS.items()
+            if k in attrs and attrs[k] != v]
+
+
+def _fixpipe_acc(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | None:
+    """The TConfig overload pushes an acc tile through the fixpipe: its fields need one."""
+    t, given = types.get("tile"), _fixpipe_set(attrs)
+    if given and isinstance(t, TileType) and t.loc is not ACC:   # (a GlobalData form: _fixpipe_form)
+        return f"{', '.join(given)} configure the fixpipe of an acc push, the tile is in {t.loc.value}"
     return None
 
 
-def _quant_split(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | None:
-    if attrs.get("Quant", FixpipeQuant.NoQuant) is not FixpipeQuant.NoQuant and \
-            attrs.get("Split", TileSplitAxis.TILE_NO_SPLIT) is not TileSplitAxis.TILE_NO_SPLIT:
-        return "a quantising push moves the whole tile: Split must be TILE_NO_SPLIT"
+def _fixpipe_form(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | None:
+    given = _fixpipe_set(attrs)
+    fields = [g for g in given if not g.startswith("Quant ")]     # a Quant there is _quant_ok's
+    if fields and "tile" not in types and "gmTensor" in types:
+        return f"{', '.join(fields)} configure a pushed tile, not a GlobalData slot"
+    if given and attrs.get("Split", TileSplitAxis.TILE_NO_SPLIT) is not TileSplitAxis.TILE_NO_SPLIT:
+        return f"the fixpipe push ({', '.join(given)}) moves the whole tile: Split must be TILE_NO_SPLIT"
+    sub = attrs.get("SubBlockId", 0)
+    if not 0 <= sub < SUBBLOCK_IDS:
+        return f"SubBlockId = {sub}, must be in [0, {SUBBLOCK_IDS}) (an AccToVecMode)"
+    if sub in DUAL_SUBBLOCK and attrs.get("Quant", FixpipeQuant.NoQuant) is not FixpipeQuant.NoQuant:
+        return f"SubBlockId = {sub} splits the tile between both sub-blocks, which takes no Quant"
+    if sub in DUAL_SUBBLOCK and attrs.get("LayoutMode") is FixpipeLayout.NZ2DN:
+        return f"SubBlockId = {sub} splits the tile between both sub-blocks, which takes no NZ2DN layout"
+    return None
+
+
+def _atomic(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str | None:
+    a = attrs.get("AtomicT", AtomicMode.NONE)
+    if a is not AtomicMode.NONE:
+        return (f"AtomicT = {a.name}: a FIFO push adds onto no modelled slot memory (decision 'TPUSH "
+                "FixpipeParams fields'); only NONE")
     return None
 
 
 _QUANT_RULES = (K.custom("Quant converts a tile of the mode's source dtype", _quant_ok, "LEGAL_DTYPE"),
-                K.custom("Quant only with an acc tile", _quant_acc, "LEGAL_LOCATION"),
-                K.custom("Quant only without Split", _quant_split, "STRUCT_ATTR_VALUE"))
+                K.custom("FixpipeParams fields only with an acc tile", _fixpipe_acc, "LEGAL_LOCATION"),
+                K.custom("FixpipeParams fields only on an unsplit tile push, SubBlockId in 0..3, the dual "
+                         "SubBlockIds without Quant or NZ2DN", _fixpipe_form, "STRUCT_ATTR_VALUE"),
+                K.custom("AtomicT = NONE", _atomic, "LEGAL_MODE"))
+_FIXPIPE_ATTRS = (Attr("LayoutMode", FixpipeLayout, FixpipeLayout.NZ2ND,
+                       "FixpipeParams LayoutMode of an acc push: the layout (ND, DN, NZ) the slot is written "
+                       "in, which the popping vec tile has"),
+                  Attr("Relu", ReluMode, ReluMode.NONE, "FixpipeParams ReluMode of an acc push: ReLU after "
+                       "the scaling, before the conversion"),
+                  Attr("Phase", STPhase, STPhase.Unspecified, "FixpipeParams Phase (unit-flag store phase): "
+                       "changes no value"),
+                  Attr("SubBlockId", int, 0, "FixpipeParams SubBlockId of an acc push (A5 AccToVecMode): 0 "
+                       "sub-block 0, 1 sub-block 1, 2 / 3 split by rows / columns"),
+                  Attr("AtomicT", AtomicMode, AtomicMode.NONE, "FixpipeParams AtomicT: NONE only"))
 _A2_MODES = {m: None for m in FixpipeQuant if m not in A5_ONLY_MODES}
-_QUANT_VALUES = {"a2": (ValueRule("Quant", _A2_MODES, "tile"),), "a3": (ValueRule("Quant", _A2_MODES, "tile"),)}
+_A2_FIXPIPE = (ValueRule("Quant", _A2_MODES, "tile"), ValueRule("SubBlockId", {0: None}))
+_QUANT_VALUES = {"a2": _A2_FIXPIPE, "a3": _A2_FIXPIPE}
 _MODE_NAMES = {kind: " ".join(m.name for m, (_, _, k) in FIXPIPE_MODES.items() if k == kind)
                for kind in ("cast", SCALAR, VECTOR)}
 _QUANT_DOC = (" Quant (FixpipeQuant, #pto.fixpipe_quant<...>, default NoQuant) is the public TPUSH<Pipe, "
@@ -335,11 +408,28 @@ _QUANT_DOC = (" Quant (FixpipeQuant, #pto.fixpipe_quant<...>, default NoQuant) i
               "j by fp[0, j] of the tile the last SET_QUANT_VECTOR recorded, its values read when the push "
               "runs (outside fp's valid region: RUNTIME_INVALID_READ). Then the product is converted as the "
               "pre-quantising moves do: f16/bf16 nearest-even (overflow ±inf), i8 nearest-even and saturated "
-              "(NaN -> 0), f8e4m3 nearest-even saturated to ±448 (NaN -> 0x7F). A scalar or vector mode with "
+              "(NaN -> 0), f8e4m3 nearest-even saturated to ±448 (NaN -> 0x7F), hifloat8 (QF322HIF8_PRE) "
+              "nearest with ties away (overflow ±inf). A scalar or vector mode with "
               "no such state set earlier in the run (or a scalar i8 mode whose OutType is not I8) is "
-              "RUNTIME_QUANT_STATE. The tile must be acc and unsplit; a2/a3 lack QF322FP8_PRE, QS322BF16_PRE "
-              "and VQS322BF16_PRE (LEGAL_ATTR).")
+              "RUNTIME_QUANT_STATE. The tile must be acc and unsplit; a2/a3 lack QF322FP8_PRE, QF322HIF8_PRE, "
+              "QS322BF16_PRE and VQS322BF16_PRE (LEGAL_ATTR).")
+_FIXPIPE_DOC = (" The other FixpipeParams fields of an acc push (decision 'TPUSH FixpipeParams fields'): "
+                "LayoutMode (#pto.fixpipe_layout<...>, default NZ2ND) is the layout the fixpipe writes the "
+                "slot in, so the vec tile that pops it must have layout ND (NZ2ND), DN (NZ2DN) or NZ (NZ2NZ), "
+                "else RUNTIME_FIFO_MISMATCH; Relu (#pto.relu<RELU>) zeroes every value that is not > 0 "
+                "(NaN kept, -0 -> +0) after the scaling and before the conversion; Phase "
+                "(#pto.st_phase<...>) orders the store against a unit-flag matmul and changes no value; "
+                "SubBlockId (A5's AccToVecMode; a2/a3 take only 0, LEGAL_ATTR) 0 pushes to vector sub-block "
+                "0, 1 to sub-block 1 alone (a functional run executes sub-block 0, so popping that slot into "
+                "a vec tile is RUNTIME_FIFO_MISMATCH), 2 and 3 split the tile by rows or columns as "
+                "TILE_UP_DOWN and TILE_LEFT_RIGHT (the TPOP names that Split; an odd extent is "
+                "RUNTIME_VALID_REGION; no Quant and no NZ2DN with them, STRUCT_ATTR_VALUE); AtomicT takes "
+                "only NONE (LEGAL_MODE). Any field but its default needs an unsplit acc tile "
+                "(LEGAL_LOCATION, STRUCT_ATTR_VALUE). ClipReluMode and IsChannelSplit are read by no TPUSH "
+                "path and are not attributes.")
 _SLOT = "!pto.memref<16x16xf32>"
+#: a hifloat8 slot comes only from an A5 QF322HIF8_PRE push: the a2/a3 TPOP takes none
+_NO_HIF8 = {"a2": same(("tile",), dt.STORABLE), "a3": same(("tile",), dt.STORABLE)}
 
 
 def _with(flag_id: int, **kw: Any) -> dict:
@@ -354,14 +444,14 @@ declare(Instruction(
     operands=(tile_in("tile", "producer tile (acc for cube->vector, vec for vector->cube)", optional=True,
                       locations=(ACC, VEC)),
               Operand("gmTensor", Role.IN, Kind.GLOBAL, _GM, optional=True, window=WHOLE)),
-    attrs=_FIFO_ATTRS + (_SPLIT_ATTR, _QUANT_ATTR), semantics=_tpush, dtypes=same(("tile",), dt.STORABLE),
+    attrs=_FIFO_ATTRS + (_SPLIT_ATTR, _QUANT_ATTR) + _FIXPIPE_ATTRS, semantics=_tpush, dtypes=same(("tile",), dt.STORABLE),
     numerics=EXACT, domain=Domain.NONE, pipe=lambda types: Pipe.FIX if getattr(types.get("tile"), "loc", None) is ACC
     else Pipe.MTE3, profile_values=_QUANT_VALUES,
     doc="TileData form `tpush %tile {FlagID, SlotNum}`: takes a free slot and stores a copy of the tile's "
         "valid region (its dtype and valid shape) in it, committed to the consumer. GlobalData form "
         "`tpush %slot[0, 0]`: commits the slot the producer's earlier TALLOC allocated (the data was "
         "written to global memory by the program; the operand is not read)." + _FIFO_DOC + _SPLIT_DOC
-        + _QUANT_DOC,
+        + _QUANT_DOC + _FIXPIPE_DOC,
     special_values=_FIFO_FAULTS + "a GlobalData TPUSH with no TALLOC'd slot: RUNTIME_FIFO_STATE; a "
                    "quantising push without its SET_QUANT_* state: RUNTIME_QUANT_STATE; a bad "
                    "FlagID/SlotNum or both/neither operand: rejected by the verifier.",
@@ -372,7 +462,10 @@ declare(Instruction(
                            state={"quant_vector": {"fp": Tile(TileType(1, 16, dt.F32, loc=Location.SCALING),
                                                               np.full((1, 16), 0.25, np.float32))}}),
                    Example({"tile": "!pto.tile<16x16xf32, loc=acc, layout=NZ>"},
-                           {"FlagID": 0, "Quant": FixpipeQuant.F322BF16})),
+                           {"FlagID": 0, "Quant": FixpipeQuant.F322BF16}),
+                   Example({"tile": "!pto.tile<16x16xf32, loc=acc, layout=NZ>"},
+                           {"FlagID": 3, "LayoutMode": FixpipeLayout.NZ2DN, "Relu": ReluMode.RELU,
+                            "Phase": STPhase.Final})),
     constraints=_FIFO_RULES + (_FORM_RULE,) + _QUANT_RULES))
 
 declare(Instruction(
@@ -380,11 +473,13 @@ declare(Instruction(
     operands=(tile_out("tile", "consumer tile (vec for cube->vector, mat for vector->cube)", optional=True,
                        locations=(VEC, MAT)),
               Operand("gmTensor", Role.IN, Kind.GLOBAL, _GM, optional=True, window=WHOLE)),
-    attrs=_FIFO_ATTRS + (_SPLIT_ATTR,), semantics=_tpop, dtypes=same(("tile",), dt.STORABLE), numerics=EXACT,
-    domain=Domain.DST, pipe=Pipe.MTE2,
+    attrs=_FIFO_ATTRS + (_SPLIT_ATTR,), semantics=_tpop, dtypes=same(("tile",), dt.STORABLE + (dt.HIF8,)),
+    numerics=EXACT, domain=Domain.DST, pipe=Pipe.MTE2, profile_dtypes=_NO_HIF8,
     doc="TileData form `%tile = tpop {FlagID, SlotNum}`: takes the oldest committed slot, writes it into "
         "the tile and frees the slot (tile[i, j] = pushed[i, j]; the slot must have been pushed from a "
-        "tile of the same dtype whose valid region has the shape of this tile's valid region). "
+        "tile of the same dtype whose valid region has the shape of this tile's valid region; a vec tile "
+        "popping an acc push has the layout of the push's LayoutMode, and hifloat8, on a5 and cpu, is "
+        "the type of a QF322HIF8_PRE push). "
         "GlobalData form `tpop %slot[0, 0]`: takes the oldest committed slot without loading anything "
         "(the program reads global memory itself) and holds it until TFREE of a global." + _FIFO_DOC
         + _SPLIT_DOC,

@@ -16,17 +16,20 @@ from llvmlite import ir
 
 from ....assembler.ir import TileOp
 from ....isa import dtypes as dt
-from ....isa.attrs import FixpipeQuant, QuantOutType, SyncAllMode, TileSplitAxis
+from ....isa.attrs import FixpipeQuant, QuantOutType, ReluMode, SyncAllMode, TileSplitAxis
 from ....isa.families._prequant import CAST, FIXPIPE_MODES, SCALAR
-from ....isa.families.system import FIFO_MNEMONICS as FIFO_OPS, ODD_SPLITS, PHILOX_M, PHILOX_W, ROWS_SPLITS, VECTOR_SIDE
+from ....isa.families.system import (DUAL_SUBBLOCK, FIFO_MNEMONICS as FIFO_OPS, FIXPIPE_LAYOUT, ODD_SPLITS, PHILOX_M,
+                                     PHILOX_W, ROWS_SPLITS, VECTOR_SIDE)
+from ....isa.types import Layout
 from .. import numerics as N
 from ..codegen import KernelCodegen
 from .movement import _check_window
-from .quant import SCALAR_KEY, VECTOR_KEY, prequant_store, quant_slot
+from .quant import SCALAR_KEY, VECTOR_KEY, prequant_store, quant_slot, relu_f32
 
 I1, I32, I64 = N.I1, N.I32, N.I64
 I128 = ir.IntType(128)
-_DTYPE_CODE = {d: k for k, d in enumerate(dt.ALL)}
+_DTYPE_CODE = {d: k for k, d in enumerate(dt.ALL + (dt.HIF8,))}   # hifloat8: a QF322HIF8_PRE slot
+_LAYOUT_CODE = {l: k for k, l in enumerate(Layout)}     # an acc slot's layout; -1: any (a vec push)
 
 
 def _c(v: int, t: ir.IntType = I64) -> ir.Constant:
@@ -68,9 +71,11 @@ class _Fifo:
         key = f"fifo{flag_id}."
         self.slots, self.head, self.ready, self.allocated, self.held = (
             cg.state(key + n, I64, _c(0)) for n in ("slots", "head", "ready", "allocated", "held"))
-        # per slot: dtype code, the whole tile's valid rows and cols, split code, both parts pushed
-        self.dtype, self.rows, self.cols, self.split, self.both = (
-            cg.alloca(I64, key + n, size=self.cap) for n in ("dtype", "rows", "cols", "split", "both"))
+        # per slot: dtype code, the whole tile's valid rows and cols, split code, both parts pushed,
+        # the layout an acc push's fixpipe wrote (-1: none) and whether it went to sub-block 1 alone
+        self.dtype, self.rows, self.cols, self.split, self.both, self.layout, self.sub1 = (
+            cg.alloca(I64, key + n, size=self.cap)
+            for n in ("dtype", "rows", "cols", "split", "both", "layout", "sub1"))
 
 
 _FIFOS: "weakref.WeakKeyDictionary[KernelCodegen, dict[int, _Fifo]]" = weakref.WeakKeyDictionary()
@@ -176,27 +181,68 @@ def _quant_factor(cg: KernelCodegen, mode: FixpipeQuant, cols: ir.Value) -> Any:
     return lambda j: b.load(b.gep(base, [j], inbounds=True, source_etype=N.F32), typ=N.F32)
 
 
-def _tpush_quant(cg: KernelCodegen, op: TileOp, f: "_Fifo", n: ir.Value, mode: FixpipeQuant) -> None:
-    """A quantising push: the acc tile converted into the mode's type in the slot."""
+def _parity(cg: KernelCodegen, split: TileSplitAxis, r: ir.Value, c: ir.Value, what: str) -> None:
+    """RUNTIME_VALID_REGION unless the whole tile's split extent has the split's parity."""
     b = cg.b
+    ext = r if split in ROWS_SPLITS else c
+    odd = b.trunc(ext, I1)
+    bad = b.not_(odd) if split in ODD_SPLITS else odd
+    axis = "rows" if split in ROWS_SPLITS else "columns"
+    cg.fault(bad, "RUNTIME_VALID_REGION", f"{what} splits the tile's valid {axis}",
+             expected=f"an {'odd' if split in ODD_SPLITS else 'even'} number of {axis}",
+             actual="valid region {0}x{1}", details=[r, c])
+
+
+def _relu_raw(b: ir.IRBuilder, d: dt.DType, raw: ir.Value) -> ir.Value:
+    """The fixpipe's ReLU on an unconverted acc element of dtype ``d`` (isa: _prequant.relu): its
+    bits when it is > 0 or NaN, else all-zero bits (+0)."""
+    zero = ir.Constant(raw.type, 0)
+    if d.is_float:
+        keep = b.fcmp_unordered(">", N.load(b, d, raw), ir.Constant(N.F32, 0.0))
+    elif N.signed(d):
+        keep = b.icmp_signed(">", raw, zero)
+    else:
+        keep = b.icmp_unsigned(">", raw, zero)
+    return b.select(keep, raw, zero)
+
+
+def _tpush_acc(cg: KernelCodegen, op: TileOp, f: "_Fifo", n: ir.Value) -> None:
+    """An acc push through the fixpipe (isa: _tpush's cube side): scaled and converted by Quant,
+    ReLU'd by Relu, split by Split or a dual SubBlockId, its LayoutMode and SubBlockId recorded."""
+    b, a = cg.b, cg.attrs(op)
+    mode = a.get("Quant", FixpipeQuant.NoQuant)
+    relu = a.get("Relu", ReluMode.NONE) is ReluMode.RELU
+    sub = a.get("SubBlockId", 0)
+    split = DUAL_SUBBLOCK.get(sub, a.get("Split", TileSplitAxis.TILE_NO_SPLIT))
     _need_space(cg, f, n, "TPUSH")
     t = cg.tile(op, "tile")
-    d = FIXPIPE_MODES[mode][1]
     r, c = t.vrows, t.vcols
-    factor = _quant_factor(cg, mode, c)
+    if split is not TileSplitAxis.TILE_NO_SPLIT:
+        _parity(cg, split, r, c, f"SubBlockId = {sub}" if sub in DUAL_SUBBLOCK else split.name)
+    quant = mode is not FixpipeQuant.NoQuant
+    d = FIXPIPE_MODES[mode][1] if quant else t.dtype
+    factor = _quant_factor(cg, mode, c) if quant else None
     pos = b.urem(b.add(_load(cg, f.head), _load(cg, f.ready)), n)
     with cg.loop(0, r, name="r") as i:
         with cg.loop(0, c, name="c") as j:
             raw = t.load_raw(b, i, j)
-            v = raw if t.dtype.is_float else b.sitofp(raw, N.F32)
-            if factor is not None:
-                v = b.fmul(v, factor(j))
-            b.store(prequant_store(cg, d, v), _element(cg, f, pos, b.add(b.mul(i, c), j), N.storage(d)))
+            k = b.add(b.mul(i, c), j)
+            if not quant:
+                b.store(_relu_raw(b, t.dtype, raw) if relu else raw, _element(cg, f, pos, k, t.elem))
+            else:
+                v = raw if t.dtype.is_float else b.sitofp(raw, N.F32)
+                if factor is not None:
+                    v = b.fmul(v, factor(j))
+                if relu:
+                    v = relu_f32(b, v)
+                b.store(prequant_store(cg, d, v), _element(cg, f, pos, k, N.storage(d)))
     b.store(_c(_DTYPE_CODE[d]), _record(cg, f, f.dtype, pos))
     b.store(r, _record(cg, f, f.rows, pos))
     b.store(c, _record(cg, f, f.cols, pos))
-    b.store(_c(TileSplitAxis.TILE_NO_SPLIT.value), _record(cg, f, f.split, pos))
+    b.store(_c(split.value), _record(cg, f, f.split, pos))
     b.store(_c(1), _record(cg, f, f.both, pos))
+    b.store(_c(_LAYOUT_CODE[FIXPIPE_LAYOUT[a["LayoutMode"]]]), _record(cg, f, f.layout, pos))
+    b.store(_c(1 if sub == 1 else 0), _record(cg, f, f.sub1, pos))
     _add(cg, f.ready, 1)
 
 
@@ -205,30 +251,20 @@ def _tpush(cg: KernelCodegen, op: TileOp) -> None:
     f, n = _fifo(cg, op)
     b = cg.b
     split = cg.attrs(op).get("Split", TileSplitAxis.TILE_NO_SPLIT)
-    mode = cg.attrs(op).get("Quant", FixpipeQuant.NoQuant)
-    if "tile" in op.args and mode is not FixpipeQuant.NoQuant:
-        _tpush_quant(cg, op, f, n, mode)
+    if "tile" in op.args and op.args["tile"].type.loc not in VECTOR_SIDE:
+        _tpush_acc(cg, op, f, n)
         return
     if "tile" in op.args:
         _need_space(cg, f, n, "TPUSH")
         t = cg.tile(op, "tile")
         r, c = t.vrows, t.vcols
-        part = t.type.loc in VECTOR_SIDE and split is not TileSplitAxis.TILE_NO_SPLIT
+        part = split is not TileSplitAxis.TILE_NO_SPLIT
+        wr, wc = r, c
         if part:                                       # sub-block 0's part, stored inside its whole tile
             wr, wc = _whole_of(b, split, r, c)
             cg.fault(b.icmp_signed("<", b.select(b.icmp_signed("<", wr, wc), wr, wc), _c(0)),
                      "RUNTIME_VALID_REGION", f"TPUSH of sub-block 0's part with {split.name} from an empty tile",
                      expected="at least one row and column", actual="{0}x{1}", details=[r, c])
-        else:
-            wr, wc = r, c
-            if split is not TileSplitAxis.TILE_NO_SPLIT:
-                ext = r if split in ROWS_SPLITS else c
-                odd = b.trunc(ext, I1)
-                bad = b.not_(odd) if split in ODD_SPLITS else odd
-                axis = "rows" if split in ROWS_SPLITS else "columns"
-                cg.fault(bad, "RUNTIME_VALID_REGION", f"{split.name} splits the tile's valid {axis}",
-                         expected=f"an {'odd' if split in ODD_SPLITS else 'even'} number of {axis}",
-                         actual="valid region {0}x{1}", details=[r, c])
         pos = b.urem(b.add(_load(cg, f.head), _load(cg, f.ready)), n)
         with cg.loop(0, r, name="r") as i:
             with cg.loop(0, c, name="c") as j:
@@ -239,6 +275,8 @@ def _tpush(cg: KernelCodegen, op: TileOp) -> None:
         b.store(wc, _record(cg, f, f.cols, pos))
         b.store(_c(split.value), _record(cg, f, f.split, pos))
         b.store(_c(0 if part else 1), _record(cg, f, f.both, pos))
+        b.store(_c(-1), _record(cg, f, f.layout, pos))
+        b.store(_c(0), _record(cg, f, f.sub1, pos))
     else:
         alloc = _load(cg, f.allocated)
         cg.fault(b.icmp_signed("==", alloc, _c(0)), "RUNTIME_FIFO_STATE",
@@ -273,6 +311,15 @@ def _tpop(cg: KernelCodegen, op: TileOp) -> None:
     code = b.load(_record(cg, f, f.dtype, pos), typ=I64)
     p0r, p0c = _part0(b, split, wr, wc)
     if t.type.loc in VECTOR_SIDE:
+        cg.fault(b.icmp_signed("!=", b.load(_record(cg, f, f.sub1, pos), typ=I64), _c(0)), "RUNTIME_FIFO_MISMATCH",
+                 "TPOP of a slot pushed to vector sub-block 1 (SubBlockId = 1), which a functional run does not "
+                 "execute", expected="a slot pushed to sub-block 0 (SubBlockId 0, 2 or 3)", actual="SubBlockId = 1")
+        lay = b.load(_record(cg, f, f.layout, pos), typ=I64)
+        lnames = " ".join(f"{k}={l.value}" for l, k in _LAYOUT_CODE.items())
+        cg.fault(b.and_(b.icmp_signed(">=", lay, _c(0)), b.icmp_signed("!=", lay, _c(_LAYOUT_CODE[t.type.layout]))),
+                 "RUNTIME_FIFO_MISMATCH", "TPOP into a tile of another layout than the fixpipe wrote",
+                 expected="layout code {0} (the push's LayoutMode; " + lnames + ")",
+                 actual=f"layout {t.type.layout.value}", details=[lay])
         rows, cols = p0r, p0c
         copy_r, copy_c = p0r, p0c
     else:
