@@ -6,7 +6,7 @@ flag. Not every profile has those instructions (a6 has no tile-scalar arithmetic
 Kirin parts have no SET_FLAG / WAIT_FLAG), so each step is a table of forms in order of
 preference and the first one the profile provides (``Instruction.supported_on`` and the dtype
 rule, from isa/) is used; each form carries numpy's reading of it, so a scenario's expectation
-follows the program it ran. Nothing here names a profile.
+follows the program it ran. No table here is keyed by profile.
 """
 from __future__ import annotations
 
@@ -97,8 +97,8 @@ def _flag(verb: str) -> Callable[[str, str, int], str]:
     return lambda s, e, i: f"{verb} #pto.pipe<{s}>, #pto.pipe<{e}>, {i}"
 
 
-#: a flag per (SRC, DST, id); else TSYNC's all-pipe barrier at the wait, as the a6 and Kirin
-#: event headers do for a pair their flags cannot join (decision "L3 scenarios per profile")
+#: a flag per (SRC, DST, id); else TSYNC's all-pipe barrier at the wait, as the a6 event header
+#: does for a pipe pair its flags cannot join (decision "L3 scenarios per profile")
 SYNCS = (Sync(("SET_FLAG", "WAIT_FLAG"), None, _flag("set_flag"), _flag("wait_flag")),
          Sync(("TSYNC",), Pipe.ALL, lambda s, e, i: "", lambda s, e, i: "tsync #pto.pipe<ALL>"))
 
