@@ -8,7 +8,6 @@ import itertools
 import math
 import re
 import struct
-import time
 import zlib
 
 import pytest
@@ -23,6 +22,7 @@ from openpto.isa.types import INDEX, ScalarType, parse_type
 from test_assembler_fuzz import mutated
 from test_assembler_parse import PUBLIC, program
 from test_assembler_roundtrip import HEADER, SOFTMAX_LIKE, programs
+from work_support import call_budget
 
 F32 = ScalarType("f32")
 T16 = parse_type("!pto.tile<16x16xf32>")
@@ -222,8 +222,17 @@ SMALL = asm.parse("kernel @k(%a : !pto.tile<16x16xf32>, %n : index) {\n"
 BIG = asm.parse(SOFTMAX_LIKE).to_bytes()
 
 
+#: calls loading and checking one file may make: about 100 times what the big module takes,
+#: so only a hang or a runaway path in the loader exceeds it (counted, not timed).
+BUDGET = 2_000_000
+
+
 def code_of(data: bytes, filename: str | None = None) -> str:
-    start = time.perf_counter()
+    with call_budget(BUDGET, "loading and checking one file"):
+        return _code_of(data, filename)
+
+
+def _code_of(data: bytes, filename: str | None) -> str:
     try:
         m = asm.load_bytes(data, filename)
     except BytecodeError as e:
@@ -236,7 +245,6 @@ def code_of(data: bytes, filename: str | None = None) -> str:
         for profile in (None, "cpu"):
             asm.diagnose(m, profile)
         code = "OK"
-    assert time.perf_counter() - start < 1.0
     return code
 
 

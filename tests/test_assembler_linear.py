@@ -10,16 +10,16 @@ megabyte, where such a path takes minutes."""
 from __future__ import annotations
 
 import importlib.util
-import sys
 from pathlib import Path
-from types import FrameType, ModuleType
-from typing import Any, Callable
+from types import ModuleType
+from typing import Callable
 
 import pytest
 
 import openpto.assembler as asm
 from openpto.assembler.lexer import is_name
 from openpto.isa import PTOError
+from work_support import calls
 
 N = 4_200                # characters of the smallest size (every case's divisor divides it); 2N, 4N follow
 SLACK = 64               # calls that may differ between sizes for reasons other than the input
@@ -35,23 +35,6 @@ def _bench() -> ModuleType:
 
 
 BENCH = _bench()
-
-
-def calls(fn: Callable[[str], None], text: str) -> int:
-    """The Python and built-in function calls ``fn(text)`` makes."""
-    count = 0
-
-    def tally(frame: FrameType, event: str, arg: Any) -> None:
-        nonlocal count
-        if event in ("call", "c_call"):
-            count += 1
-
-    sys.setprofile(tally)
-    try:
-        fn(text)
-    finally:
-        sys.setprofile(None)
-    return count
 
 
 def assert_linear(fn: Callable[[str], None], make: Callable[[int], str]) -> None:
