@@ -797,26 +797,32 @@ DECISIONS: tuple[Decision, ...] = (
              "of src (SrcTileData::Rows), and check only dst's column alignment; the CPU TSORT32 "
              "static_asserts src's row stride == idx's; NPU TSORT32 reads one idx row for every row when "
              "idx has one valid row. The CPU simulator's TPOW addresses base and exp at dst's offsets; its "
-             "TSEL reads the packed mask as one bit stream over dst's valid elements.",
+             "TSEL reads the packed mask as one bit stream over dst's valid elements. The a2a3 and a5 TSCATTER "
+             "index kernels loop over idx's valid region reading idx at IdxTile::Cols and src at SrcTile::Cols "
+             "(the CPU simulator at each tile's own offsets) and assert nothing between the three shapes.",
              "Those instructions take operands of any static shape whose valid regions cover dst's (decision "
              "'Valid-region compatibility'); a column reduction's dst may be statically taller than one row, "
              "its valid region still exactly 1 x C; masks (i1 tiles, one element per boolean) have a static "
              "shape of their own, since packing is a backend's business (decision 'Predicate (mask) "
              "representation'); TSORT32's idx may have other static rows than src (same columns); TMOV "
              "and TMOV_FP from acc take any static shapes where dst's valid region holds src's, an NZ dst "
-             "with at least src's static rows (the kernels write them all). As the public code, not "
-             "stricter: TSEL's dst/src0/src1, TADDSC/TSUBSC, TMATMUL_ACC/TGEMV_ACC's dst and acc_in, "
+             "with at least src's static rows (the kernels write them all); TSCATTER's index form takes dst, "
+             "src and idx of static shapes of their own, each read or written at its own row stride. As the "
+             "public code, not stricter: TSEL's dst/src0/src1, TADDSC/TSUBSC, TMATMUL_ACC/TGEMV_ACC's dst and acc_in, "
              "TFILLPAD, TQUANT_DN (dst and src, as the CPU model) and TMOV not from acc keep "
              "equal static shapes. Stricter, with reasons: TROWEXPAND* keep the full operand at dst's "
              "static shape, since that shape tells which operand is expanded; a column reduction's dst "
              "keeps one valid row (rows the kernels never write would be valid and undefined); TSORT32's "
              "idx must cover src's valid region (the NPU one-row broadcast is refused by the CPU kernel, "
-             "and one idx shape rule serves every profile). "
+             "and one idx shape rule serves every profile); TSCATTER's idx must cover src's valid region, "
+             "which stays the domain (the public loop runs over idx's region: the two agree when the regions "
+             "are equal, and an idx smaller than src is refused rather than leaving src elements silently "
+             "unscattered). "
              "Looser than the CPU simulator: TPOW follows the NPU kernels "
              "(each operand at its own stride) and masks are per element (i1), not a packed stream.",
              "A program the public kernels accept should verify; every llvm rule involved reads each tile "
-             "through its own strides (tests/test_shape_rules.py, tests/test_shape_rules_public2.py run "
-             "each relaxed instruction on both backends with operands of other static shapes)."),
+             "through its own strides (tests/test_shape_rules.py, tests/test_shape_rules_public2.py, "
+             "tests/test_tscatter_shapes.py run each relaxed instruction on both backends with operands of other static shapes)."),
     Decision("MGATHER/MSCATTER row indices and NPU legality",
              "Coalesce::Row kernels (a2a3 and a5 MGather/MScatter) read row r's index at indices[r]; the "
              "a5 static_assert takes an index tile of valid shape [1, R] or [R, 1]. a2a3/MGather.hpp and "

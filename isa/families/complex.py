@@ -755,7 +755,6 @@ _SCATTER_TYPES = ([(d, d, i) for d in (dt.F32, dt.I32, dt.U32) for i in (dt.I32,
                   + [(d, d, i) for d in (dt.F16, dt.BF16, dt.I16, dt.U16, dt.I8, dt.U8)
                      for i in (dt.I16, dt.U16)])
 _SCATTER_IDX_COVERS = K.covers(("idx",), "src")
-_SCATTER_IDX_SHAPE = K.same_shape("src", "idx")
 
 
 def _index_form(rule: Any) -> Callable[[Types, Attrs], str | None]:
@@ -783,7 +782,9 @@ declare(Instruction(
         "column j, write r * dst.cols + j. When several elements target the same dst element the last one "
         "in row-major order wins. dst elements that no element targets are unspecified (some "
         "implementations zero the whole dst buffer first; the reference leaves them untouched), and so are "
-        "targets outside dst's valid region. idx has src's static shape and covers src's valid region; "
+        "targets outside dst's valid region. idx covers src's valid region and may have a static shape of "
+        "its own: dst, src and idx are each addressed at their own row stride (the public kernels read idx "
+        "at IdxTile::Cols, src at SrcTile::Cols; decision 'Shape rules of the public kernels'); "
         "index width follows the data: 4-byte data take i32/u32, 2- and 1-byte data take i16/u16 indices "
         "(A2/A3 and A5 tables are identical). "
         "Mask form (idx absent; the public TSCATTER<maskPattern, ScatterType>(dst, src)): with scatterType "
@@ -801,8 +802,7 @@ declare(Instruction(
                            attrs={"maskPattern": MaskPattern.P1010}),
                    Example({"dst": "!pto.tile<32x16xf32>", "src": "!pto.tile<8x16xf32>"},
                            attrs={"maskPattern": MaskPattern.P0100, "scatterType": ScatterAxis.SCATTER_COL})),
-    constraints=(K.custom("index form: src and idx share one shape", _index_form(_SCATTER_IDX_SHAPE), "STRUCT_SHAPE"),
-                 K.custom("index form: idx covers src", _index_form(_SCATTER_IDX_COVERS), "STRUCT_VALID_REGION"),
+    constraints=(K.custom("index form: idx covers src", _index_form(_SCATTER_IDX_COVERS), "STRUCT_VALID_REGION"),
                  K.custom("maskPattern and scatterType only without idx", _scatter_form, "STRUCT_ATTR_VALUE"),
                  K.custom("mask form: dst's valid region is src's spread by the pattern", _scatter_mask_rules,
                           "STRUCT_VALID_REGION"),
