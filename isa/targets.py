@@ -69,7 +69,7 @@ _A6 = Target(
 
 # Both Kirin header sets #define bfloat16_t as half and the fp8/fp4 types (float8_e8m0_t too) as
 # integers: no native type. arch_capability.hpp: AccSupportsHalf, AccSupportsInt32.
-_KIRIN_LACKS = frozenset({"bf16", "f8e4m3", "f8e5m2", "hifloat8", "f8e8m0"})
+_KIRIN_LACKS = frozenset({"bf16", "f8e4m3", "f8e5m2", "hifloat8", "f8e8m0", "float4_e2m1x2", "float4_e1m2x2"})
 _KIRIN_ACC = frozenset({"f16", "i32"})
 
 # include/pto/npu/kirin9030/header.hpp: its own TCvt, TExtract, TGather, TInsert, TLoad, TMatmul,

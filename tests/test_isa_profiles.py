@@ -109,6 +109,10 @@ def test_kirin_targets_lack_bf16_fp8_and_f32_accumulators(name: str) -> None:
     assert not isa.get("TMATMUL_MX").supported_on(name)          # fp8 inputs, f32 accumulator
     cvt = isa.get("TCVT").dtype_rule(name)
     assert not any(d.name in ("bf16", "f8e4m3", "f8e5m2") for t in cvt.tuples for d in t)
+    fp4 = {"float4_e2m1x2", "float4_e1m2x2"}           # header.hpp #defines both as int64_t
+    for mover in ("TMOV", "TLOAD", "TEXTRACT", "TINSERT"):
+        assert isa.get(mover).dtype_rule("a5").tuples and not any(
+            d.name in fp4 for t in isa.get(mover).dtype_rule(name).tuples for d in t), mover
     for absent in ("TPUSH", "TPOP", "TPREFETCH", "TPRINT", "MGATHER", "TFUSEDMULADD", "TRANDOM"):
         assert not isa.get(absent).supported_on(name), absent
     for present in ("TSORT32", "TROWSUM", "TGATHER", "TCOLEXPAND", "TROWPROD", "TLOAD", "TSTORE"):
@@ -176,10 +180,10 @@ A5_SCALED = {("i8", "f32"), ("u8", "f32"), ("f16", "f32"), ("bf16", "f32"),
 @pytest.mark.parametrize("mnemonic,profile,expected", [
     # GetVectorPreQuantMode (a2a3/common.hpp, a5/common.hpp) and the stores' asserts: the (dst, acc)
     # pairs a scaling tile scales. a2/a3 moves take f32 -> i8 only from f32; the a5 store also maps
-    # f32 -> f32 to a scaling mode, the a5 move also writes hifloat8.
+    # f32 -> f32 to a scaling mode; the a5 move and store also write hifloat8 (VQF322HIF8_PRE).
     ("TSTORE_FP", "a2", A2_STORE),
     ("TSTORE_FP", "a3", A2_STORE),
-    ("TSTORE_FP", "a5", A5_SCALED | {("f32", "f32")}),
+    ("TSTORE_FP", "a5", A5_SCALED | {("f32", "f32"), ("hifloat8", "f32")}),
     ("TMOV_FP", "a3", {("i8", "f32"), ("i8", "i32"), ("u8", "i32"), ("f16", "i32")}),
     ("TMOV_FP", "a5", A5_SCALED | {("hifloat8", "f32")}),
 ])
