@@ -78,8 +78,8 @@ SCALE_BOXES = {Layout.ZZ_MX: (16, 2), Layout.NN_MX: (2, 16)}
 class GlobalLayout(enum.Enum):
     """How a global tensor's dims hold a matrix: ND/DN/NZ as the tile layouts, and the public
     MX / HiF4 scale layouts, whose 5-D index maps onto a scale matrix, and the convolution
-    layouts NC1HWC0 / FRACTAL_Z / FRACTAL_Z_3D, whose dims regroup into a feature-map or weight
-    matrix (both isa/glayouts.py). SCALE is the public enum's plain scale tag: it has a spelling
+    layouts NC1HWC0 / NDC1HWC0 / FRACTAL_Z / FRACTAL_Z_3D, whose dims regroup into a feature-map
+    or weight matrix (both isa/glayouts.py). SCALE is the public enum's plain scale tag: it has a spelling
     and no load or store path."""
 
     ND = "ND"
@@ -95,6 +95,7 @@ class GlobalLayout(enum.Enum):
     HIF4_A_ZZ = "HIF4_A_ZZ"
     HIF4_B_NN = "HIF4_B_NN"
     NC1HWC0 = "NC1HWC0"
+    NDC1HWC0 = "NDC1HWC0"
     FRACTAL_Z = "FRACTAL_Z"
     FRACTAL_Z_3D = "FRACTAL_Z_3D"
 
