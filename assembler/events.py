@@ -6,6 +6,9 @@
 
 Events name the *operation classes* on either side; each class runs on one pipe. The IR
 keeps the flag form, so these print back canonically as set_flag / wait_flag / pipe_barrier.
+
+The public event-wait form with several tokens, ``tsync %e0, %e1 : !pto.event, !pto.event``,
+is one TSYNC per token in order (decision "FIFO event results").
 """
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ from typing import Any
 from ..isa.families.sync import OP_CLASS_PIPE
 from ..isa.registry import get
 from ..isa.suggest import did_you_mean
-from ..isa.types import INDEX, Pipe, ScalarType
+from ..isa.types import INDEX, EventType, Pipe, ScalarType
 from .ir import PipeLit, TileOp, make_lit
 from .lexer import IDENT, PUNCT, VALUE, Token
 from .public import op_class_names, op_class_pipe
@@ -29,6 +32,42 @@ BRACKET_FLAGS = ("set_flag", "wait_flag", "pto.set_flag", "pto.wait_flag")
 
 class EventParser:
     """Mixed into the parser: ``self`` provides the cursor methods (expect, fail, use, ...)."""
+
+    def several_waits(self: Any) -> bool:
+        """Whether a tsync statement lists more than one operand value (``%e0, %e1``)."""
+        return self.peek().kind == VALUE and self.peek(1).is_(PUNCT, ",") and self.peek(2).kind == VALUE
+
+    def tsync_events(self: Any, mt: Token, results: list[Token], scope: Scope) -> list[TileOp]:
+        """``tsync %e0, %e1, ... [: T0, T1, ...]``: one TSYNC per event token, in order; every
+        value must be an event (STRUCT_OPERAND_KIND) typed as written (STRUCT_TYPE_MISMATCH)."""
+        if results:
+            self.fail("PARSE_ARITY", f"{mt.text} has no results", results[0], expected="no results",
+                      actual=len(results))
+        toks = [self.expect(VALUE, what="an event value")]
+        while self.accept(PUNCT, ","):
+            toks.append(self.expect(VALUE, what="an event value"))
+        written = []
+        if self.accept(PUNCT, ":"):
+            paren = self.accept(PUNCT, "(")
+            written.append(self.type_())
+            while self.accept(PUNCT, ","):
+                written.append(self.type_())
+            if paren:
+                self.expect(PUNCT, ")")
+            if len(written) != len(toks):
+                self.fail("PARSE_SIGNATURE", f"the signature lists {len(written)} type(s) for {len(toks)} events",
+                          written[0][0], expected=len(toks), actual=len(written))
+        tsync, ops = get("TSYNC"), []
+        for k, tok in enumerate(toks):
+            v = self.use(tok, scope)
+            if not isinstance(v.type, EventType):
+                self.fail("STRUCT_OPERAND_KIND", f"tsync waits on event tokens; {tok.text} is not one", tok,
+                          expected="event (!pto.event)", actual=str(v.type))
+            if written and written[k][1] != v.type:
+                self.fail("STRUCT_TYPE_MISMATCH", f"type of {tok.text}: written {written[k][1]}, defined as {v.type}",
+                          written[k][0], expected=str(v.type), actual=str(written[k][1]))
+            ops.append(TileOp(tsync, {"event": v}, {}, loc=self.loc(mt)))
+        return ops
 
     def _op_class(self: Any) -> PipeLit:
         t: Token = self.expect(IDENT, what="an operation class (TLOAD, TVEC, TMATMUL, ...) or an instruction")

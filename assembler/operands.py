@@ -24,7 +24,8 @@ KIND_OF_ENUM: dict[type[enum.Enum], str] = {cls: key for key, cls in ENUM_KINDS.
 
 
 def is_result(op: Operand) -> bool:
-    return op.role is Role.OUT and op.kind is Kind.TILE
+    """Out tiles and out event tokens (TPUSH / TPOP's RecordEvent) are written as results."""
+    return op.role is Role.OUT and op.kind in (Kind.TILE, Kind.EVENT)
 
 
 def sync_layout(instr: Instruction) -> tuple[tuple[Operand, ...], tuple[Operand, ...]]:

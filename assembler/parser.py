@@ -408,6 +408,8 @@ class Parser(ControlParser, EventParser, ViewParser, SubsetParser, TPipeParser):
             return self.pipe_decl(mt, results, scope)
         instr = lookup_instruction(mt.text)
         if instr is not None:
+            if instr.mnemonic == "TSYNC" and self.several_waits():
+                return self.tsync_events(mt, results, scope)
             if instr.mnemonic in FIFO_MNEMONICS:
                 return [self.fifo_op(instr, mt, results, scope)]
             return [self.tile_op(instr, mt, results, scope)]

@@ -15,7 +15,7 @@ from typing import Any, Callable
 from ..isa.diagnostics import Location, PTOError
 from ..isa.spec import Instruction, Kind, Operand, Role
 from ..isa.suggest import did_you_mean
-from ..isa.types import INDEX, SCALAR_NAMES, ScalarType, TileType, Type
+from ..isa.types import EVENT, INDEX, SCALAR_NAMES, ScalarType, TileType, Type
 from .cursor import Cursor, Defer, Item, Silent, new_tile_op, new_value
 from .ir import Lit, MemRef, PipeLit, TileOp, Value, token_lit
 from .lexer import ATTR, FLOAT, IDENT, INT, PUNCT, STRING, TYPE, VALUE, Token
@@ -259,6 +259,8 @@ class TileOpParser(Cursor):
         if len(results) > len(res_ops):     # inout tiles named as results: %dst = taxpy %src0, %s
             res_ops, pos_ops = inout_layout(instr, len(results)) or (res_ops, pos_ops)
         res_items = [Item(t, Value, name=t.text[1:]) for t in results]
+        if not results:                       # an event token is only ever an SSA result
+            res_ops = tuple(o for o in res_ops if o.kind is not Kind.EVENT)
         if not results and res_ops:          # PTO-AS destination first: tadd %dst, %src0, %src1
             k = self._destinations(instr, res_ops, pos_ops, items, mt)
             res_items, items = items[:k], items[k:]
@@ -489,6 +491,8 @@ class TileOpParser(Cursor):
                 return earlier[0]
             if not defines(op):
                 self.use(it.tok, scope)   # reports STRUCT_UNDEFINED
+            if slot is None and op.kind is Kind.EVENT:
+                slot = (it.tok, EVENT)    # an event result has one type: no signature needed
             if slot is None:
                 self.fail("PARSE_MISSING_TYPE", f"new value {it.tok.text} needs a type: write a "
                           "signature (: (...) -> T) or declare it with .tile", it.tok,
@@ -497,6 +501,10 @@ class TileOpParser(Cursor):
             new.append((nv, it.tok))
             return nv
         assert isinstance(v, Value)
+        if op.kind is Kind.EVENT and defines(op):
+            self.fail("STRUCT_REDEFINED", f"event %{v.name} is already defined: an event is recorded once "
+                      "(name each push's or pop's event anew)", it.tok, expected="a new name",
+                      actual=f"{it.tok.text} : {v.type}")
         self._check_type(v, slot, "STRUCT_REDEFINED" if defines(op) else "STRUCT_TYPE_MISMATCH")
         return v
 

@@ -6,8 +6,9 @@
 
 A pipe is configuration, not data: ``initialize_pipe`` declares one for the whole kernel (it
 adds no statement), and a FIFO statement that names it is parsed without the pipe (its
-operand, its ``pipe(...)`` group, its type in the signature, the ``!pto.record_event`` result)
-and given the FlagID and SlotNum the pipe stands for. The canonical text is therefore the
+operand, its ``pipe(...)`` group, its type in the signature) and given the FlagID and SlotNum
+the pipe stands for; its ``!pto.record_event`` result is kept as the statement's event token
+(decision "FIFO event results"). The canonical text is therefore the
 attribute form (decision "The !pto.tpipe spelling"). What the pipe says that the attributes
 cannot (direction, slot size, IsNoSplit, flags shared with another pipe) is checked here.
 """
@@ -21,7 +22,7 @@ from ..isa.diagnostics import PTOError
 from ..isa.families.system import VECTOR_SIDE, split_whole
 from ..isa.spec import Instruction
 from ..isa.tpipe import PipeType, Way, parse_tpipe
-from ..isa.types import Location, TileType
+from ..isa.types import EVENT, Location, TileType
 from .ir import TileOp, Value
 from .lexer import EOF, IDENT, NEWLINE, PUNCT, TYPE, VALUE, Token
 from .scope import MISSING, Scope
@@ -103,11 +104,21 @@ class TPipeParser:
                       actual=f"a pipe and a value of type {getattr(scope.lookup(used[0].text[1:]), 'type', '?')}")
         pipe, _ = pipes[used[0].text[1:]]
         kept, event = self._strip(toks, used[0], pipe)
-        if event or (instr.mnemonic != "TPOP" and results):
-            results = results[:-1] if results else results
+        ev_tok = None
+        if results and (event or instr.mnemonic != "TPOP"):   # the public RecordEvent result
+            ev_tok, results = results[-1], results[:-1]
         self.toks[self.i:self.i + n] = kept  # type: ignore[attr-defined]
         op = self.tile_op(instr, mt, results, scope)  # type: ignore[attr-defined]
-        return self._configure(op, pipe, used[0])
+        return self._with_event(self._configure(op, pipe, used[0]), ev_tok, scope)
+
+    def _with_event(self, op: TileOp, tok: Token | None, scope: Scope) -> TileOp:
+        """The statement with its RecordEvent result ``tok`` bound to the event operand (a new
+        ``!pto.event`` value: naming an existing one is STRUCT_REDEFINED)."""
+        if tok is None or "event" not in {o.name for o in op.instr.operands}:
+            return op
+        v = Value(tok.text[1:], EVENT)
+        self.define(v, tok, scope)  # type: ignore[attr-defined]
+        return replace(op, args={**op.args, "event": v})
 
     def _no_pipe(self, toks: list[Token], scope: Scope) -> None:
         """A statement naming no declared pipe where it would stand (``pipe(%x)``, or a second

@@ -19,7 +19,7 @@ from ..isa.checks import check_legality, check_structure, tile_layout_error
 from ..isa.diagnostics import LegalityError, Location, PTOError, PTOErrorGroup, StructError
 from ..isa.profiles import Profile
 from ..isa.suggest import did_you_mean
-from ..isa.types import INDEX, GlobalType, ScalarType, TileType, Type
+from ..isa.types import EVENT, INDEX, GlobalType, ScalarType, TileType, Type
 from . import scalar_ops as S
 from .collector import collector_paused
 from .ir import (Bound, Const, For, If, Kernel, Lit, MemRef, Module, PipeLit, ScalarOp, Stmt, Subset, TileDecl,
@@ -413,6 +413,9 @@ class _KernelCheck:
         for a, (defs, form) in zip(args.values(), sig.plan):
             if form is Value:
                 prev = here(a.name) or lookup(a.name)
+                if defs and a.type is EVENT and prev is not MISSING:
+                    self._event_twice(a)
+                    continue
                 if prev is a:                # the very value defined: the common case
                     continue
                 if defs:
@@ -470,7 +473,9 @@ class _KernelCheck:
                 self._err("STRUCT_OPERAND_KIND", f"{instr.asm_name}: {why}", expected=o.kind.value)
             elif isinstance(a, Value) and defines(o):
                 prev = scope.lookup(a.name)
-                if prev is MISSING:
+                if a.type is EVENT and prev is not MISSING:
+                    self._event_twice(a)
+                elif prev is MISSING:
                     new.append(a)
                 elif isinstance(prev, Value) and prev.type != a.type:
                     self._err("STRUCT_REDEFINED", f"%{a.name} is written as {a.type} but was declared as "
@@ -619,6 +624,12 @@ class _KernelCheck:
         self._err("LEGAL_CAPACITY", f"%{tile.name} ({t.nbytes} bytes) placed at byte {at} ends at byte {end}, "  # type: ignore[attr-defined]
                   f"past {self.profile.name}'s {cap}-byte {t.loc.value} buffer",
                   expected=f"address + {t.nbytes} <= {cap}", actual=f"{at} + {t.nbytes} = {end}")
+
+    def _event_twice(self, a: Value) -> None:
+        """STRUCT_REDEFINED: an event token is recorded by one statement (it is an SSA value, not a
+        buffer a second producer could write again)."""
+        self._err("STRUCT_REDEFINED", f"event %{a.name} is already defined: an event is recorded once",
+                  expected="a new name for each recorded event", actual=f"%{a.name} : {a.type}")
 
     def _flag_id(self, s: TileOp, scope: Scope) -> None:
         """LEGAL_EVENT_ID when a set_flag / wait_flag names a constant id past the ids the profile

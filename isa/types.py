@@ -513,10 +513,10 @@ def parse_type(text: str) -> Type:
     t = TYPE_ALIASES.get(t, t)
     if t in SCALAR_NAMES:
         return ScalarType(t)
-    if t in ("!pto.event", "!pto.event<>"):
-        return EVENT
-    if t.startswith(("!pto.tpipe", "!pto.record_event")):
-        raise _fail(t, "a pipe and its record event are not value types", expected="a !pto.tpipe<...> only in "
+    if t in ("!pto.event", "!pto.event<>", "!pto.record_event", "!pto.record_event<>"):
+        return EVENT        # the public RecordEvent a TPUSH / TPOP returns is an event token
+    if t.startswith("!pto.tpipe"):
+        raise _fail(t, "a pipe is not a value type", expected="a !pto.tpipe<...> only in "
                     "'%p = pto.initialize_pipe : !pto.tpipe<...>' and in the TPUSH/TPOP/TALLOC/TFREE that use %p")
     m = re.match(r"^(?:!pto\.(tile_buf|tile|memref|global|partition_tensor_view|tensor_view|ptr)|(vector))<(.*)>$",
                  t, re.S)

@@ -39,7 +39,7 @@ def test_compact_and_defaults() -> None:
     assert t.valid == (32, 32) and t.loc is Location.VEC and t.layout is Layout.ND
     assert t.spell() == "!pto.tile<32x32xf32>"
     assert parse_type("!pto.tile<16x16xi1>").dtype is dt.I1
-    assert parse_type("index") == ScalarType("index") and parse_type("!pto.event") is EVENT
+    assert parse_type("index") == ScalarType("index") and parse_type("!pto.event") is EVENT is parse_type("!pto.record_event")
 
 
 def test_public_tile_buf_form() -> None:
@@ -56,7 +56,7 @@ def test_memref_strides() -> None:
     "!pto.tile<32xf32>", "!pto.tile<0x4xf32>", "!pto.tile<4x4xf99>", "!pto.tile<4x4xf32, loc=ram>",
     "!pto.tile<4x4xf32, valid=4>", "!pto.tile<?x4xf32>", "!pto.memref<1x2x3x4x5x6xf32>",
     "!pto.memref<4x4xf32, strides=[1]>", "!pto.tile<4x4xf32, valid=5x4>", "!pto.tile_buf<vec, f32, 4, 4, 4, 9>", "!pto.tensor<4xf32>", "f64", "!pto.tile<4x4xf32, color=red>",
-    "!pto.tpipe<0, DIR_C2V, 1024, 2>", "!pto.record_event",   # only where a pipe is declared or used
+    "!pto.tpipe<0, DIR_C2V, 1024, 2>",   # only where a pipe is declared or used
 ])
 def test_malformed_types_raise_parse_errors(text: str) -> None:
     with pytest.raises(ParseError) as e:

@@ -58,6 +58,15 @@ def _located(e: PTOError, loc: Location | None, kernel: str, mnemonic: str) -> P
                    actual=e.actual, notes=e.notes)
 
 
+@dataclass(frozen=True)
+class EventToken:
+    """The value of an event an instruction records (TPUSH / TPOP's RecordEvent): the program runs
+    in order, so a wait on it has nothing to wait for; it names its producer for traces."""
+
+    producer: str
+    loc: Location | None
+
+
 class KernelLowering:
     def __init__(self, kernel: Kernel, semantics: Mapping[str, Callable[..., Any]] | None = None) -> None:
         self.k = kernel
@@ -238,11 +247,14 @@ class KernelLowering:
         memrefs: list[tuple[str, int, list[Callable[[list], Any]], GlobalLayout, DType | None]] = []
         reads: list[tuple[int, str]] = []
         writes: list[int] = []
+        events: list[int] = []      # out event tokens: recorded once the instruction has run
         for o in instr.operands:
             a = s.args.get(o.name)
             if a is None:
                 continue
-            if isinstance(a, Value):
+            if isinstance(a, Value) and o.kind is Kind.EVENT and o.role is Role.OUT:
+                events.append(self.slots[a.name])
+            elif isinstance(a, Value):
                 direct.append((o.name, self.slots[a.name]))
                 if o.kind is Kind.TILE:
                     if o.role is not Role.OUT:
@@ -287,6 +299,8 @@ class KernelLowering:
             except Exception as e:   # noqa: BLE001 - a semantics bug: reported, never a traceback
                 raise RuntimeFault("RUNTIME_INTERNAL", f"{mnemonic} failed inside the reference semantics: "
                                    f"{type(e).__name__}: {e}", location=loc or Location(kernel=kname)) from None
+            for i in events:
+                regs[i] = EventToken(mnemonic, loc)
             if ctx.strict:
                 for i in writes:
                     regs[i].mark_written(domain)

@@ -428,6 +428,13 @@ _FIXPIPE_DOC = (" The other FixpipeParams fields of an acc push (decision 'TPUSH
                 "(LEGAL_LOCATION, STRUCT_ATTR_VALUE). ClipReluMode and IsChannelSplit are read by no TPUSH "
                 "path and are not attributes.")
 _SLOT = "!pto.memref<16x16xf32>"
+
+
+def _event(what: str) -> Operand:
+    """The public RecordEvent a push or pop returns, as an optional event result (decision 'FIFO
+    event results'); functional backends record a token and never wait."""
+    return Operand("event", Role.OUT, Kind.EVENT, f"the RecordEvent token of the {what} (`%e = t{what} ...`), "
+                   "which a later `tsync %e` waits on", optional=True)
 #: a hifloat8 slot comes only from an A5 QF322HIF8_PRE push: the a2/a3 TPOP takes none
 _NO_HIF8 = {"a2": same(("tile",), dt.STORABLE), "a3": same(("tile",), dt.STORABLE)}
 
@@ -443,7 +450,7 @@ declare(Instruction(
     mnemonic="TPUSH", family=Family.SYNC, summary="push a tile into a cube-vector FIFO",
     operands=(tile_in("tile", "producer tile (acc for cube->vector, vec for vector->cube)", optional=True,
                       locations=(ACC, VEC)),
-              Operand("gmTensor", Role.IN, Kind.GLOBAL, _GM, optional=True, window=WHOLE)),
+              Operand("gmTensor", Role.IN, Kind.GLOBAL, _GM, optional=True, window=WHOLE), _event("push")),
     attrs=_FIFO_ATTRS + (_SPLIT_ATTR, _QUANT_ATTR) + _FIXPIPE_ATTRS, semantics=_tpush, dtypes=same(("tile",), dt.STORABLE),
     numerics=EXACT, domain=Domain.NONE, pipe=lambda types: Pipe.FIX if getattr(types.get("tile"), "loc", None) is ACC
     else Pipe.MTE3, profile_values=_QUANT_VALUES,
@@ -472,7 +479,7 @@ declare(Instruction(
     mnemonic="TPOP", family=Family.SYNC, summary="pop a tile from a cube-vector FIFO",
     operands=(tile_out("tile", "consumer tile (vec for cube->vector, mat for vector->cube)", optional=True,
                        locations=(VEC, MAT)),
-              Operand("gmTensor", Role.IN, Kind.GLOBAL, _GM, optional=True, window=WHOLE)),
+              Operand("gmTensor", Role.IN, Kind.GLOBAL, _GM, optional=True, window=WHOLE), _event("pop")),
     attrs=_FIFO_ATTRS + (_SPLIT_ATTR,), semantics=_tpop, dtypes=same(("tile",), dt.STORABLE + (dt.HIF8,)),
     numerics=EXACT, domain=Domain.DST, pipe=Pipe.MTE2, profile_dtypes=_NO_HIF8,
     doc="TileData form `%tile = tpop {FlagID, SlotNum}`: takes the oldest committed slot, writes it into "
