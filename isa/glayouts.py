@@ -1,6 +1,6 @@
 """The public scale layouts of global tensors (MX_A_* / MX_B_* and HIF4_A_ZZ / HIF4_B_NN): where
 element (i, j) of the scale matrix a TLOAD reads sits in the layout's 5-D tensor; and the
-convolution layouts (NC1HWC0, FRACTAL_Z, FRACTAL_Z_3D; ``CONV_LAYOUTS`` below), whose dims regroup
+convolution layouts (NC1HWC0, NDC1HWC0, FRACTAL_Z, FRACTAL_Z_3D; ``CONV_LAYOUTS`` below), whose dims regroup
 into a feature-map or weight matrix.
 
 One table serves the verifier (shape rules, the matrix a tensor holds), the reference semantics
@@ -179,6 +179,7 @@ def gather(s: ScaleLayout, array: np.ndarray, offsets: tuple[int, ...], rows: in
 # ----------------------------------------------------------------------------- convolution layouts
 
 C0_BYTES = 32                     # a C0 group of channels fills 32 bytes
+WHOLE, OUTER, INNER = "whole", "outer", "inner"   # a digit spells a dim, or a folded dim's part
 
 
 @dataclass(frozen=True)
@@ -186,7 +187,9 @@ class ConvLayout:
     """A convolution layout: a rank-5 tensor whose dims regroup into one matrix. Row i spells its
     digits over the ``rows`` dims (outermost first, each dim's extent its radix), column j over
     the ``cols`` dims; dim ``c0`` holds the C0 channels of 32 bytes. The matrix is the tensor's
-    transpose to ``rows + cols`` reshaped to 2-D (the public simulator's MapTileIndicesToGlobalOffset)."""
+    transpose to ``rows + cols`` reshaped to 2-D (the public simulator's MapTileIndicesToGlobalOffset).
+    A ``folded`` dim (NDC1HWC0's W*C0) appears in both: its C0 groups are a row digit (OUTER),
+    its C0 elements the last column digit (INNER)."""
 
     layout: GlobalLayout
     rows: tuple[int, ...]
@@ -195,12 +198,19 @@ class ConvLayout:
     stores: bool                         # an acc TSTORE / TSTORE_FP may write it
     words: str
     c0: int = 4
+    folded: int | None = None            # the dim holding W * C0 (C0 implicit in the public tensor)
+    unstored: tuple[str, ...] = ()       # element types an acc store may not write (dtype names)
 
     def c0_sizes(self, itemsize: int, acc_store: bool) -> tuple[int, ...]:
         """The C0 extents allowed for elements of ``itemsize`` bytes: 32 bytes of them; an acc
         store to a 4-byte tensor may also write 16 (the public fixpipe's f32 / i32 rows)."""
         base = max(C0_BYTES // itemsize, 1)
-        return (base, 16) if acc_store and itemsize == 4 else (base,)
+        return (base, 16) if acc_store and itemsize == 4 and self.folded is None else (base,)
+
+    def digits(self, var: str) -> tuple[tuple[int, str], ...]:
+        """(dim, part) per digit of the row (``"i"``) or column (``"j"``), outermost first."""
+        dims, part = (self.rows, OUTER) if var == "i" else (self.cols, INNER)
+        return tuple((d, part if d == self.folded else WHOLE) for d in dims)
 
 
 _FEATURE_MAP = "the feature map: row (n, h, w), column (c1, c0), i.e. channel c1 * C0 + c0"
@@ -210,6 +220,11 @@ CONV_LAYOUTS: dict[GlobalLayout, ConvLayout] = {c.layout: c for c in (
     ConvLayout(GlobalLayout.NC1HWC0, (0, 2, 3), (1, 4), (Layout.NZ,), True,
                "[N, C1, H, W, C0]: " + _FEATURE_MAP + "; (i, j) at [i // (H*W), j // C0, (i // W) % H, "
                "i % W, j % C0]"),
+    ConvLayout(GlobalLayout.NDC1HWC0, (0, 3, 4), (1, 2, 4), (Layout.NZ,), True,
+               "[N, D, C1, H, W*C0] (the public [N, D, C1, H, W] tensor, whose W stride is C0 elements, with "
+               "C0 folded into dim 4): the feature map with row (n, h, w) and column (d, c1, c0); (i, j) at "
+               "[i // (H*W), j // (C1*C0), (j // C0) % C1, (i // W) % H, (i % W) * C0 + j % C0]",
+               folded=4, unstored=("i32",)),
     ConvLayout(GlobalLayout.FRACTAL_Z, (0, 1, 2, 4), (3,), (Layout.ZN,), False,
                "[C1, H, W, N, C0]: " + _WEIGHTS + "; (i, j) at [i // (H*W*C0), (i // (W*C0)) % H, "
                "(i // C0) % W, j, i % C0]"),
@@ -223,40 +238,65 @@ def conv_of(layout: GlobalLayout) -> ConvLayout | None:
     return CONV_LAYOUTS.get(layout)
 
 
+def c0_of(itemsize: int) -> int:
+    """C0: the elements of ``itemsize`` bytes in 32 bytes."""
+    return max(C0_BYTES // itemsize, 1)
+
+
 def conv_shape_error(c: ConvLayout, shape: tuple[int | None, ...], itemsize: int,
                      acc_store: bool = False) -> str | None:
-    """Why a tensor shape is not one of ``c``'s: rank 5, dim ``c0`` static and a C0 size."""
+    """Why a tensor shape is not one of ``c``'s: rank 5, dim ``c0`` static and a C0 size (a
+    folded dim: static, positive and a multiple of C0)."""
     if len(shape) != RANK:
         return f"a {c.layout.value} tensor has rank {RANK}, got rank {len(shape)}"
+    got = "?" if shape[c.c0] is None else shape[c.c0]
+    if c.folded is not None:
+        c0 = c0_of(itemsize)
+        if shape[c.c0] is None or shape[c.c0] <= 0 or shape[c.c0] % c0:
+            return (f"a {c.layout.value} tensor of {itemsize}-byte elements has shape[{c.c0}] = W * C0, a "
+                    f"static positive multiple of C0 = {c0} ({C0_BYTES} bytes), got {got}")
+        return None
     sizes = c.c0_sizes(itemsize, acc_store)
     if shape[c.c0] not in sizes:
-        got = "?" if shape[c.c0] is None else shape[c.c0]
         want = " or ".join(str(n) for n in sizes)
         return (f"a {c.layout.value} tensor of {itemsize}-byte elements has C0 = shape[{c.c0}] == {want} "
                 f"({C0_BYTES} bytes), got {got}")
     return None
 
 
-def conv_extent(c: ConvLayout, shape: tuple[int | None, ...]) -> tuple[int | None, int | None]:
+def digit_extent(shape: tuple[int | None, ...], dim: int, part: str, c0: int) -> int | None:
+    """The radix of one digit: a whole dim's extent, a folded dim's C0 groups or its C0."""
+    if part == INNER:
+        return c0
+    n = shape[dim]
+    return None if n is None else (n // c0 if part == OUTER else n)
+
+
+def conv_extent(c: ConvLayout, shape: tuple[int | None, ...], itemsize: int) -> tuple[int | None, int | None]:
     """(rows, cols) of the matrix a tensor of layout ``c`` holds (None where a dim is dynamic)."""
-    def prod(dims: tuple[int, ...]) -> int | None:
+    c0 = c0_of(itemsize)
+
+    def prod(var: str) -> int | None:
         n = 1
-        for d in dims:
-            if shape[d] is None:
+        for d, part in c.digits(var):
+            e = digit_extent(shape, d, part, c0)
+            if e is None:
                 return None
-            n *= shape[d]
+            n *= e
         return n
-    return prod(c.rows), prod(c.cols)
+    return prod("i"), prod("j")
 
 
-def conv_radices(c: ConvLayout) -> tuple[tuple[str, int, tuple[int, ...]], ...]:
-    """Per dim d: (the matrix coordinate spelling it, d, the dims inside it), so that the digit
-    of dim d is ``(x // prod(extents of the inner dims)) % extent(d)``."""
+def conv_radices(c: ConvLayout) -> tuple[tuple[str, int, str, tuple[tuple[int, str], ...]], ...]:
+    """Per digit: (the matrix coordinate spelling it, its dim, its part, the digits inside it),
+    so that the digit is ``(x // prod(radices of the inner digits)) % radix``; dim d's index is
+    the sum of its digits, an OUTER one times C0."""
     out = []
-    for var, dims in (("i", c.rows), ("j", c.cols)):
-        for k, d in enumerate(dims):
-            out.append((var, d, dims[k + 1:]))
-    return tuple(sorted(out, key=lambda t: t[1]))
+    for var in ("i", "j"):
+        ds = c.digits(var)
+        for k, (d, part) in enumerate(ds):
+            out.append((var, d, part, ds[k + 1:]))
+    return tuple(out)
 
 
 def conv_places(c: ConvLayout, array: np.ndarray, offsets: tuple[int, ...], rows: int, cols: int,
@@ -265,7 +305,8 @@ def conv_places(c: ConvLayout, array: np.ndarray, offsets: tuple[int, ...], rows
     RUNTIME_VALID_REGION unless the matrix is the whole tensor's; RUNTIME_OOB (the dim, its extent
     and the index range) when a written index moves it off the tensor; both before any access."""
     shape = array.shape
-    want = conv_extent(c, shape)
+    c0 = c0_of(array.dtype.itemsize)
+    want = conv_extent(c, shape, array.dtype.itemsize)
     if (rows, cols) != want:
         raise RuntimeFault("RUNTIME_VALID_REGION", f"a {c.layout.value} transfer moves the whole tensor's "
                            "matrix", expected=f"valid region {want[0]}x{want[1]}", actual=f"{rows}x{cols}")
@@ -277,8 +318,9 @@ def conv_places(c: ConvLayout, array: np.ndarray, offsets: tuple[int, ...], rows
                                expected=f"indices in [0, {shape[d]})", actual=f"[{o}, {o + shape[d]})")
     i, j = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
     x = {"i": i, "j": j}
-    out = []
-    for var, d, inner in conv_radices(c):
-        div = int(np.prod([shape[k] for k in inner], dtype=np.int64))
-        out.append(offsets[d] + (x[var] // div) % shape[d])
+    out = [np.full((rows, cols), o, dtype=np.int64) for o in offsets]
+    for var, d, part, inner in conv_radices(c):
+        div = int(np.prod([digit_extent(shape, k, p, c0) for k, p in inner], dtype=np.int64))
+        digit = (x[var] // div) % digit_extent(shape, d, part, c0)
+        out[d] = out[d] + (digit * c0 if part == OUTER else digit)
     return tuple(out)

@@ -26,10 +26,10 @@ _MX_GLOBALS = _PLAIN_GLOBALS + (GlobalLayout.MX_A_ND, GlobalLayout.MX_A_DN, Glob
                                 GlobalLayout.MX_B_ND, GlobalLayout.MX_B_DN, GlobalLayout.MX_B_NN)
 _HIF4_GLOBALS = _MX_GLOBALS + (GlobalLayout.HIF4_A_ZZ, GlobalLayout.HIF4_B_NN)
 #: convolution layouts a TLOAD reads per target (CheckConvTileData's same-layout pairs): a2/a3
-#: NC1HWC0, FRACTAL_Z, FRACTAL_Z_3D; a5, a6 and kirin9030 NC1HWC0 and FRACTAL_Z; kirinX90 none.
-#: Only the a2/a3 acc TSTORE writes one (NC1HWC0), so the others list it in ``global_layouts``
-#: but not in ``stored_layouts``.
-_CONV_A2 = (GlobalLayout.NC1HWC0, GlobalLayout.FRACTAL_Z, GlobalLayout.FRACTAL_Z_3D)
+#: NC1HWC0, NDC1HWC0, FRACTAL_Z, FRACTAL_Z_3D; a5, a6 and kirin9030 NC1HWC0 and FRACTAL_Z;
+#: kirinX90 none. Only the a2/a3 acc TSTORE writes one (NC1HWC0, NDC1HWC0), so the others list
+#: it in ``global_layouts`` but not in ``stored_layouts``.
+_CONV_A2 = (GlobalLayout.NC1HWC0, GlobalLayout.NDC1HWC0, GlobalLayout.FRACTAL_Z, GlobalLayout.FRACTAL_Z_3D)
 _CONV_A5 = (GlobalLayout.NC1HWC0, GlobalLayout.FRACTAL_Z)
 _NPU_PIPES = (Pipe.S, Pipe.V, Pipe.M, Pipe.MTE1, Pipe.MTE2, Pipe.MTE3, Pipe.FIX, Pipe.ALL)
 

@@ -80,14 +80,21 @@ def visit_conv(cg: KernelCodegen, g: GlobalView, rows: ir.Value, cols: ir.Value,
     c = GL.conv_of(g.type.layout)
     assert c is not None
     b = cg.b
+    c0 = GL.c0_of(g.type.dtype.itemsize)
 
-    def prod(dims: tuple[int, ...]) -> ir.Value:
+    def radix(d: int, part: str) -> ir.Value:
+        """``GL.digit_extent`` in IR (a folded dim's extent is a static multiple of C0)."""
+        if part == GL.INNER:
+            return _c(c0)
+        return b.udiv(g.shape[d], _c(c0)) if part == GL.OUTER else g.shape[d]
+
+    def prod(digits: tuple[tuple[int, str], ...]) -> ir.Value:
         n = _c(1)
-        for d in dims:
-            n = b.mul(n, g.shape[d])
+        for d, part in digits:
+            n = b.mul(n, radix(d, part))
         return n
 
-    want_r, want_c = prod(c.rows), prod(c.cols)
+    want_r, want_c = prod(c.digits("i")), prod(c.digits("j"))
     bad = b.or_(b.icmp_signed("!=", rows, want_r), b.icmp_signed("!=", cols, want_c))
     cg.fault(bad, "RUNTIME_VALID_REGION", f"a {c.layout.value} transfer moves the whole tensor's matrix",
              expected="valid region {0}x{1}", actual="{2}x{3}", details=[want_r, want_c, rows, cols])
@@ -98,12 +105,15 @@ def visit_conv(cg: KernelCodegen, g: GlobalView, rows: ir.Value, cols: ir.Value,
                  expected="indices in [0, {0})", actual="[{1}, {1+0})", details=[g.shape[d], g.offsets[d]])
     if each is None:
         return
-    radices = [(var, d, prod(inner)) for var, d, inner in GL.conv_radices(c)]
+    radices = [(var, d, part, prod(inner), radix(d, part)) for var, d, part, inner in GL.conv_radices(c)]
     with cg.loop(0, rows, name="r") as i:
         with cg.loop(0, cols, name="c") as j:
             x = {"i": i, "j": j}
+            index = list(g.offsets[:GL.RANK])
+            for var, d, part, div, mod in radices:       # inside the loops every extent is > 0
+                digit = b.urem(b.udiv(x[var], div), mod)
+                index[d] = b.add(index[d], b.mul(digit, _c(c0)) if part == GL.OUTER else digit)
             flat = _c(0)
-            for var, d, div in radices:       # inside the loops every extent is > 0
-                idx = b.add(g.offsets[d], b.urem(b.udiv(x[var], div), g.shape[d]))
-                flat = b.add(flat, b.mul(idx, g.strides[d]))
+            for d in range(GL.RANK):
+                flat = b.add(flat, b.mul(index[d], g.strides[d]))
             each(i, j, b.gep(g.ptr, [flat], source_etype=g.elem))

@@ -148,8 +148,7 @@ def _conv_shape(tile: str, glob: str) -> Callable[[Mapping[str, Type], Mapping[s
         conv = None if p is None else GL.conv_of(p[1].layout)
         if conv is None:
             return None
-        return GL.conv_shape_error(conv, p[1].shape, dt.memory_bits(p[1].dtype) // 8 or 1,
-                                   p[0].loc is Location.ACC)
+        return GL.conv_shape_error(conv, p[1].shape, _itemsize(p[1]), p[0].loc is Location.ACC)
     return check
 
 
@@ -160,7 +159,7 @@ def _conv_whole(tile: str, glob: str) -> Callable[[Mapping[str, Type], Mapping[s
         conv = None if p is None else GL.conv_of(p[1].layout)
         if conv is None or p[1].rank != GL.RANK:
             return None
-        for axis, have, want in zip(("rows", "cols"), p[0].valid, GL.conv_extent(conv, p[1].shape)):
+        for axis, have, want in zip(("rows", "cols"), p[0].valid, GL.conv_extent(conv, p[1].shape, _itemsize(p[1]))):
             if have is not None and want is not None and have != want:
                 return (f"a {p[1].layout.value} transfer moves the whole tensor's matrix: {tile} valid {axis} "
                         f"{have}, the tensor's {want}")
@@ -168,20 +167,33 @@ def _conv_whole(tile: str, glob: str) -> Callable[[Mapping[str, Type], Mapping[s
     return check
 
 
+def _itemsize(g: GlobalType) -> int:
+    return dt.memory_bits(g.dtype) // 8 or 1
+
+
 def _conv_dtype(types: Mapping[str, Type], attrs: Mapping[str, object]) -> str | None:
-    g = types.get("src") if isinstance(types.get("src"), GlobalType) else types.get("dst")
-    if not isinstance(g, GlobalType) or GL.conv_of(g.layout) is None or g.dtype in _CONV_TYPES:
+    stored = isinstance(types.get("dst"), GlobalType)
+    g = types.get("dst") if stored else types.get("src")
+    conv = GL.conv_of(g.layout) if isinstance(g, GlobalType) else None
+    if conv is None:
         return None
-    return f"a {g.layout.value} tensor holds {dt.names(_CONV_TYPES)}, got {g.dtype}"
+    if g.dtype not in _CONV_TYPES:
+        return f"a {g.layout.value} tensor holds {dt.names(_CONV_TYPES)}, got {g.dtype}"
+    if stored and str(g.dtype) in conv.unstored:
+        return (f"a store to a {g.layout.value} tensor writes no {g.dtype} (the a2/a3 fixpipe's 16-element "
+                "groups and the simulator's 32-byte C0 disagree)")
+    return None
 
 
 def _conv_rules(tile: str, glob: str) -> tuple[K.Constraint, ...]:
     """The convolution-layout rules every transfer with one shares (isa/glayouts.CONV_LAYOUTS)."""
     return (K.custom("a convolution layout's tensor has rank 5 and C0 = 32 bytes of elements in dim 4 "
-                     "(an acc store to a 4-byte tensor: 8 or 16)", _conv_shape(tile, glob)),
+                     "(an acc store to a 4-byte NC1HWC0 tensor: 8 or 16; NDC1HWC0: W * C0)",
+                     _conv_shape(tile, glob)),
             K.custom("with a convolution layout, the valid region is the tensor's whole matrix",
                      _conv_whole(tile, glob), "STRUCT_VALID_REGION"),
-            K.custom("a convolution layout's tensor holds 8-, 16- or 32-bit integers, f16, bf16 or f32",
+            K.custom("a convolution layout's tensor holds 8-, 16- or 32-bit integers, f16, bf16 or f32 "
+                     "(a store to NDC1HWC0 no i32)",
                      _conv_dtype, "LEGAL_DTYPE"))
 
 
@@ -228,7 +240,7 @@ def _last_two(g: GlobalType) -> tuple[int | None, int | None]:
         return GL.matrix_extent(scale, g.shape)
     conv = GL.conv_of(g.layout)
     if conv is not None and g.rank == GL.RANK:
-        return GL.conv_extent(conv, g.shape)
+        return GL.conv_extent(conv, g.shape, _itemsize(g))
     return (1, g.shape[0]) if g.rank == 1 else (g.shape[-2], g.shape[-1])
 
 
@@ -410,14 +422,18 @@ def _relu_from_acc(types: Mapping[str, Type], attrs: Mapping[str, Any]) -> str |
 
 _CONV_DOC = ("Convolution layouts (decision 'Convolution global layouts'): a rank-5 tensor of layout NC1HWC0 "
              "[N, C1, H, W, C0] holds the (N*H*W) x (C1*C0) feature map, element (i, j) at [i / (H*W), j / C0, "
-             "(i / W) % H, i % W, j % C0]; FRACTAL_Z [C1, H, W, N, C0] (and FRACTAL_Z_3D, D*C1 in dim 0) the "
+             "(i / W) % H, i % W, j % C0]; NDC1HWC0 [N, D, C1, H, W*C0] (the public [N, D, C1, H, W] tensor "
+             "with its implicit C0 folded into dim 4, which is static and a multiple of C0) the (N*H*W) x "
+             "(D*C1*C0) feature map, (i, j) at [i / (H*W), j / (C1*C0), (j / C0) % C1, (i / W) % H, "
+             "(i % W) * C0 + j % C0]; FRACTAL_Z [C1, H, W, N, C0] (and FRACTAL_Z_3D, D*C1 in dim 0) the "
              "(C1*H*W*C0) x N weights, (i, j) at [i / (H*W*C0), (i / (W*C0)) % H, (i / C0) % W, j, i % C0]. "
              "C0 = 32 bytes of elements, static (STRUCT_SHAPE); i8/u8/i16/u16/i32/u32/f16/bf16/f32 "
              "(LEGAL_DTYPE); the valid region is the whole tensor's matrix (STRUCT_VALID_REGION, "
              "RUNTIME_VALID_REGION when dynamic) and the written indices 0 (RUNTIME_OOB otherwise). TLOAD "
-             "fills a mat tile, NZ from NC1HWC0 and ZN from FRACTAL_Z (the public ConvTile's bytes); an acc "
-             "TSTORE / TSTORE_FP writes NC1HWC0 with the acc conversions (a 4-byte target may take C0 = 16). "
-             "Profiles: a2/a3 load all three and store NC1HWC0; a5, a6 and kirin9030 load NC1HWC0 and "
+             "fills a mat tile, NZ from NC1HWC0 / NDC1HWC0 and ZN from FRACTAL_Z (the public ConvTile's bytes); "
+             "an acc TSTORE / TSTORE_FP writes NC1HWC0 or NDC1HWC0 with the acc conversions (an NC1HWC0 "
+             "4-byte target may take C0 = 16; an NDC1HWC0 one holds no i32, LEGAL_DTYPE). Profiles: a2/a3 "
+             "load all four and store NC1HWC0 and NDC1HWC0; a5, a6 and kirin9030 load NC1HWC0 and "
              "FRACTAL_Z and store none; cpu every path.")
 _ATOMIC_DOC = ("With atomic = ADD each element becomes old + value computed in the element type's "
                "arithmetic (integers wrap; f16/bf16 add in f32 and round once, RNE), after the value "
@@ -486,7 +502,8 @@ declare(Instruction(
         "to an f16 or bf16 tensor rounds to nearest even; i32 acc stores to i32 only (scaled conversions "
         "are TSTORE_FP); other stores keep the dtype and copy bit-exactly. " + _ATOMIC_DOC +
         " Layouts: vec/mat tiles store to a tensor of the same layout (1-row or 1-column ND/DN tiles to "
-        "ND or DN); acc tiles to ND, NZ or NC1HWC0 tensors (an NC1HWC0 store writes the tensor's whole feature map, "
+        "ND or DN); acc tiles to ND, NZ, NC1HWC0 or NDC1HWC0 tensors (a convolution-layout store writes the "
+        "tensor's whole feature map, "
         "as TLOAD's convolution layouts say; decision 'Convolution global layouts'). A5 has no store from mat; A2/A3 atomic ADD covers "
         "f32 f16 bf16 i32 i16 i8. hifloat8 and fp4 tiles (cpu, A5) and i4 tiles (cpu) store their codes "
         "bit for bit (a 4-bit element as one array element, as TLOAD), without atomic ADD. Scalar "
@@ -537,13 +554,14 @@ declare(Instruction(
         "0x80). " + _ATOMIC_DOC + " NPU profiles take the pairs their vector pre-quant "
         "modes scale within the acc store checks: a2/a3 f32 -> i8/u8 and i32 -> i8/u8/f16; a5 f32 -> "
         "i8/u8/f16/bf16/f8e4m3/hifloat8/f32 (the f32 -> f32 store is scaled too) and i32 -> "
-        "i8/u8/f16/bf16 (decision 'Pre-quantising 8-bit float targets'); cpu every pair of both. dst may be ND, NZ or NC1HWC0 (the whole feature map, as TLOAD's convolution "
+        "i8/u8/f16/bf16 (decision 'Pre-quantising 8-bit float targets'); cpu every pair of both. dst may be ND, NZ, NC1HWC0 or "
+        "NDC1HWC0 (the whole feature map, as TLOAD's convolution "
         "layouts say)." + _RELU_DOC,
     example=Example({"dst": "!pto.memref<64x64xf16>", "src": "!pto.tile<16x16xi32, loc=acc, layout=NZ>",
                      "fp": "!pto.tile<1x16xf32, loc=scaling>"}),
     constraints=(_fits("src", "dst"), K.fixed("fp", "rows", 1),
                  K.at_least("fp", "valid_cols", "src", "valid_cols", "STRUCT_VALID_REGION"),
-                 K.custom("the tensor is ND, NZ or NC1HWC0", _store_layout, "LEGAL_LAYOUT"),
+                 K.custom("the tensor is ND, NZ, NC1HWC0 or NDC1HWC0", _store_layout, "LEGAL_LAYOUT"),
                  _atomic_types("dst", (AtomicMode.NONE, AtomicMode.ADD))) + _conv_rules("src", "dst"),
     special_values="IEEE f32 product (0 * inf = NaN); to f32/f16/bf16: overflow gives ±inf, NaN stays "
                    "NaN; to i8/u8: NaN -> 0, values beyond the range (±inf included) clamp to its ends, "
