@@ -239,8 +239,10 @@ class KernelGen:
 
     def tile_op(self, depth: int, idx: list[str]) -> None:
         v, sfx = self.rng.choice(self.variants)
-        index_of = {o.name: self.rng.choice(idx) for o in v.instr.operands if o.kind is Kind.INDEX
-                    and o.name in v.types and self.rng.random() < 0.5}
+        # index operands: zero or a run-time value, so none is statically outside what its operand
+        # takes (flag ids: the profile's 8 per pipe pair; TASSIGN addresses: 32-byte aligned)
+        index_of = {o.name: self.rng.choice(["%c0", "%n"]) for o in v.instr.operands
+                    if o.kind is Kind.INDEX and o.name in v.types and self.rng.random() < 0.5}
         # memory operand indices: the origin or a run-time value, so no window is statically outside
         # its tensor (the verifier reports constant out-of-bounds windows as STRUCT_OOB)
         index_of.update({str(k): self.rng.choice(["%c0", "%n"]) for k in range(5)})
