@@ -19,6 +19,7 @@ GROUP = "openpto.backends"
 BUILTIN: dict[str, str] = {
     "reference": "openpto.backends.reference:ReferenceBackend",
     "llvm": "openpto.backends.llvm:LLVMBackend",
+    "ascend_sim": "openpto.backends.ascend_sim:AscendSimBackend",
 }
 
 _registered: dict[str, Callable[[], Any]] = {}

@@ -1,0 +1,189 @@
+"""The timing core: one AI core's pipes as in-order queues joined by counting-semaphore flags.
+
+The scalar unit issues every instruction in program order, one per ``scalar_issue_cycles``,
+into its pipe's queue; each pipe runs its queue in order, one instruction after another, and the
+pipes run concurrently. ``set_flag`` joins the source pipe's queue and counts the flag up once
+everything before it there has finished; ``wait_flag`` joins the destination pipe's queue and
+holds it until the count is above zero, then counts it down. A barrier on ALL drains every pipe.
+
+Times are computed as instructions are issued, not by a clock: an instruction starts at the
+latest of its issue time, its pipe's previous finish and (for a wait) the set it consumes, so a
+run costs O(1) per instruction. A pipe whose head waits on a flag nobody has set keeps its queue
+until a set arrives; a scalar wait or a barrier that cannot complete, or queues still held at the
+end, is a deadlock. Every executed instruction advances its pipe's vector clock; flags and
+barriers carry clocks across pipes, which ``hazards.Shadow`` uses to find unordered accesses.
+"""
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+from ...isa.diagnostics import Location, OrderError
+from ...isa.machines import PIPES, Machine
+from ...isa.types import Pipe
+from .hazards import Access, Shadow
+
+NPIPES = len(PIPES)
+PIPE_INDEX: dict[Pipe, int] = {p: i for i, p in enumerate(PIPES)}
+S = PIPE_INDEX[Pipe.S]
+
+WORK, SET, WAIT, BARRIER, BARRIER_ALL = range(5)
+
+
+class Op:
+    """One issued instruction: what it is, where it runs, how long it takes, what it touches."""
+
+    __slots__ = ("kind", "pipe", "cycles", "name", "loc", "accesses", "flag", "issue")
+
+    def __init__(self, kind: int, pipe: int, cycles: float, name: str, loc: Location | None,
+                 accesses: list[Access] | None = None, flag: tuple[int, int, int] | None = None) -> None:
+        self.kind, self.pipe, self.cycles, self.name, self.loc = kind, pipe, cycles, name, loc
+        self.accesses, self.flag, self.issue = accesses, flag, 0.0
+
+
+def spell_flag(flag: tuple[int, int, int]) -> str:
+    src, dst, ev = flag
+    return f"({PIPES[src].value} -> {PIPES[dst].value}, id {ev})"
+
+
+def where(loc: Location | None) -> str:
+    return f"line {loc.line}" if loc is not None and loc.line is not None else "an unknown line"
+
+
+class Engine:
+    """One core's run: pipes, flags, clocks, busy cycles, events and hazards."""
+
+    def __init__(self, machine: Machine, kernel: str, shadow: Shadow, trace: list[dict[str, Any]] | None,
+                 block: int = 0) -> None:
+        self.m, self.kernel, self.shadow, self.trace, self.block = machine, kernel, shadow, trace, block
+        self.issue_cycles = machine.scalar_issue_cycles
+        self.ns_per_cycle = 1000.0 / machine.clock_mhz
+        self.t_s = 0.0                                         # the scalar unit's clock
+        self.free = [0.0] * NPIPES                             # when each pipe is next free
+        self.busy = [0.0] * NPIPES
+        self.vc = [[0] * NPIPES for _ in range(NPIPES)]        # vector clock per pipe
+        self.queues: list[deque[Op]] = [deque() for _ in range(NPIPES)]
+        self.flags: dict[tuple[int, int, int], deque[tuple[float, tuple[int, ...]]]] = {}
+        self.ready: list[int] = []
+        self.issued = 0
+
+    # ------------------------------------------------------------------ issue
+    def issue(self, op: Op) -> None:
+        """The scalar unit hands ``op`` to its pipe (program order)."""
+        self.issued += 1
+        op.issue = self.t_s
+        self.t_s += self.issue_cycles
+        self.busy[S] += self.issue_cycles
+        if op.kind == BARRIER_ALL:
+            self._barrier_all(op)
+            return
+        p = op.pipe
+        if p == S:                       # the scalar unit runs it itself, in order
+            if not self._exec(S, op):
+                self._drain()
+                if not self._exec(S, op):
+                    self._deadlock(op)
+            self.t_s = max(self.t_s, self.free[S])
+            return
+        q = self.queues[p]
+        if q or not self._exec(p, op):
+            q.append(op)
+        if self.ready:
+            self._drain()
+
+    def _drain(self) -> None:
+        ready = self.ready
+        while ready:
+            p = ready.pop()
+            q = self.queues[p]
+            while q and self._exec(p, q[0]):
+                q.popleft()
+
+    # ------------------------------------------------------------------ execute
+    def _exec(self, p: int, op: Op) -> bool:
+        """Run ``op`` at the head of pipe ``p``; False when it is a wait with no set to take."""
+        kind = op.kind
+        start = max(self.free[p], op.issue)
+        if kind == WORK:
+            end = start + op.cycles
+            self.free[p] = end
+            self.busy[p] += op.cycles
+            vc = self.vc[p]
+            vc[p] += 1
+            if op.accesses:
+                self.shadow.access(p, vc, op)
+            if self.trace is not None:
+                self._event(op, p, start, end)
+            return True
+        if kind == SET:
+            self.free[p] = start
+            tokens = self.flags.get(op.flag)
+            if tokens is None:
+                tokens = self.flags[op.flag] = deque()
+            tokens.append((start, tuple(self.vc[p])))
+            dst = op.flag[1]
+            if self.queues[dst]:
+                self.ready.append(dst)
+            return True
+        if kind == WAIT:
+            tokens = self.flags.get(op.flag)
+            if not tokens:
+                return False
+            t, clock = tokens.popleft()
+            at = max(start, t)
+            self.free[p] = at
+            vc = self.vc[p]
+            for i in range(NPIPES):
+                if clock[i] > vc[i]:
+                    vc[i] = clock[i]
+            if self.trace is not None and at > start:
+                self._event(op, p, start, at)
+            return True
+        self.free[p] = start              # BARRIER on one pipe: the pipe is in order already
+        return True
+
+    def _barrier_all(self, op: Op) -> None:
+        """Every pipe finishes what it was given; everything after starts after all of it."""
+        self._drain()
+        if any(self.queues):
+            self._deadlock(op)
+        t = max(max(self.free), self.t_s)
+        joined = [max(col) for col in zip(*self.vc)]
+        for i in range(NPIPES):
+            self.free[i] = t
+            self.vc[i] = list(joined)
+        self.t_s = t
+
+    def _event(self, op: Op, p: int, start: float, end: float) -> None:
+        ns = self.ns_per_cycle
+        self.trace.append({"name": op.name, "pipe": PIPES[p].value, "block": self.block,   # type: ignore[union-attr]
+                           "ts_ns": start * ns, "dur_ns": (end - start) * ns,
+                           "line": op.loc.line if op.loc else None, "start_cycle": start, "end_cycle": end})
+
+    # ------------------------------------------------------------------ end
+    def _deadlock(self, op: Op | None) -> None:
+        waiting = []
+        for p, q in enumerate(self.queues):
+            if q:
+                head = q[0]
+                waiting.append(f"{PIPES[p].value} waits on flag {spell_flag(head.flag)} at {where(head.loc)}"
+                               if head.kind == WAIT else f"{PIPES[p].value} holds {head.name} at {where(head.loc)}")
+        if op is not None and op.kind == WAIT:
+            waiting.append(f"S (the scalar unit) waits on flag {spell_flag(op.flag)} at {where(op.loc)}")
+        elif op is not None:
+            waiting.append(f"S (the scalar unit) waits at {op.name} ({where(op.loc)}) for every pipe to drain")
+        at = op.loc if op is not None and op.loc is not None else Location(kernel=self.kernel)
+        raise OrderError("ORDER_DEADLOCK", f"every unfinished pipe of @{self.kernel} waits: " + "; ".join(waiting),
+                         location=at, expected="each wait_flag's set_flag reachable by a pipe that is not blocked",
+                         actual=f"{len(waiting)} pipe(s) blocked", notes=waiting)
+
+    def finish(self) -> list[str]:
+        """Run what can still run; ORDER_DEADLOCK if a pipe stays blocked; the flags left set."""
+        self._drain()
+        if any(self.queues):
+            self._deadlock(None)
+        return [f"flag {spell_flag(k)} is still set {len(v)} time(s) when @{self.kernel} ends"
+                for k, v in self.flags.items() if v]
+
+    def cycles(self) -> float:
+        return max(max(self.free), self.t_s)

@@ -1,0 +1,185 @@
+"""Kernels -> the reference backend's closures, each tile instruction followed by its issue.
+
+Values come from the reference lowering (``backends/reference/lower.py``) unchanged: this module
+subclasses it and wraps each tile instruction's step so that, once the instruction has computed
+its values in program order, the scalar unit issues an ``engine.Op`` for it: its pipe
+(``Instruction.pipe_for``), its cost from the machine (by the op class ``isa.machines.op_class``
+gives it) and the byte regions it reads and writes. The sync instructions become flag sets,
+waits and barriers by their op class; nothing here is keyed by mnemonic.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+from ...assembler.ir import Kernel, Lit, MemRef, PipeLit, TileOp, Value
+from ...isa.machines import (PATH_BY_ENDS, PIPE_DEFAULT_PATH, Machine, buffer_name, op_class)
+from ...isa.diagnostics import PTOError
+from ...isa.spec import Kind, Role
+from ...isa.types import Pipe, TileType
+from ...isa.values import GlobalRef
+from ..reference.lower import Context, KernelLowering
+from .engine import BARRIER, BARRIER_ALL, PIPE_INDEX, S, SET, WAIT, WORK, Op
+from .hazards import Access
+
+
+@dataclass
+class SimContext(Context):
+    """The reference's per-run state plus this run's engine and tile placement."""
+
+    sim: Any = None
+    place: Any = None
+
+
+def _valid_bytes(t: Any) -> int:
+    """Bytes of a tile's valid region (its packed size scaled by the valid fraction)."""
+    r, c = t.valid
+    rows, cols = t.type.shape
+    return t.type.nbytes * r * c // max(rows * cols, 1)
+
+
+class SimLowering(KernelLowering):
+    """The reference lowering with an issue step after every tile instruction."""
+
+    def __init__(self, kernel: Kernel, semantics: Mapping[str, Callable[..., Any]] | None, machine: Machine) -> None:
+        self.machine = machine
+        self.manual: set[str] = set()       # tiles placed by TASSIGN
+        super().__init__(kernel, semantics)
+
+    def _tileop(self, s: TileOp, targets: tuple[int, ...]) -> Callable[[list, Context], None]:
+        value = super()._tileop(s, targets)
+        plan = self._plan(s)
+
+        def step(regs: list, ctx: Context) -> None:
+            value(regs, ctx)
+            op = plan(regs, ctx)
+            if op is not None:
+                ctx.sim.issue(op)      # type: ignore[attr-defined]
+        return step
+
+    # ------------------------------------------------------------------ plans
+    def _plan(self, s: TileOp) -> Callable[[list, Context], Op | None]:
+        instr = s.instr
+        pipe = instr.pipe_for(s.types())
+        cls = op_class(instr, pipe)
+        make = getattr(self, "_plan_" + cls, None) or self._plan_work
+        return make(s, pipe, cls)
+
+    def _scalar(self, a: Any) -> Callable[[list], Any]:
+        return self.read(a) if isinstance(a, (Value, Lit)) else (lambda regs: a)
+
+    def _flag(self, s: TileOp, kind: int) -> Callable[[list, Context], Op]:
+        src, dst = (s.args[n].pipe for n in ("src_pipe", "dst_pipe"))   # type: ignore[union-attr]
+        si, di = PIPE_INDEX[src], PIPE_INDEX[dst]
+        ev = self._scalar(s.args["event_id"])
+        pipe, name, loc = (si if kind == SET else di), s.instr.mnemonic, s.loc
+        return lambda regs, ctx: Op(kind, pipe, 0.0, name, loc, flag=(si, di, int(ev(regs))))
+
+    def _plan_flag_set(self, s: TileOp, pipe: Pipe, cls: str) -> Callable[[list, Context], Op]:
+        return self._flag(s, SET)
+
+    def _plan_flag_wait(self, s: TileOp, pipe: Pipe, cls: str) -> Callable[[list, Context], Op]:
+        return self._flag(s, WAIT)
+
+    def _plan_barrier(self, s: TileOp, pipe: Pipe, cls: str) -> Callable[[list, Context], Op]:
+        """pipe_barrier / single-pipe tsync: ALL drains every pipe; one pipe is in order already.
+        The event form of tsync (and SYNCALL) is taken as a barrier on ALL: it waits for its
+        producer, whichever pipe that was."""
+        p = s.args.get("pipe")
+        target = p.pipe if isinstance(p, PipeLit) else Pipe.ALL
+        name, loc = s.instr.mnemonic, s.loc
+        if target is Pipe.ALL:
+            return lambda regs, ctx: Op(BARRIER_ALL, S, 0.0, name, loc)
+        i = PIPE_INDEX[target]
+        return lambda regs, ctx: Op(BARRIER, i, 0.0, name, loc)
+
+    _plan_tsync = _plan_barrier
+
+    def _plan_assign(self, s: TileOp, pipe: Pipe, cls: str) -> Callable[[list, Context], Op]:
+        """TASSIGN: the tile moves to the address it names (checked against the buffer)."""
+        tile = s.args["tile"]
+        assert isinstance(tile, Value)
+        self.manual.add(tile.name)
+        slot, t, addr, loc, name = self.slots[tile.name], tile.type, self._scalar(s.args["addr"]), s.loc, tile.name
+        assert isinstance(t, TileType)
+
+        def plan(regs: list, ctx: Context) -> Op:
+            ctx.place.place(regs[slot], t, int(addr(regs)), loc, name)   # type: ignore[attr-defined]
+            return Op(WORK, S, 0.0, "TASSIGN", loc)
+        return plan
+
+    def _plan_work(self, s: TileOp, pipe: Pipe, cls: str) -> Callable[[list, Context], Op]:
+        """A computing or moving instruction: its accesses and its cycles from the machine."""
+        instr, loc = s.instr, s.loc
+        tiles: list[tuple[int, bool, str, TileType]] = []       # slot, writes, name, type
+        globals_: list[tuple[int, list[Callable[[list], Any]], bool, str, Any]] = []
+        src_end = dst_end = None                                 # source and destination buffers
+        for o in instr.operands:
+            a = s.args.get(o.name)
+            if a is None or o.kind not in (Kind.TILE, Kind.GLOBAL):
+                continue
+            writes = o.role is not Role.IN
+            if isinstance(a, Value) and isinstance(a.type, TileType):
+                tiles.append((self.slots[a.name], writes, a.name, a.type))
+                end = buffer_name(a.type.loc)       # an inout tile's write covers its read
+            elif isinstance(a, MemRef):
+                globals_.append((self.slots[a.base.name], [self.read(i) for i in a.indices], writes,
+                                 a.base.name, a.base.type))
+                end = "GM"
+            else:
+                continue
+            if writes and dst_end is None:
+                dst_end = end
+            if not writes and src_end is None:
+                src_end = end
+        pi = PIPE_INDEX.get(pipe, S)
+        cost = self._cost(cls, pipe, src_end, dst_end, tiles)
+        name = instr.mnemonic
+        window_tile = tiles[0][0] if tiles else None
+
+        def plan(regs: list, ctx: Context) -> Op:
+            place = ctx.place    # type: ignore[attr-defined]
+            if not place.track:
+                return Op(WORK, pi, cost(regs), name, loc)
+            acc = [place.tile(regs[slot], w) for slot, w, _, _ in tiles]
+            if globals_:
+                shape = regs[window_tile].valid if window_tile is not None else (1, 1)
+                for base, idx, w, gname, gtype in globals_:
+                    acc.append(self._global(place, regs[base], tuple(f(regs) for f in idx), gtype, shape, w, gname))
+            return Op(WORK, pi, cost(regs), name, loc, acc)
+        return plan
+
+    @staticmethod
+    def _global(place: Any, array: Any, idx: tuple[int, ...], gtype: Any, shape: tuple[int, int], write: bool,
+                name: str) -> Access:
+        what = f"%{name}[{', '.join(map(str, idx))}]"
+        layout = getattr(getattr(gtype, "layout", None), "name", "ND")
+        try:
+            if layout == "ND" and array.ndim >= 1:
+                return place.window(GlobalRef(array, idx).window(*shape), write, what)
+        except PTOError:
+            pass
+        return place.window(array, write, what)            # other layouts: the whole tensor
+
+    def _cost(self, cls: str, pipe: Pipe, src: str | None, dst: str | None,
+              tiles: list[tuple[int, bool, str, TileType]]) -> Callable[[list], float]:
+        m = self.machine
+        slots = [slot for slot, _, _, _ in tiles]
+        if cls.startswith("vec_"):
+            return lambda regs: m.vector_cycles(cls, max((_valid_bytes(regs[i]) for i in slots), default=0))
+        if cls == "cube":
+            left = next((slot for slot, _, _, t in tiles if t.loc.value == "left"), None)
+            right = next((slot for slot, _, _, t in tiles if t.loc.value == "right"), None)
+            if left is None or right is None:
+                return lambda regs: m.cube_issue_cycles
+
+            def cube(regs: list) -> float:
+                a, b = regs[left], regs[right]
+                (mm, k), n = a.valid, b.valid[1]
+                rows, cols = a.type.shape
+                return m.cube_cycles(mm, k, n, a.type.nbytes / max(rows * cols, 1))
+            return cube
+        if cls == "transfer":
+            path = PATH_BY_ENDS.get((src or "", dst or "")) or PIPE_DEFAULT_PATH.get(pipe, "UB->UB")
+            return lambda regs: m.transfer_cycles(path, max((_valid_bytes(regs[i]) for i in slots), default=0))
+        return lambda regs: 0.0             # scalar work: its issue cycle is all it costs

@@ -1,0 +1,99 @@
+"""Where tiles live: byte addresses in their on-chip buffer, and the regions accesses touch.
+
+Tiles a kernel binds with TASSIGN get the address it names when it runs; every other tile gets
+one from a bump allocator, in declaration order, per buffer, each start rounded up to the
+buffer's alignment (the profile's ``address_alignment``). A tile that does not fit is
+LEGAL_CAPACITY naming it. Inside a tile, bytes follow the logical row-major order of its
+elements (the fractal box order of NZ/ZN tiles is not modelled). Global memory is addressed by
+the caller arrays' own addresses, so two arguments that alias are seen as the same bytes.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+import numpy as np
+
+from ...isa.diagnostics import LegalityError, Location
+from ...isa.machines import Machine, buffer_name
+from ...isa.types import TileType
+from .hazards import Access
+
+
+def _span(a: np.ndarray) -> tuple[int, int]:
+    lo, hi = np.lib.array_utils.byte_bounds(a)
+    return lo, max(hi, lo + 1)
+
+
+class Placement:
+    """One run's tile addresses (by tile object) and the global parameters' byte ranges."""
+
+    def __init__(self, machine: Machine, kernel: str, tiles: Iterable[tuple[str, TileType, Any]],
+                 manual: set[str], globals_: Mapping[str, np.ndarray], track: bool = True) -> None:
+        self.m, self.kernel, self.track = machine, kernel, track
+        self.where: dict[int, tuple[str, int, int]] = {}      # id(tile) -> (buffer, address, bytes)
+        self.names: dict[int, str] = {}
+        top: dict[str, int] = {}
+        for name, t, obj in tiles:
+            self.names[id(obj)] = name
+            if name in manual:
+                continue
+            align = machine.profile.address_alignment.get(t.loc, 32)
+            at = -(-top.get(t.loc.value, 0) // align) * align
+            self.place(obj, t, at, None, name)
+            top[t.loc.value] = at + t.nbytes
+        self.globals = sorted((*_span(a), n) for n, a in globals_.items())
+
+    def place(self, obj: Any, t: TileType, at: int, loc: Location | None, name: str | None = None) -> None:
+        """Put ``obj`` (of type ``t``) at byte ``at``: LEGAL_CAPACITY when it does not fit."""
+        cap = self.m.capacity.get(t.loc, 0)
+        if at + t.nbytes > cap:
+            name = name or self.names.get(id(obj), "?")
+            raise LegalityError("LEGAL_CAPACITY", f"%{name} ({t.nbytes} bytes) at byte {at} of {self.m.name}'s "
+                                f"{cap}-byte {t.loc.value} buffer ({buffer_name(t.loc)}) does not fit",
+                                location=loc or Location(kernel=self.kernel),
+                                expected=f"address + {t.nbytes} <= {cap}", actual=f"{at} + {t.nbytes} = {at + t.nbytes}")
+        self.where[id(obj)] = (buffer_name(t.loc), at, t.nbytes)
+
+    def tile(self, obj: Any, write: bool) -> Access:
+        """The bytes tile ``obj`` occupies; a pto.subset child is a row window of its root."""
+        got = self.where.get(id(obj))
+        name = self.names.get(id(obj), "a tile")
+        if got is not None:
+            space, at, n = got
+            return Access(space, at, at + n, write, f"%{name}")
+        root = obj
+        while hasattr(root, "parent"):
+            root = root.parent
+        got = self.where.get(id(root))
+        if got is None:            # a tile not placed yet (TASSIGN still to come): its own space
+            return Access(f"unplaced %{name}", 0, max(obj.type.nbytes, 1), write, f"%{name}")
+        space, at, n = got
+        a, r = obj.data, root.data
+        lo = at + (a.__array_interface__["data"][0] - r.__array_interface__["data"][0])
+        rows, cols = a.shape
+        width = cols * a.itemsize
+        pitch = a.strides[0]
+        if rows <= 1 or pitch == width:
+            return Access(space, lo, lo + rows * width, write, f"%{self.names.get(id(root), 'a tile')} (window)")
+        return Access(space, lo, lo + (rows - 1) * pitch + width, write,
+                      f"%{self.names.get(id(root), 'a tile')} (window)", pitch, width)
+
+    def window(self, view: np.ndarray, write: bool, what: str) -> Access:
+        """The global bytes of a numpy window: a row window when rows are contiguous."""
+        if view.ndim == 2 and view.shape[0] > 1 and view.strides[1] == view.itemsize \
+                and view.strides[0] >= view.shape[1] * view.itemsize:
+            lo = view.__array_interface__["data"][0]
+            width, pitch = view.shape[1] * view.itemsize, view.strides[0]
+            hi = lo + (view.shape[0] - 1) * pitch + width
+            return Access("GM", lo, hi, write, what, 0 if pitch == width else pitch, 0 if pitch == width else width)
+        lo, hi = _span(view)
+        return Access("GM", lo, hi, write, what)
+
+    def describe(self, a: Access, lo: int, hi: int) -> str:
+        """A byte range for messages: global bytes relative to the parameter that holds them."""
+        if a.space != "GM":
+            return f"{a.space} bytes [{lo}, {hi})"
+        for base, end, name in self.globals:
+            if base <= lo < end:
+                return f"global %{name} bytes [{lo - base}, {hi - base})"
+        return f"global bytes [{lo:#x}, {hi:#x})"
