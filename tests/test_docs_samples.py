@@ -35,5 +35,5 @@ def test_sample_output_matches_the_command(command: str, printed: str, monkeypat
     assert rc == 0
     got = shape(out)
     if command == "pto backends":        # other tests may register extra backends in-process
-        got = [line for line in got if line.split()[0] in {"backend", "llvm", "reference"}]
+        got = [line for line in got if line.split()[0] in {"backend", "ascend_sim", "llvm", "reference"}]
     assert got == shape(printed)
