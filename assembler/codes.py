@@ -48,7 +48,12 @@ CODES: dict[str, str] = {
     "ORDER_WAIT_UNSET": "a wait_flag with no set_flag before it in program order (it would wait forever)",
     "ORDER_LOOP_UNBALANCED": "a loop body that changes flag counts, so its iterations synchronise differently",
     "ORDER_BRANCH_UNBALANCED": "the branches of an if leave different flag counts",
-    "ORDER_FLAG_PENDING": "a kernel that ends with flags still set",
+    "ORDER_FLAG_PENDING": "a kernel that ends with flags still set (the verifier; the ascend_sim backend reports "
+                          "the flags a run leaves set)",
+    "ORDER_RACE": "two accesses by different pipes to overlapping bytes, at least one a write, that no flag or "
+                  "barrier orders (found by the ascend_sim backend while the program runs)",
+    "ORDER_DEADLOCK": "every unfinished pipe waits on a flag no running pipe will set, or the scalar unit waits on "
+                      "one (found by the ascend_sim backend while the program runs)",
     "LEGAL_CAPACITY": "the tiles of a kernel (or one tile) exceed a location's capacity, or a constant TASSIGN / "
                       "alloc_tile address puts a tile past its buffer's end",
     "LEGAL_EVENT_ID": "a set_flag / wait_flag (record_event / wait_event) with a constant id past the ids the "
