@@ -172,7 +172,8 @@ class Engine:
             waiting.append(f"S (the scalar unit) waits on flag {spell_flag(op.flag)} at {where(op.loc)}")
         elif op is not None:
             waiting.append(f"S (the scalar unit) waits at {op.name} ({where(op.loc)}) for every pipe to drain")
-        at = op.loc if op is not None and op.loc is not None else Location(kernel=self.kernel)
+        heads = [q[0].loc for q in self.queues if q and q[0].loc is not None]
+        at = op.loc if op is not None and op.loc is not None else (heads[0] if heads else Location(kernel=self.kernel))
         raise OrderError("ORDER_DEADLOCK", f"every unfinished pipe of @{self.kernel} waits: " + "; ".join(waiting),
                          location=at, expected="each wait_flag's set_flag reachable by a pipe that is not blocked",
                          actual=f"{len(waiting)} pipe(s) blocked", notes=waiting)

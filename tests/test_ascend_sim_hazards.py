@@ -1,0 +1,206 @@
+"""Hazards the ascend_sim backend finds while a program runs: races between pipes (by byte
+region and vector clock), deadlocks (every unfinished pipe waits), flags left set, and tiles
+placed past their buffer. Each program here is built so that the static ORDER_* checks pass:
+the hazard exists only at run time."""
+from __future__ import annotations
+
+import pathlib
+import re
+
+import numpy as np
+import pytest
+
+import openpto as pto
+
+EXAMPLE = pathlib.Path(__file__).resolve().parent.parent / "examples" / "double_buffer_copy.pto"
+TEXT = EXAMPLE.read_text()
+LINES = TEXT.splitlines()
+FLAG = re.compile(r"^\s*(set|wait)_flag (#pto\.pipe<\w+>, #pto\.pipe<\w+>, \d)\s*$")
+
+
+def _loop_flags() -> list[str]:
+    """The flags the copy loop sets and waits: each (src, dst, id) once, in a pair per iteration."""
+    start = next(i for i, line in enumerate(LINES) if "scf.for" in line)
+    return sorted({m.group(2) for line in LINES[start:] if (m := FLAG.match(line))
+                   and LINES.index(line) < len(LINES) - 6})
+
+
+def _without(flag: str) -> tuple[str, dict[str, int]]:
+    """The example with the loop's set_flag and wait_flag of ``flag`` removed (balanced, so the
+    verifier accepts it); the removed lines' numbers shift the rest: return the new numbering of
+    each instruction by its text."""
+    start = next(i for i, line in enumerate(LINES) if "scf.for" in line)
+    end = max(i for i, line in enumerate(LINES) if line.strip() == "}" and i < len(LINES) - 1)
+    kept = [line for i, line in enumerate(LINES)
+            if not (start < i < end and (m := FLAG.match(line)) and m.group(2) == flag)]
+    return "\n".join(kept), {line.strip(): i + 1 for i, line in enumerate(kept)}
+
+
+def _run(text: str, rows: int = 64, **options: object) -> pto.backends.base.Result:  # type: ignore[name-defined]
+    src = np.arange(rows * 512, dtype=np.float32).reshape(rows, 512)
+    dst = np.zeros_like(src)
+    res = pto.compile(pto.parse(text), "ascend_sim", "a3", **options)(src, dst, rows)
+    np.testing.assert_array_equal(dst, src)         # values are program-order values either way
+    return res
+
+
+def test_the_example_as_written_has_no_hazard() -> None:
+    res = _run(TEXT, hazards="raise")
+    assert res.hazards == [] and res.counters["races"] == 0
+
+
+def test_the_loop_has_eight_flag_pairs() -> None:
+    assert len(_loop_flags()) == 8
+
+
+#: which two instructions race when a flag pair goes, by the start of their text, per half s
+LOAD, MOV, STORE = "%in{s} = tload", "%out{s} = tmov", "tstore %dst[{r}, %c0]"
+RACING = {"MTE2>, #pto.pipe<V>": (LOAD, MOV), "V>, #pto.pipe<MTE2>": (MOV, LOAD),
+          "V>, #pto.pipe<MTE3>": (MOV, STORE), "MTE3>, #pto.pipe<V>": (STORE, MOV)}
+
+
+@pytest.mark.parametrize("flag", _loop_flags())
+def test_removing_any_flag_pair_is_a_race_naming_both_instructions(flag: str) -> None:
+    text, numbers = _without(flag)
+    pto.check(pto.parse(text), profile="a3")                # the static checks cannot see it
+    res = _run(text)
+    races = [h for h in res.hazards if h.code == "ORDER_RACE"]
+    assert races, flag
+    s = flag[-1]
+    pair = next(v for k, v in RACING.items() if k in flag)
+    first, second = (p.format(s=s, r="%r" if s == "0" else "%r1") for p in pair)
+    want = {n for t, n in numbers.items() if t.startswith(first) or t.startswith(second)}
+    assert len(want) == 2
+    msg = races[0].message
+    assert {int(n) for n in re.findall(r"line (\d+)", msg)} == want, msg
+    assert "no flag or barrier orders them" in msg and "UB bytes [" in msg
+    with pytest.raises(pto.PTOError) as e:
+        _run(text, hazards="raise")
+    assert e.value.code == "ORDER_RACE" and e.value.location.line in want
+
+
+DEADLOCKS = {
+    # two pipes each waiting for the other's set (run-time ids: the verifier does not track them)
+    "each waits for the other": ("""kernel @k(%a : index) {
+  wait_flag #pto.pipe<V>, #pto.pipe<MTE2>, %a
+  set_flag #pto.pipe<MTE2>, #pto.pipe<V>, %a
+  wait_flag #pto.pipe<MTE2>, #pto.pipe<V>, %a
+  set_flag #pto.pipe<V>, #pto.pipe<MTE2>, %a
+}""", {"a": 0}, ["V waits on flag (MTE2 -> V, id 0) at line 4", "MTE2 waits on flag (V -> MTE2, id 0) at line 2"]),
+    # the set sits in a branch the run does not take
+    "set in a branch not taken": ("""kernel @k(%c : i1, %a : index) {
+  scf.if %c {
+    set_flag #pto.pipe<MTE2>, #pto.pipe<V>, %a
+  }
+  wait_flag #pto.pipe<MTE2>, #pto.pipe<V>, %a
+}""", {"c": False, "a": 3}, ["V waits on flag (MTE2 -> V, id 3) at line 5"]),
+    # the wait names another id than the set
+    "the wait's id is never set": ("""kernel @k(%a : index, %b : index) {
+  set_flag #pto.pipe<MTE2>, #pto.pipe<V>, %a
+  wait_flag #pto.pipe<MTE2>, #pto.pipe<V>, %b
+  wait_flag #pto.pipe<MTE2>, #pto.pipe<V>, %a
+}""", {"a": 1, "b": 2}, ["V waits on flag (MTE2 -> V, id 2) at line 3"]),
+    # the scalar unit waits: nothing after it is ever issued
+    "the scalar unit waits": ("""kernel @k(%a : index) {
+  wait_flag #pto.pipe<V>, #pto.pipe<S>, %a
+}""", {"a": 0}, ["S (the scalar unit) waits on flag (V -> S, id 0) at line 2"]),
+}
+
+
+@pytest.mark.parametrize("case", DEADLOCKS)
+def test_run_time_deadlocks_name_every_waiting_pipe_and_flag(case: str) -> None:
+    text, args, waiting = DEADLOCKS[case]
+    exe = pto.compile(pto.parse(text), "ascend_sim", "a3")   # the static checks pass
+    with pytest.raises(pto.PTOError) as e:
+        exe(**args)
+    assert e.value.code == "ORDER_DEADLOCK"
+    assert sorted(e.value.notes) == sorted(waiting)
+    assert e.value.location.line is not None
+
+
+def test_the_branch_taken_runs_without_a_deadlock() -> None:
+    text, _, _ = DEADLOCKS["set in a branch not taken"]
+    res = pto.compile(pto.parse(text), "ascend_sim", "a3")(c=True, a=3)
+    assert res.hazards == []
+
+
+def test_a_flag_left_set_is_reported_at_the_end() -> None:
+    text = """kernel @k(%a : index) {
+  set_flag #pto.pipe<V>, #pto.pipe<MTE3>, %a
+  set_flag #pto.pipe<V>, #pto.pipe<MTE3>, %a
+}"""
+    exe = pto.compile(pto.parse(text), "ascend_sim", "a3")
+    res = exe(a=5)
+    assert [(h.code, h.message) for h in res.hazards] == [
+        ("ORDER_FLAG_PENDING", "flag (V -> MTE3, id 5) is still set 2 time(s) when @k ends")]
+    with pytest.raises(pto.PTOError) as e:
+        pto.compile(pto.parse(text), "ascend_sim", "a3", hazards="raise")(a=5)
+    assert e.value.code == "ORDER_FLAG_PENDING"
+
+
+T = "!pto.tile<16x64xf32>"
+
+
+def _placed(flags: bool) -> str:
+    """Two tiles TASSIGNed to one address: loading %a (MTE2) overwrites the bytes the vector unit
+    then updates as %b, unless a flag orders the loads before the vector work."""
+    sync = ("  set_flag #pto.pipe<MTE2>, #pto.pipe<V>, 0\n  wait_flag #pto.pipe<MTE2>, #pto.pipe<V>, 0\n"
+            if flags else "")
+    return f"""kernel @k(%x : !pto.memref<16x64xf32>, %y : !pto.memref<16x64xf32>, %at : index) {{
+  .const %c0 = 0 : index
+  .tile %a : {T}
+  .tile %b : {T}
+  %a = tassign %at : (index) -> {T}
+  %b = tassign %at : (index) -> {T}
+  %b = tload %y[%c0, %c0] : (!pto.memref<16x64xf32>) -> {T}
+  %a = tload %x[%c0, %c0] : (!pto.memref<16x64xf32>) -> {T}
+{sync}  %b = tadds %b, 1.0 : ({T}, f32) -> {T}
+}}"""
+
+
+def test_tiles_at_one_address_race_by_their_bytes() -> None:
+    x, y = np.ones((16, 64), np.float32), np.zeros((16, 64), np.float32)
+    res = pto.compile(pto.parse(_placed(False)), "ascend_sim", "a3")(x=x, y=y, at=4096)
+    assert [h.message for h in res.hazards] == [
+        "TLOAD (MTE2, line 8) writes %a and TADDS (V, line 9) writes %b: both touch UB bytes [4096, 8192) "
+        "and no flag or barrier orders them"]
+    res = pto.compile(pto.parse(_placed(True)), "ascend_sim", "a3")(x=x, y=y, at=4096)
+    assert res.hazards == []
+    res = pto.compile(pto.parse(_placed(False)), "ascend_sim", "a3")(x=x, y=y, at=8192)   # still one address
+    assert len(res.hazards) == 1
+
+
+def test_a_tassign_past_the_buffer_is_legal_capacity_naming_the_tile() -> None:
+    exe = pto.compile(pto.parse(_placed(True)), "ascend_sim", "a3")
+    with pytest.raises(pto.PTOError) as e:
+        exe(x=np.ones((16, 64), np.float32), y=np.zeros((16, 64), np.float32), at=192 * 1024 - 64)
+    assert e.value.code == "LEGAL_CAPACITY" and "%a (4096 bytes)" in str(e.value)
+    assert e.value.location.line == 5
+    exe = pto.compile(pto.parse(_placed(True)), "ascend_sim", "a5")      # a5's UB is 256 KB
+    exe(x=np.ones((16, 64), np.float32), y=np.zeros((16, 64), np.float32), at=192 * 1024 - 64)
+
+
+def test_global_windows_race_only_where_their_rows_meet() -> None:
+    """A store by MTE3 and a load by MTE2 of the same global rows race; of disjoint rows (or
+    column halves of one row block) they do not."""
+    def prog(r_load: int, c_load: int) -> str:
+        t = "!pto.tile<16x32xf32>"
+        return f"""kernel @k(%g : !pto.memref<64x64xf32>) {{
+  .const %c0 = 0 : index
+  .const %rl = {r_load} : index
+  .const %cl = {c_load} : index
+  .tile %a : {t}
+  .tile %b : {t}
+  %a = tload %g[%c0, %c0] : (!pto.memref<64x64xf32>) -> {t}
+  set_flag #pto.pipe<MTE2>, #pto.pipe<MTE3>, 0
+  wait_flag #pto.pipe<MTE2>, #pto.pipe<MTE3>, 0
+  tstore %g[%c0, %c0], %a : (!pto.memref<64x64xf32>, {t})
+  %b = tload %g[%rl, %cl] : (!pto.memref<64x64xf32>) -> {t}
+}}"""
+    def races(r: int, c: int) -> list[str]:
+        g = np.arange(64 * 64, dtype=np.float32).reshape(64, 64)
+        return [h.message for h in pto.compile(pto.parse(prog(r, c)), "ascend_sim", "a3")(g).hazards]
+    assert races(8, 0) and "global %g bytes [2048, 3968)" in races(8, 0)[0]
+    assert races(0, 16)                       # overlapping columns of the same rows
+    assert races(16, 0) == []                 # the next 16 rows
+    assert races(0, 32) == []                 # the other column half of the same rows
