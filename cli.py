@@ -182,6 +182,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
     for name, arr in res.outputs.items():
         a = np.asarray(arr)
         print(f"  {name}: {a.shape} {a.dtype}")
+    if hasattr(res, "cycles"):      # a simulating backend's timing and hazards (ascend_sim)
+        print(f"  simulated on {res.machine}: {res.cycles:.0f} cycles ({res.time_us:.3f} us), bound {res.bound}; "
+              f"{len(res.hazards)} hazard(s)")
+        for h in res.hazards[:5]:
+            print(f"    {h.code}: {h.message}")
     for name, path in outs:
         save(path, values[name])
     if args.trace:

@@ -98,3 +98,18 @@ def test_options_and_profiles() -> None:
     assert e.value.code == "LEGAL_PROFILE"
     res = pto.compile(m, "ascend_sim", "a3", hazards="off")(**_args("softmax.pto"))
     assert res.hazards == [] and res.counters["races"] == 0
+
+
+def test_pto_run_prints_the_simulated_time_bound_and_hazards(capsys: pytest.CaptureFixture[str],
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from openpto.cli import main
+    monkeypatch.chdir(EXAMPLES.parent)
+    assert main(["run", "examples/double_buffer_copy.pto", "--backend", "ascend_sim", "--profile", "a3",
+                 "--random", "--shape", "src=64x512", "--shape", "dst=64x512", "--arg", "rows=64",
+                 "--compare-with", "reference"]) == 0
+    out = capsys.readouterr().out
+    assert "simulated on a3: " in out and "bound MTE2; 0 hazard(s)" in out
+    assert main(["run", "examples/softmax.pto", "--backend", "ascend_sim", "--random", "--shape", "x=32x1024",
+                 "--shape", "y=32x1024", "--arg", "rows=32"]) == 0
+    out = capsys.readouterr().out
+    assert "(profile a3)" in out and "ORDER_RACE: TLOAD (MTE2, line 31) writes %t and TROWMAX (V, line 32)" in out
