@@ -1479,4 +1479,43 @@ DECISIONS: tuple[Decision, ...] = (
              "The token is how the public programs order a consumer after a push or pop; keeping it as a value "
              "lets the verifier hold programs to def-before-use, and an order-preserving run makes every such "
              "wait already satisfied."),
+    Decision("Simulated synchronisation and hazards",
+             "The public pages say what set_flag / wait_flag, pipe_barrier and TSYNC order on hardware, but not "
+             "what a simulator should call a race, how precisely it should compare byte ranges, or what a "
+             "TSYNC on an event token or a SYNCALL waits for inside one core.",
+             "The ascend_sim backend orders two accesses when they are on one pipe (each pipe runs in order, "
+             "one instruction after another), or a flag's set on the first pipe follows the first and its wait "
+             "on the second pipe precedes the second (transitively: vector clocks), or a barrier on ALL lies "
+             "between them. pipe_barrier and TSYNC on one pipe add nothing (that pipe is already in order); "
+             "pipe_barrier(ALL), TSYNC(ALL), TSYNC on an event token and SYNCALL drain every pipe (an event's "
+             "producer may be on any pipe). Accesses by different pipes to a common byte, one a write, not so "
+             "ordered are ORDER_RACE; only the last read and write per pipe and region are kept. A tile's bytes "
+             "are its whole static tile at its address (logical row-major inside, fractal order not modelled); "
+             "a global ND window is its rows of bytes, any other global layout the whole tensor. A run that "
+             "stops with every unfinished pipe (or the scalar unit) waiting is ORDER_DEADLOCK, always raised; "
+             "flags still set at the end are ORDER_FLAG_PENDING. Races and pending flags are collected in the "
+             "result by default (hazards='collect'), raised with hazards='raise', not tracked with 'off'. "
+             "The simulator runs only verified programs: a program with a flag pair removed from a loop stays "
+             "balanced, so the static ORDER_* checks accept it and the race is found at run time.",
+             "Races are what a real core would get wrong silently, so the simulator reports each once, naming "
+             "both instructions and the bytes; region comparison is exact for whole tiles and row windows "
+             "and errs towards reporting elsewhere. Collecting by default lets flag-free programs (the "
+             "examples, conformance) run for their values and timing while showing what they lack."),
+    Decision("Simulated cost model",
+             "No public document gives per-instruction cycle counts for A2/A3/A5 cores; public measurements "
+             "exist for 910B1 only (vector repeats, cube throughput by shape, transfer bandwidth by size), "
+             "and HBM bandwidth figures disagree between sources.",
+             "isa/machines.py holds one Machine per NPU profile over its Profile (capacities, flag ids, clock "
+             "and core counts are read from the profile). Vector: startup + repeats x cycles per repeat, a "
+             "repeat being 256 bytes of the widest operand's valid region, per op class (binary and "
+             "transcendental 1.18 + 1.91/repeat, reductions 3.0/repeat, fitted to 910B1's VADD, VEXP, VCADD). "
+             "Cube: m*k*n / MACs per cycle (fp16/bf16 4096, 8-bit 8192, f32 1024 assumed, 4-bit 16384 "
+             "assumed) + 2.1 issue cycles fitted to 910B1's mmad curve. Transfers: the measured 910B1 "
+             "effective bandwidth against size where one exists (GM->UB, GM->L1, UB->GM, L1->L0A, L0C->GM), "
+             "else 64 assumed latency cycles + the theoretical bytes per cycle, capped by one HBM parameter "
+             "(1.6 TB/s) shared by the cores moving data. The scalar unit issues one instruction per cycle; "
+             "queues are unbounded. A5 uses 910B1's rates at its 1650 MHz clock; a6 and the Kirin parts use "
+             "A5's clock, cores and rates (no public numbers).",
+             "Fitted to what was measured, labelled where assumed, kept as data so a better measurement "
+             "changes a number, not the simulator."),
 )
