@@ -26,6 +26,7 @@ from .collector import collector_paused
 from .control import ControlParser, Finish
 from .cursor import Defer, Silent
 from .events import BRACKET_FLAGS, EVENT_FORMS, EventParser
+from .fifo_waits import FifoWaitParser
 from .ir import MAIN, MAX_DEPTH, Kernel, Module, Stmt, Yield
 from .lexer import DIRECTIVE, EOF, IDENT, NAME_MARK, NEWLINE, PUNCT, SYMBOL, VALUE, VALUE_NAME, WS, Token
 from .scope import Scope
@@ -53,7 +54,7 @@ SEEN_LINES = 1 << 16         # distinct line texts ``fast_lines`` remembers
 _BLANK_LINE = (BLANK, None, 0, "", None)
 
 
-class Parser(ControlParser, EventParser, ViewParser, SubsetParser, TPipeParser):
+class Parser(ControlParser, EventParser, ViewParser, SubsetParser, TPipeParser, FifoWaitParser):
     fast = True      # take lines by template (False: every line through the token path)
 
     def __init__(self, text: str, filename: str | None = None) -> None:
@@ -411,7 +412,7 @@ class Parser(ControlParser, EventParser, ViewParser, SubsetParser, TPipeParser):
             if instr.mnemonic == "TSYNC" and self.several_waits():
                 return self.tsync_events(mt, results, scope)
             if instr.mnemonic in FIFO_MNEMONICS:
-                return [self.fifo_op(instr, mt, results, scope)]
+                return self.fifo_statement(instr, mt, results, scope)
             return [self.tile_op(instr, mt, results, scope)]
         spec = S.lookup(mt.text)
         if spec is not None:

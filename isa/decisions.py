@@ -1464,7 +1464,10 @@ DECISIONS: tuple[Decision, ...] = (
              "pto.tpush %tile, %pipe : (T, !pto.tpipe<...>) -> !pto.record_event` and `%event = pto.tpop %pipe, "
              "%tile : (...) -> !pto.record_event`, the operand table types an event `!pto.event` (RecordEvent), "
              "and TSYNC's event form waits on one or more of them (`tsync %e0, %e1 : !pto.event<...>, ...`). "
-             "How a recorded event is typed elsewhere, and whether one may be recorded twice, is not said.",
+             "The intrinsics take the WaitEvents pack after their operands (`TPUSH(pipe, tile, events...)`, "
+             "`TPOP(pipe, tile, events...)`) and begin with `TSYNC(events...)`; no IR page prints a TPUSH / "
+             "TPOP with events. How a recorded event is typed elsewhere, and whether one may be recorded twice, "
+             "is not said.",
              "TPUSH and TPOP declare an optional out operand event (kind event), after their other operands so "
              "the bytecode numbering stays (no format change); it is written only as an SSA result: `%e = tpush "
              "%t {...}`, `%v, %e = tpop {...} : () -> (T, !pto.event)`, and the public pipe forms' result. "
@@ -1475,7 +1478,19 @@ DECISIONS: tuple[Decision, ...] = (
              "result typed other than an event) STRUCT_OPERAND_KIND, a written type that differs "
              "STRUCT_TYPE_MISMATCH. Functional backends run in program order: the reference records a token "
              "naming its producer when the instruction completes, llvm keeps nothing, and a wait on a token "
-             "never blocks. This replaces the 'result that is not kept' of decision 'The !pto.tpipe spelling'.",
+             "never blocks. This replaces the 'result that is not kept' of decision 'The !pto.tpipe spelling'. "
+             "Wait events: TPUSH and TPOP take zero or more event tokens after their operand, in the "
+             "intrinsics' order (`tpush %t, %e0, %e1 {...}`, `%v = tpop %e0 {...} : (!pto.event) -> T`, "
+             "`pto.tpush %t, %pipe, %e0 : (T, !pto.tpipe<...>, !pto.event)`, `pto.tpop %pipe, %t, %e0`; "
+             "signature types one per operand, events included); the parser reads such a statement as one "
+             "TSYNC per token, in order, then the statement without them, which is what the intrinsic does "
+             "and what the canonical text prints, so the IR, the bytecode (no format change), the verifier "
+             "and the backends have one form. A wait on a name not visible there (its own result included) is "
+             "STRUCT_UNDEFINED, on a non-event STRUCT_OPERAND_KIND, a written type other than an event "
+             "STRUCT_TYPE_MISMATCH, a signature with another count PARSE_SIGNATURE. An event that was never "
+             "recorded cannot be waited on: def-before-use holds on every path, and a `!pto.event` kernel "
+             "parameter stands for a token recorded before the launch. The DPS `ins(...)` forms take no "
+             "events (no page writes one).",
              "The token is how the public programs order a consumer after a push or pop; keeping it as a value "
              "lets the verifier hold programs to def-before-use, and an order-preserving run makes every such "
              "wait already satisfied."),

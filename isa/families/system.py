@@ -40,6 +40,10 @@ ANY_LOC = tuple(Location)
 
 #: the instructions that act on the FIFO state (backends keep one per run)
 FIFO_MNEMONICS = ("TPUSH", "TPOP", "TALLOC", "TFREE")
+#: the FIFO instructions whose public intrinsics take a trailing ``WaitEvents&...`` pack: written
+#: as trailing event operands, they wait on each token before running, one TSYNC per token
+#: (decision 'FIFO event results')
+WAITING_FIFO = ("TPUSH", "TPOP")
 
 FLAG_IDS = 16          # FlagID 0..15 (A5 intra-block flags; A2/A3 use 0..7 per pipe type)
 MAX_SLOTS = 16         # SlotNum 1..16 (TMPipe depth: up to 8 on A2/A3, 16 on A5)
@@ -435,6 +439,11 @@ def _event(what: str) -> Operand:
     event results'); functional backends record a token and never wait."""
     return Operand("event", Role.OUT, Kind.EVENT, f"the RecordEvent token of the {what} (`%e = t{what} ...`), "
                    "which a later `tsync %e` waits on", optional=True)
+_WAIT_DOC = (" Wait events (the public trailing WaitEvents): event tokens written after the operand "
+             "(`tpush %tile, %e0, %e1 {...}`, `%tile = tpop %e0 {...}`, `pto.tpush %tile, %pipe, %e0`, "
+             "`pto.tpop %pipe, %tile, %e0`) are waited on before the instruction runs: the statement is one "
+             "`tsync %e` per token, in order, then the instruction (the canonical text prints that; decision "
+             "'FIFO event results').")
 #: a hifloat8 slot comes only from an A5 QF322HIF8_PRE push: the a2/a3 TPOP takes none
 _NO_HIF8 = {"a2": same(("tile",), dt.STORABLE), "a3": same(("tile",), dt.STORABLE)}
 
@@ -458,7 +467,7 @@ declare(Instruction(
         "valid region (its dtype and valid shape) in it, committed to the consumer. GlobalData form "
         "`tpush %slot[0, 0]`: commits the slot the producer's earlier TALLOC allocated (the data was "
         "written to global memory by the program; the operand is not read)." + _FIFO_DOC + _SPLIT_DOC
-        + _QUANT_DOC + _FIXPIPE_DOC,
+        + _QUANT_DOC + _FIXPIPE_DOC + _WAIT_DOC,
     special_values=_FIFO_FAULTS + "a GlobalData TPUSH with no TALLOC'd slot: RUNTIME_FIFO_STATE; a "
                    "quantising push without its SET_QUANT_* state: RUNTIME_QUANT_STATE; a bad "
                    "FlagID/SlotNum or both/neither operand: rejected by the verifier.",
@@ -489,7 +498,7 @@ declare(Instruction(
         "the type of a QF322HIF8_PRE push). "
         "GlobalData form `tpop %slot[0, 0]`: takes the oldest committed slot without loading anything "
         "(the program reads global memory itself) and holds it until TFREE of a global." + _FIFO_DOC
-        + _SPLIT_DOC,
+        + _SPLIT_DOC + _WAIT_DOC,
     special_values="Empty FIFO: RUNTIME_FIFO_EMPTY; a tile popped from a slot of another dtype or valid "
                    "shape, or from one committed without a tile: RUNTIME_FIFO_MISMATCH.",
     example=Example({"tile": "!pto.tile<16x16xf32>"}, {"FlagID": 0, "SlotNum": 2}, state=_ONE_TILE),
