@@ -151,6 +151,18 @@ def _with_dst_stride(*names: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
     return alter
 
 
+def _with_stride_of(ref: str, *names: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """As ``_with_dst_stride``, with operand ``ref``'s row stride (absent operands are left alone:
+    TSCATTER's mask form has no idx)."""
+    def alter(kw: dict[str, Any]) -> dict[str, Any]:
+        present = [n for n in names if kw.get(n) is not None]
+        if not present:
+            return kw
+        moved = _with_dst_stride(*present)({**kw, "dst": kw[ref]})
+        return {**kw, **{n: moved[n] for n in present}}
+    return alter
+
+
 def _set_attr(**changes: Any) -> Callable[[dict[str, Any]], dict[str, Any]]:
     def alter(kw: dict[str, Any]) -> dict[str, Any]:
         kw.update({k: (v(kw) if callable(v) else v) for k, v in changes.items()})
@@ -635,6 +647,8 @@ MUTANTS: tuple[Mutant, ...] = tuple(Mutant(*row) for row in (
      after("TPARTMAX", elementwise(BIN, lambda out, a, b: np.where((a != a) | (b != b), np.fmax(a, b), out)))),
     ("tscatter-first-writer-wins", "TSCATTER", "duplicate targets keep the first write, not the last",
      ("*",), _scatter_first_wins),
+    ("tscatter-idx-src-row-stride", "TSCATTER", "idx addressed with src's row stride (right only for equal "
+     "static shapes)", ("*",), before("TSCATTER", _with_stride_of("src", "idx"))),
     # sync
     ("set-flag-same-pipe", "SET_FLAG", "a flag from a pipe to itself is accepted", ("*",),
      _same_pipe_accepted("SET_FLAG")),

@@ -76,7 +76,8 @@ def test_default_conformance_run_fails_the_mutant(mutant: Mutant) -> None:
         assert default_run(ReferenceBackend(), mutant.mnemonic, key).ok     # the mutation's fault
 
 
-@pytest.mark.parametrize("name, key", [("tadd-dst-row-stride", "f32"), ("tcvt-dst-row-stride", "f16,f32")])
+@pytest.mark.parametrize("name, key", [("tadd-dst-row-stride", "f32"), ("tcvt-dst-row-stride", "f16,f32"),
+                                       ("tscatter-idx-src-row-stride", "f32,f32,i32")])
 def test_only_operands_of_static_shapes_of_their_own_catch_a_row_stride_mix_up(
         name: str, key: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The ``reshaped`` case (cases.reshaped) is what fails these mutants: without it every
