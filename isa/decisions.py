@@ -822,7 +822,8 @@ DECISIONS: tuple[Decision, ...] = (
              "(each operand at its own stride) and masks are per element (i1), not a packed stream.",
              "A program the public kernels accept should verify; every llvm rule involved reads each tile "
              "through its own strides (tests/test_shape_rules.py, tests/test_shape_rules_public2.py, "
-             "tests/test_tscatter_shapes.py run each relaxed instruction on both backends with operands of other static shapes)."),
+             "tests/test_tscatter_shapes.py run each relaxed instruction on both backends with operands of "
+             "other static shapes)."),
     Decision("MGATHER/MSCATTER row indices and NPU legality",
              "Coalesce::Row kernels (a2a3 and a5 MGather/MScatter) read row r's index at indices[r]; the "
              "a5 static_assert takes an index tile of valid shape [1, R] or [R, 1]. a2a3/MGather.hpp and "
@@ -1413,12 +1414,14 @@ DECISIONS: tuple[Decision, ...] = (
              "dim 4 static, 32 bytes of elements, a 4-byte acc-store target also 16 (STRUCT_SHAPE); "
              "elements i8/u8/i16/u16/i32/u32/f16/bf16/f32 (LEGAL_DTYPE). TLOAD fills a mat tile of the "
              "ConvTile's byte order: NZ from NC1HWC0 / NDC1HWC0, ZN from FRACTAL_Z(_3D) (LEGAL_LAYOUT "
-             "otherwise). TSTORE and TSTORE_FP write NC1HWC0 / NDC1HWC0 from an acc tile only, with every acc conversion, relu, "
+             "otherwise). TSTORE and TSTORE_FP write NC1HWC0 / NDC1HWC0 from an acc tile only, with every "
+             "acc conversion, relu, "
              "pre-quantising scale and atomic ADD of the ND path. Per profile (Profile.global_layouts for "
              "reads, Profile.stored_layouts for writes, LEGAL_LAYOUT): a2/a3 read all four and write "
              "NC1HWC0 and NDC1HWC0; a5, a6 and kirin9030 read NC1HWC0 and FRACTAL_Z and write none; "
              "kirinX90 none (its CheckConvTileData tests TileData::DType, a name its template does not "
-             "declare, so its ConvTile path is not taken as working); cpu all. Left out, with reasons: GNC1HWC0 and GNCHW (no TLOAD / TSTORE "
+             "declare, so its ConvTile path is not taken as working); cpu all. Left out, with reasons: "
+             "GNC1HWC0 and GNCHW (no TLOAD / TSTORE "
              "reads or writes them; they exist only as TTRANS tile conversions, which openpto's 2-D TTRANS "
              "does not model); FRACTAL_Z_S16S8 and C1HWNC0 (no instruction uses them); NHWC / NCHW / NCDHW "
              "(the a5 acc stores' single-stride NZ2ND / NZ2DN writes fix no index map for more than one "
