@@ -15,7 +15,7 @@ import operator
 from typing import Any, Callable
 
 from ..isa import profiles
-from ..isa.checks import check_legality, check_structure, tile_layout_error
+from ..isa.checks import check_legality, check_structure, tile_dtype_error, tile_layout_error
 from ..isa.diagnostics import LegalityError, Location, PTOError, PTOErrorGroup, StructError
 from ..isa.profiles import Profile
 from ..isa.suggest import did_you_mean
@@ -222,14 +222,16 @@ class _KernelCheck:
             self._declared_layout(v)
 
     def _declared_layout(self, v: Value) -> None:
-        """A tile's layout must suit its location: reported once, at its declaration (the
-        ``.tile``, the parameter or the first instruction writing it), where it is changed."""
+        """A tile's layout and element type must suit its location: reported once, at its
+        declaration (the ``.tile``, the parameter or the first instruction writing it), where
+        it is changed."""
         assert self.profile is not None and isinstance(v.type, TileType)
         self.layout_checked.add(v.name)
-        e = tile_layout_error(v.type, self.profile, self.where, f"tile %{v.name}")
-        if e is not None:
-            self.bad_layout[v.name] = len(self.errors)
-            self.errors.append(e)
+        for e in (tile_layout_error(v.type, self.profile, self.where, f"tile %{v.name}"),
+                  tile_dtype_error(v.type, self.profile, self.where, f"tile %{v.name}")):
+            if e is not None:
+                self.bad_layout.setdefault(v.name, len(self.errors))
+                self.errors.append(e)
 
     def _note_layout_uses(self, s: TileOp) -> None:
         """Add the first instruction using a badly laid out tile to its declaration's error."""

@@ -116,9 +116,10 @@ def check_legality(instr: Instruction, types: Mapping[str, Type], attrs: Mapping
                                       location=where, expected=" or ".join(l.value for l in op.locations),
                                       actual=t.loc.value))
         if tile_layouts:
-            e = tile_layout_error(t, profile, where, f"operand '{op.name}'")
-            if e is not None:
-                errs.append(e)
+            for e in (tile_layout_error(t, profile, where, f"operand '{op.name}'"),
+                      tile_dtype_error(t, profile, where, f"operand '{op.name}'")):
+                if e is not None:
+                    errs.append(e)
         size = t.nbytes                   # dt.memory_bytes: 4-bit types take half a byte each
         if size > profile.capacity[t.loc]:
             errs.append(LegalityError("LEGAL_CAPACITY", f"operand '{op.name}' does not fit in {t.loc.value}",
@@ -184,6 +185,16 @@ def tile_layout_error(t: TileType, profile: Profile, where: Loc, what: str) -> L
     return LegalityError("LEGAL_LAYOUT", f"{why} ({what})", location=where,
                          expected=" or ".join(l.value for l in profile.layouts.get(t.loc, ())) or "nothing",
                          actual=t.layout.value)
+
+
+def tile_dtype_error(t: TileType, profile: Profile, where: Loc, what: str) -> LegalityError | None:
+    """LEGAL_DTYPE when ``t``'s element type is not one ``profile``'s ``t.loc`` holds (the
+    scale locations: ``Profile.location_dtypes``)."""
+    why = profile.dtype_error(t.loc, t.dtype)
+    if why is None:
+        return None
+    return LegalityError("LEGAL_DTYPE", f"{why} ({what})", location=where,
+                         expected=" or ".join(d.name for d in profile.location_dtypes[t.loc]), actual=t.dtype.name)
 
 
 def _attr_ok(kind: type, v: Any) -> bool:

@@ -1536,4 +1536,19 @@ DECISIONS: tuple[Decision, ...] = (
              "A5's clock, cores and rates (no public numbers).",
              "Fitted to what was measured, labelled where assumed, kept as data so a better measurement "
              "changes a number, not the simulator."),
+    Decision("Scale tile element types",
+             "The a5/a6 TileType::ScaleLeft / ScaleRight tiles are filled by TExtract / TMov (TExtractToAmx / "
+             "TExtractToBmx, which move the scale bytes) and read only by TMatmulMX's scale operands, whose "
+             "scales are float8_e8m0_t (a6's HiF4 scale records are uint8_t); TMov's CommonCheckMX says "
+             "'Supported types: float8_e8m0_t' but tests the wider TExtract list (int8, fp8, half, bf16, "
+             "float, fp4, e8m0), and no page says what another element type in a scale buffer would mean.",
+             "A scale_left / scale_right tile holds u8 or f8e8m0 elements (dt.SCALE_CODES, the same bits), on "
+             "every profile: isa/profiles.LOCATION_DTYPES, read through Profile.location_dtypes, which the "
+             "verifier checks at the tile's declaration (parameter, .tile or the first instruction writing "
+             "it) and check_legality for every tile operand: another element type is LEGAL_DTYPE naming the "
+             "location, the types it holds (expected) and the tile's (actual). Instructions keep their own "
+             "dtype rules; this narrows TEXTRACT, TMOV and any future writer of a scale location.",
+             "The scale buffers exist only to feed the MX matmul, which reads one-byte E8M0 codes; refusing "
+             "other types at the tile keeps a program from placing data there that no instruction can use, "
+             "and one table serves every instruction and profile."),
 )

@@ -12,11 +12,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping
 
+from . import dtypes as dt
 from .diagnostics import SpecError
 from .suggest import did_you_mean
 from .types import GlobalLayout, Layout, Location, Pipe
 
 KB = 1024
+#: the element types a location holds, where it restricts them (every profile): the MX scale
+#: buffers hold one-byte scale codes, u8 or float8_e8m0, which TMATMUL_MX / TMATMUL_HIF4 read
+#: (decision 'Scale tile element types')
+LOCATION_DTYPES: Mapping[Location, tuple[dt.DType, ...]] = {Location.SCALE_LEFT: dt.SCALE_CODES,
+                                                            Location.SCALE_RIGHT: dt.SCALE_CODES}
 
 _ALL_LAYOUTS = tuple(Layout)
 #: global layouts every target's DMA reads and writes; a5 adds the MX scale layouts, a6 also the
@@ -57,6 +63,8 @@ class Profile:
     #: buffer_limits.hpp: 32 for every buffer); TASSIGN's semantics fault on the same rule on
     #: every profile, so cpu keeps it although its row rule (``alignment``) is off
     address_alignment: Mapping[Location, int] = field(default_factory=lambda: {loc: 32 for loc in Location})
+    #: element types per location where the location restricts them (``LOCATION_DTYPES``)
+    location_dtypes: Mapping[Location, tuple[dt.DType, ...]] = field(default_factory=lambda: dict(LOCATION_DTYPES))
 
     def flag_ids(self, src: Pipe, dst: Pipe) -> int | None:
         """How many flag ids the ordered pipe pair (src, dst) has: ``event_ids`` (EVENT_ID_MAX of
@@ -77,6 +85,14 @@ class Profile:
             return f"{self.name} has no {loc.value} tiles"
         take = " or ".join(f"{l.value} ({l.describe})" for l in allowed)
         return f"{loc.value} tiles on {self.name} take layout {take}; got {layout.value}"
+
+    def dtype_error(self, loc: Location, dtype: dt.DType) -> str | None:
+        """Why tiles in ``loc`` cannot hold ``dtype`` elements on this profile, or None."""
+        allowed = self.location_dtypes.get(loc)
+        if allowed is None or dtype in allowed:
+            return None
+        return (f"{loc.value} tiles on {self.name} hold {' or '.join(d.name for d in allowed)} elements; "
+                f"got {dtype.name}")
 
     def row_alignment_error(self, rows: int, cols: int, itemsize: float, layout: Layout,
                             loc: Location) -> str | None:
