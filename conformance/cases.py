@@ -102,12 +102,23 @@ class Case:
             body.append(Const(c0, 0))
         op = TileOp(self.instr, args, dict(self.attrs))
         partner = PARTNER.get(self.instr.mnemonic)
-        if partner is None or self.runtime:     # a flag with a run-time id is not tracked (ORDER_*):
-            body.append(op)                     # alone, any fault is its own, not its partner's
-        else:     # a flag with a literal id alone is not a program (ORDER_*): set and wait come in pairs
+        if partner is None or self.runtime and self._faults():
+            body.append(op)     # a run-time fault stays alone: a partner sharing its operands would hide it
+        else:     # a flag alone is not a program: with a literal id the verifier says so (ORDER_*), and
+            # with a run-time id a lone wait never ends on a core that models waiting (ascend_sim's
+            # ORDER_DEADLOCK): set and wait come in pairs
             pair = TileOp(get(partner), args)
             body += [op, pair] if FLAG_SIGN[self.instr.mnemonic] > 0 else [pair, op]
         return Module((Kernel("case", tuple(params), tuple(body)),))
+
+    def _faults(self) -> bool:
+        """Whether the instruction's semantics fault on this case's scalar operands (a flag's
+        pipes and id: all its operands)."""
+        try:
+            self.instr.execute(**self.scalars)
+        except PTOError:
+            return True
+        return False
 
     def describe(self) -> str:
         ts = ", ".join(f"{k}: {t}" for k, t in self.types.items())
@@ -741,8 +752,8 @@ def edges(base: Case) -> list[Case]:
     """``base`` with each ranged index operand at each of its ``edge_values`` and each pipe
     operand at every pipe (so two pipe operands meet, and ALL is tried), one change at a time.
     The ranged index operands are kernel parameters (``Case.runtime``): every value of one
-    operand shares one program, hence one compile, and a flag needs no partner (its fault is
-    its own). Only programs the verifier accepts are kept; out-of-range values are meant to
+    operand shares one program, hence one compile, and a flag whose values fault needs no partner
+    (its fault is its own). Only programs the verifier accepts are kept; out-of-range values are meant to
     fault at run time, with the semantics' code."""
     ranged = [op for op in ranged_operands(base.instr) if op.name in base.scalars]
     runtime = frozenset(op.name for op in ranged if op.kind is Kind.INDEX and isinstance(base.scalars[op.name], int))

@@ -152,8 +152,9 @@ def test_the_markdown_report_shows_the_coverage_table() -> None:
 
 
 def test_edges_reach_both_ends_of_every_declared_range_and_every_pipe() -> None:
-    """SET_FLAG: event ids -1, 0, 7, 8 at run time (one program), src_pipe == dst_pipe, ALL;
-    a flag with a run-time id stands alone, so a fault is its own and not its partner's."""
+    """SET_FLAG: event ids -1, 0, 7, 8 at run time, src_pipe == dst_pipe, ALL; a flag whose
+    run-time values fault stands alone, so a fault is its own and not its partner's; one whose
+    values run has its wait after it (a lone wait would never end on ascend_sim): two programs."""
     built = C.edges(base("SET_FLAG"))
     ids = {c.scalars["event_id"] for c in built if c.scalars["src_pipe"] is Pipe.MTE2
            and c.scalars["dst_pipe"] is Pipe.V}
@@ -163,9 +164,12 @@ def test_edges_reach_both_ends_of_every_declared_range_and_every_pipe() -> None:
     assert {Pipe.ALL} <= {c.scalars["src_pipe"] for c in built} & {c.scalars["dst_pipe"] for c in built}
     for c in built:
         (kernel,) = c.module().kernels
-        assert len(kernel.body) == 1 and "event_id" in [p.name for p in kernel.params]
+        faults = c.scalars["event_id"] in (-1, 8) or c.scalars["src_pipe"] is c.scalars["dst_pipe"] \
+            or Pipe.ALL in (c.scalars["src_pipe"], c.scalars["dst_pipe"])
+        assert [s.instr.mnemonic for s in kernel.body] == (["SET_FLAG"] if faults else ["SET_FLAG", "WAIT_FLAG"])
+        assert "event_id" in [p.name for p in kernel.params]
     assert len({c.module().to_text() for c in built if c.scalars["src_pipe"] is Pipe.MTE2
-                and c.scalars["dst_pipe"] is Pipe.V}) == 1
+                and c.scalars["dst_pipe"] is Pipe.V}) == 2
     assert any("edges" in COV.structural(c) for c in built)
 
 
