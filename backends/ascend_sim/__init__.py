@@ -22,8 +22,7 @@ from ...isa.machines import BOUND_NAMES, MACHINES, PIPES, Machine
 from ...isa.types import TileType
 from ..arguments import bind, written_params
 from ..base import Backend, Executable, Result, flag_option
-from ..reference import ReferenceBackend
-from ..reference.tiles import RefTile
+from ..reference import ReferenceBackend, ReferenceExecutable
 from .engine import Engine
 from .hazards import Hazard, Shadow
 from .lower import SimContext, SimLowering
@@ -62,7 +61,7 @@ class AscendSimExecutable(Executable):
         events: list[dict[str, Any]] | None = [] if trace else None
         counts: dict[str, int] = {}
         busy = [0.0] * len(PIPES)
-        cycles, found, bounds = 0.0, [], []
+        cycles, found = 0.0, []   # type: list[Hazard]
         for b in range(block_num):
             eng, ctx = self._block(k, low, values, b, block_num, events)
             for name, n in ctx.counts.items():
@@ -83,19 +82,11 @@ class AscendSimExecutable(Executable):
 
     def _block(self, k: Any, low: SimLowering, values: dict[str, Any], b: int, block_num: int,
                events: list[dict[str, Any]] | None) -> tuple[Engine, SimContext]:
-        regs: list[Any] = [None] * len(low.slots)
-        named: list[tuple[str, TileType, Any]] = []
-        for p in k.params:
-            v = values[p.name]
-            if isinstance(p.type, TileType):
-                regs[low.slots[p.name]] = v = RefTile.wrap(p.type, v)
-                named.append((p.name, p.type, v))
-            else:
-                regs[low.slots[p.name]] = v
+        regs = ReferenceExecutable._registers(low, k, values)     # the reference's registers and tiles
         slot_names = {i: n for n, i in low.slots.items()}
-        for i, t in low.tiles.items():
-            regs[i] = RefTile(t)
-            named.append((slot_names[i], t, regs[i]))
+        named: list[tuple[str, TileType, Any]] = [(p.name, p.type, regs[low.slots[p.name]]) for p in k.params
+                                                  if isinstance(p.type, TileType)]
+        named += [(slot_names[i], t, regs[i]) for i, t in low.tiles.items()]
         globals_ = {p.name: values[p.name] for p in k.params
                     if isinstance(values[p.name], np.ndarray) and not isinstance(p.type, TileType)}
         place = Placement(self.machine, k.name, named, low.manual, globals_, track=self.hazards != "off")
