@@ -61,7 +61,8 @@ class AscendSimExecutable(Executable):
         events: list[dict[str, Any]] | None = [] if trace else None
         counts: dict[str, int] = {}
         busy = [0.0] * len(PIPES)
-        cycles, found = 0.0, []   # type: list[Hazard]
+        cycles = 0.0
+        found: list[Hazard] = []
         for b in range(block_num):
             eng, ctx = self._block(k, low, values, b, block_num, events)
             for name, n in ctx.counts.items():
