@@ -122,3 +122,35 @@ def test_waiting_push_and_pop_run_in_program_order(backend: str, tmp_path: pathl
                                             f"%v = tpop %e, %f {{FlagID = 0}} : (!pto.event, !pto.event) -> {VEC}")),
                     backend, "cpu", **opts).run("k", a=a, v=v)
     assert e.value.code == "RUNTIME_FIFO_EMPTY"
+
+
+GM_FLOW = ("kernel @k(%g : !pto.memref<16x16xf32>) {\n"
+           "  %h = talloc %g[0, 0] {FlagID = 3, SlotNum = 2}\n"
+           "  %e = tpush %g[0, 0], %h {FlagID = 3, SlotNum = 2}\n"
+           "  talloc %g[0, 0], %e, %h {FlagID = 3, SlotNum = 2}\n}\n")
+
+
+def test_talloc_records_and_waits_on_events_like_push_and_pop() -> None:
+    """The public TALLOC returns a RecordEvent and takes WaitEvents too."""
+    m = pto.parse(GM_FLOW)
+    canonical = ("kernel @k(%g : !pto.memref<16x16xf32>) {\n"
+                 "  %h = talloc %g[0, 0] {FlagID = 3, SlotNum = 2} : (!pto.memref<16x16xf32>) -> !pto.event\n"
+                 "  tsync %h : (!pto.event)\n"
+                 "  %e = tpush %g[0, 0] {FlagID = 3, SlotNum = 2} : (!pto.memref<16x16xf32>) -> !pto.event\n"
+                 "  tsync %e : (!pto.event)\n  tsync %h : (!pto.event)\n"
+                 "  talloc %g[0, 0] {FlagID = 3, SlotNum = 2} : (!pto.memref<16x16xf32>)\n}\n")
+    assert m.to_text() == canonical
+    assert pto.parse(canonical) == m and load_bytes(dump(m)) == m
+    assert diagnose(m, "a3") == [] and diagnose(m, "a5") == []
+
+
+@pytest.mark.parametrize("backend", ["reference", "llvm"])
+def test_talloc_events_run_and_the_fifo_still_fills(backend: str, tmp_path: pathlib.Path) -> None:
+    opts = {"cache_dir": tmp_path} if backend == "llvm" else {}
+    g = np.zeros((16, 16), np.float32)
+    pto.compile(pto.parse(GM_FLOW), backend, "a3", **opts).run("k", g=g)
+    # three allocations of a 2-slot FIFO with nothing popped: the waits do not free a slot
+    full = GM_FLOW[:-2] + "  talloc %g[0, 0], %e {FlagID = 3, SlotNum = 2}\n}\n"
+    with pytest.raises(PTOError) as e:
+        pto.compile(pto.parse(full), backend, "a3", **opts).run("k", g=g)
+    assert e.value.code == "RUNTIME_FIFO_FULL"

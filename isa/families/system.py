@@ -43,7 +43,7 @@ FIFO_MNEMONICS = ("TPUSH", "TPOP", "TALLOC", "TFREE")
 #: the FIFO instructions whose public intrinsics take a trailing ``WaitEvents&...`` pack: written
 #: as trailing event operands, they wait on each token before running, one TSYNC per token
 #: (decision 'FIFO event results')
-WAITING_FIFO = ("TPUSH", "TPOP")
+WAITING_FIFO = ("TPUSH", "TPOP", "TALLOC")
 
 FLAG_IDS = 16          # FlagID 0..15 (A5 intra-block flags; A2/A3 use 0..7 per pipe type)
 MAX_SLOTS = 16         # SlotNum 1..16 (TMPipe depth: up to 8 on A2/A3, 16 on A5)
@@ -508,11 +508,12 @@ declare(Instruction(
 declare(Instruction(
     mnemonic="TALLOC", family=Family.SYNC, summary="allocate a producer FIFO slot (GlobalData flow)",
     operands=(Operand("gmTensor", Role.IN, Kind.GLOBAL, "the slot view the program then writes with TSTORE; "
-                      "not read or written by TALLOC", window=WHOLE),),
+                      "not read or written by TALLOC", window=WHOLE), _event("alloc")),
     attrs=_FIFO_ATTRS, semantics=_talloc, dtypes=same(("gmTensor",), dt.STORABLE), numerics=EXACT,
     domain=Domain.NONE, pipe=Pipe.S,
     doc="Takes a free slot for the producer without writing data or notifying the consumer; the program "
-        "writes the slot's data to global memory and commits it with the GlobalData TPUSH." + _FIFO_DOC,
+        "writes the slot's data to global memory and commits it with the GlobalData TPUSH." + _FIFO_DOC
+        + _WAIT_DOC.replace("(`tpush %tile, %e0, %e1 {...}`", "(`talloc %slot[0, 0], %e0 {...}`, `tpush %tile, %e0, %e1 {...}`"),
     special_values=_FIFO_FAULTS.rstrip("; ") + ".",
     example=Example({"gmTensor": _SLOT}, {"FlagID": 0, "SlotNum": 2}),
     constraints=_FIFO_RULES))
