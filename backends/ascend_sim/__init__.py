@@ -6,8 +6,10 @@ timing comes from ``engine.Engine`` over the profile's ``isa.machines.Machine``;
 listed in ``Result.hazards``; "raise": the first is raised as an ``OrderError``; "off": no
 access tracking) and ``strict`` (the reference's uninitialised-read and poison checks). A
 deadlock is always raised (``ORDER_DEADLOCK``): on hardware the kernel would never end.
-Each block of a launch runs on a core of its own from cycle 0 (multi-core placement with shared
-HBM is not modelled yet); see docs/ascend_sim.md.
+Option ``values`` (default True): False skips the tile instructions' values (timing only).
+The blocks of a launch are placed on the machine's AIV / AIC cores or MIX groups, in waves when
+there are more blocks than cores, with HBM bandwidth shared among them (``multicore``); see
+docs/ascend_sim.md.
 """
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ from ..reference import ReferenceBackend, ReferenceExecutable
 from .engine import Engine
 from .hazards import Hazard, Shadow
 from .lower import SimContext, SimLowering
+from .multicore import Launch, core_kind, core_name, schedule, slots
 from .placement import Placement
 
 HAZARD_MODES = ("collect", "raise", "off")
@@ -33,9 +36,12 @@ HAZARD_MODES = ("collect", "raise", "off")
 
 @dataclass
 class SimResult(Result):
-    """A run's outputs and counters plus its timing: total cycles and microseconds (the slowest
-    block), busy cycles and utilisation per pipe (summed over blocks), the bound (the pipe with
-    the most busy cycles), and the hazards found."""
+    """A run's outputs and counters plus its timing: total cycles and microseconds (when the last
+    core finishes), busy cycles per pipe (summed over blocks) and utilisation (over the cores
+    used for the whole run), the bound (the pipe with the most busy cycles), the hazards found,
+    and the launch: the core kind (AIV, AIC or MIX), each core's finishing cycle, each block's
+    (block, core, start, end) and the bytes moved across HBM with their mean rate (GB/s).
+    A timing-only run (``values=False``) has no outputs."""
 
     machine: str = ""
     cycles: float = 0.0
@@ -44,45 +50,88 @@ class SimResult(Result):
     utilisation: dict[str, float] = field(default_factory=dict)
     bound: str = ""
     hazards: list[Hazard] = field(default_factory=list)
+    core_kind: str = "AIV"
+    core_cycles: dict[str, float] = field(default_factory=dict)
+    blocks: list[tuple[int, str, float, float]] = field(default_factory=list)
+    hbm_bytes: int = 0
+    hbm_gbps: float = 0.0
 
 
 class AscendSimExecutable(Executable):
     def __init__(self, module: Module, profile: str, machine: Machine, strict: bool, hazards: str,
-                 semantics: Mapping[str, Any]) -> None:
+                 semantics: Mapping[str, Any], values: bool = True) -> None:
         super().__init__(module, profile)
-        self.machine, self.strict, self.hazards = machine, strict, hazards
-        self._kernels = {k.name: (k, SimLowering(k, semantics, machine), sorted(written_params(k)))
+        self.machine, self.strict, self.hazards, self.values = machine, strict, hazards, values
+        self._kernels = {k.name: (k, SimLowering(k, semantics, machine, values), sorted(written_params(k)))
                          for k in module.kernels}
 
     def run(self, kernel: str, *args: Any, block_num: int = 1, trace: bool = False, **kwargs: Any) -> Result:
         block_num = self._check_launch(kernel, block_num)
         k, low, outs = self._kernels[kernel]
         values = bind(k, args, kwargs)
-        events: list[dict[str, Any]] | None = [] if trace else None
         counts: dict[str, int] = {}
-        busy = [0.0] * len(PIPES)
-        cycles = 0.0
         found: list[Hazard] = []
+        l2: set = set()
+        alone = block_num == 1
+        first: list[Engine] = []
         for b in range(block_num):
-            eng, ctx = self._block(k, low, values, b, block_num, events)
+            eng, ctx = self._block(k, low, values, b, block_num, [] if trace and alone else None, l2, record=not alone)
             for name, n in ctx.counts.items():
                 counts[name] = counts.get(name, 0) + n
-            busy = [x + y for x, y in zip(busy, eng.busy)]
-            cycles = max(cycles, eng.cycles())
+            first.append(eng)
             found.extend(eng.shadow.hazards)
+        kind = core_kind(low.units)
+        traces: dict[int, list[dict[str, Any]]] = {}
+
+        def replay(b: int, start: float, core: str, stretch: dict[int, float]) -> Engine:
+            events: list[dict[str, Any]] | None = [] if trace else None
+            eng = Engine(self.machine, k.name, None, events, b, start=start, core=core, stretch=stretch)
+            for op in first[b].ops or ():
+                eng.issue(op)
+            eng.finish()
+            if events is not None:
+                traces[b] = events
+            return eng
+        if alone:
+            launch = Launch(first, [core_name(kind, 0)], kind, slots(self.machine, kind), 0)
+            events = first[0].trace
+            for e in events or ():
+                e["core"] = launch.cores[0]
+        else:
+            launch = schedule(self.machine, kind, first, replay)
+            if trace and not traces:          # placed without a replay: time each block where it runs
+                for b, eng in enumerate(launch.engines):
+                    replay(b, eng.start, launch.cores[b], {})
+            events = [e for b in sorted(traces) for e in traces[b]] if trace else None
+        return self._result(k, values, outs, counts, found, launch, events)
+
+    def _result(self, k: Any, values: dict[str, Any], outs: list[str], counts: dict[str, int], found: list[Hazard],
+                launch: Launch, events: list[dict[str, Any]] | None) -> SimResult:
+        engines = launch.engines
+        cycles = max(eng.cycles() for eng in engines)
+        busy = [sum(col) for col in zip(*(eng.busy for eng in engines))]
+        per_core: dict[str, float] = {}
+        for eng, core in zip(engines, launch.cores):
+            per_core[core] = max(per_core.get(core, 0.0), eng.cycles())
+        moved = sum(b for eng in engines for _, _, b, _ in eng.transfers)
         counts["instructions"] = sum(counts.values())
         counts["cycles"] = int(round(cycles))
         counts["races"] = sum(1 for h in found if h.code == "ORDER_RACE")
-        span = max(cycles * block_num, 1e-9)
+        span = max(cycles * len(per_core), 1e-9)
         work = max(((v, i) for i, v in enumerate(busy) if PIPES[i].value != "S"), default=(0.0, 0))
         bound = BOUND_NAMES[PIPES[work[1]]] if work[0] > 0 else "Scalar"
-        return SimResult({n: values[n] for n in outs}, counts, events, machine=self.machine.name, cycles=cycles,
-                         time_us=cycles / self.machine.clock_mhz,
+        time_us = cycles / self.machine.clock_mhz
+        return SimResult({n: values[n] for n in outs} if self.values else {}, counts, events,
+                         machine=self.machine.name, cycles=cycles, time_us=time_us,
                          busy={p.value: v for p, v in zip(PIPES, busy)},
-                         utilisation={p.value: v / span for p, v in zip(PIPES, busy)}, bound=bound, hazards=found)
+                         utilisation={p.value: v / span for p, v in zip(PIPES, busy)}, bound=bound, hazards=found,
+                         core_kind=launch.kind, core_cycles=per_core,
+                         blocks=[(b, core, eng.start, eng.cycles()) for b, (eng, core)
+                                 in enumerate(zip(engines, launch.cores))],
+                         hbm_bytes=moved, hbm_gbps=moved / max(time_us * 1e3, 1e-9))
 
     def _block(self, k: Any, low: SimLowering, values: dict[str, Any], b: int, block_num: int,
-               events: list[dict[str, Any]] | None) -> tuple[Engine, SimContext]:
+               events: list[dict[str, Any]] | None, l2: set, record: bool = False) -> tuple[Engine, SimContext]:
         regs = ReferenceExecutable._registers(low, k, values)     # the reference's registers and tiles
         slot_names = {i: n for n, i in low.slots.items()}
         named: list[tuple[str, TileType, Any]] = [(p.name, p.type, regs[low.slots[p.name]]) for p in k.params
@@ -92,8 +141,9 @@ class AscendSimExecutable(Executable):
                     if isinstance(values[p.name], np.ndarray) and not isinstance(p.type, TileType)}
         place = Placement(self.machine, k.name, named, low.manual, globals_, track=self.hazards != "off")
         shadow = Shadow(k.name, self.hazards, place.describe)
-        eng = Engine(self.machine, k.name, shadow, events, b)
-        ctx = SimContext(strict=self.strict, block_idx=b, block_num=block_num, sim=eng, place=place)
+        eng = Engine(self.machine, k.name, shadow, events, b, record=record)
+        ctx = SimContext(strict=self.strict and self.values, block_idx=b, block_num=block_num, sim=eng,
+                         place=place, l2=l2)
         with np.errstate(all="ignore"):
             for step in low.body:
                 step(regs, ctx)
@@ -117,13 +167,15 @@ class AscendSimBackend(Backend):
     rules: Mapping[str, Any] = ReferenceBackend.rules
 
     def _compile(self, module: Module, profile: str, strict: bool = True, hazards: str = "collect",
-                 **options: Any) -> Executable:
-        """``hazards``: "collect" (default), "raise" or "off"; ``strict``: the reference's checks."""
+                 values: bool = True, **options: Any) -> Executable:
+        """``hazards``: "collect" (default), "raise" or "off"; ``strict``: the reference's checks;
+        ``values``: False times the program without computing tile values (timing only)."""
         if options:
             raise PTOError("PTO_OPTION", f"unknown ascend_sim backend option(s): {', '.join(options)}",
-                           expected="strict, hazards", actual=", ".join(options))
+                           expected="strict, hazards, values", actual=", ".join(options))
         flag_option("strict", strict)
+        flag_option("values", values)
         if hazards not in HAZARD_MODES:
             raise PTOError("PTO_OPTION", "hazards must be one of " + ", ".join(HAZARD_MODES),
                            expected=" | ".join(HAZARD_MODES), actual=repr(hazards))
-        return AscendSimExecutable(module, profile, MACHINES[profile], strict, hazards, self.rules)
+        return AscendSimExecutable(module, profile, MACHINES[profile], strict, hazards, self.rules, values)

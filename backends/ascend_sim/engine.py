@@ -33,12 +33,13 @@ WORK, SET, WAIT, BARRIER, BARRIER_ALL = range(5)
 class Op:
     """One issued instruction: what it is, where it runs, how long it takes, what it touches."""
 
-    __slots__ = ("kind", "pipe", "cycles", "name", "loc", "accesses", "flag", "issue")
+    __slots__ = ("kind", "pipe", "cycles", "name", "loc", "accesses", "flag", "issue", "hbm")
 
     def __init__(self, kind: int, pipe: int, cycles: float, name: str, loc: Location | None,
-                 accesses: list[Access] | None = None, flag: tuple[int, int, int] | None = None) -> None:
+                 accesses: list[Access] | None = None, flag: tuple[int, int, int] | None = None,
+                 hbm: int = 0) -> None:
         self.kind, self.pipe, self.cycles, self.name, self.loc = kind, pipe, cycles, name, loc
-        self.accesses, self.flag, self.issue = accesses, flag, 0.0
+        self.accesses, self.flag, self.issue, self.hbm = accesses, flag, 0.0, hbm
 
 
 def spell_flag(flag: tuple[int, int, int]) -> str:
@@ -51,15 +52,26 @@ def where(loc: Location | None) -> str:
 
 
 class Engine:
-    """One core's run: pipes, flags, clocks, busy cycles, events and hazards."""
+    """One core's run: pipes, flags, clocks, busy cycles, events and hazards.
 
-    def __init__(self, machine: Machine, kernel: str, shadow: Shadow, trace: list[dict[str, Any]] | None,
-                 block: int = 0) -> None:
+    ``start``: the cycle the block starts at on its core (a later wave starts late);
+    ``record``: keep every issued op in ``ops`` (a multi-core launch replays them with
+    HBM-shared transfer times); ``stretch``: per issued op index, a factor on its cycles;
+    ``transfers``: (start, end, HBM bytes) of each op whose bytes cross HBM."""
+
+    def __init__(self, machine: Machine, kernel: str, shadow: Shadow | None, trace: list[dict[str, Any]] | None,
+                 block: int = 0, *, start: float = 0.0, core: str | None = None, record: bool = False,
+                 stretch: dict[int, float] | None = None) -> None:
         self.m, self.kernel, self.shadow, self.trace, self.block = machine, kernel, shadow, trace, block
+        self.core = core
         self.issue_cycles = machine.scalar_issue_cycles
         self.ns_per_cycle = 1000.0 / machine.clock_mhz
-        self.t_s = 0.0                                         # the scalar unit's clock
-        self.free = [0.0] * NPIPES                             # when each pipe is next free
+        self.start = start
+        self.t_s = start                                       # the scalar unit's clock
+        self.free = [start] * NPIPES                           # when each pipe is next free
+        self.ops: list[Op] | None = [] if record else None
+        self.stretch = stretch or {}
+        self.transfers: list[tuple[float, float, int, int]] = []   # start, end, bytes, op index
         self.busy = [0.0] * NPIPES
         self.vc = [[0] * NPIPES for _ in range(NPIPES)]        # vector clock per pipe
         self.queues: list[deque[Op]] = [deque() for _ in range(NPIPES)]
@@ -70,6 +82,8 @@ class Engine:
     # ------------------------------------------------------------------ issue
     def issue(self, op: Op) -> None:
         """The scalar unit hands ``op`` to its pipe (program order)."""
+        if self.ops is not None:
+            self.ops.append(op)
         self.issued += 1
         op.issue = self.t_s
         self.t_s += self.issue_cycles
@@ -105,12 +119,17 @@ class Engine:
         kind = op.kind
         start = max(self.free[p], op.issue)
         if kind == WORK:
-            end = start + op.cycles
+            cycles = op.cycles
+            if op.hbm:
+                index = id(op)
+                cycles *= self.stretch.get(index, 1.0)
+                self.transfers.append((start, start + cycles, op.hbm, index))
+            end = start + cycles
             self.free[p] = end
-            self.busy[p] += op.cycles
+            self.busy[p] += cycles
             vc = self.vc[p]
             vc[p] += 1
-            if op.accesses:
+            if op.accesses and self.shadow is not None:
                 self.shadow.access(p, vc, op)
             if self.trace is not None:
                 self._event(op, p, start, end)
@@ -121,6 +140,9 @@ class Engine:
             if tokens is None:
                 tokens = self.flags[op.flag] = deque()
             tokens.append((start, tuple(self.vc[p])))
+            if self.trace is not None:
+                self.trace.append({"flow": "set", "name": op.name, "pipe": PIPES[p].value, "block": self.block,
+                                   "core": self.core, "ts_ns": start * self.ns_per_cycle, "flag": spell_flag(op.flag)})
             dst = op.flag[1]
             if self.queues[dst]:
                 self.ready.append(dst)
@@ -136,8 +158,12 @@ class Engine:
             for i in range(NPIPES):
                 if clock[i] > vc[i]:
                     vc[i] = clock[i]
-            if self.trace is not None and at > start:
-                self._event(op, p, start, at)
+            if self.trace is not None:
+                if at > start:
+                    self._event(op, p, start, at)
+                self.trace.append({"flow": "wait", "name": op.name, "pipe": PIPES[p].value, "block": self.block,
+                                   "core": self.core, "ts_ns": at * self.ns_per_cycle, "from_ns": t * self.ns_per_cycle,
+                                   "from_pipe": PIPES[op.flag[0]].value, "flag": spell_flag(op.flag)})
             return True
         self.free[p] = start              # BARRIER on one pipe: the pipe is in order already
         return True
@@ -157,7 +183,7 @@ class Engine:
     def _event(self, op: Op, p: int, start: float, end: float) -> None:
         ns = self.ns_per_cycle
         self.trace.append({"name": op.name, "pipe": PIPES[p].value, "block": self.block,   # type: ignore[union-attr]
-                           "ts_ns": start * ns, "dur_ns": (end - start) * ns,
+                           "core": self.core, "ts_ns": start * ns, "dur_ns": (end - start) * ns,
                            "line": op.loc.line if op.loc else None, "start_cycle": start, "end_cycle": end})
 
     # ------------------------------------------------------------------ end

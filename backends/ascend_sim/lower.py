@@ -9,6 +9,7 @@ waits and barriers by their op class; nothing here is keyed by mnemonic.
 """
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
@@ -29,6 +30,7 @@ class SimContext(Context):
 
     sim: Any = None
     place: Any = None
+    l2: set | None = None       # global windows read so far in this launch (later reads hit L2)
 
 
 def _valid_bytes(t: Any) -> int:
@@ -38,17 +40,36 @@ def _valid_bytes(t: Any) -> int:
     return t.type.nbytes * r * c // max(rows * cols, 1)
 
 
+#: op classes whose values a timing-only run may skip (computing and moving instructions)
+_VALUE_FREE = frozenset({"vec_binary", "vec_transcendental", "vec_reduce", "vec_move", "cube", "transfer"})
+#: which core kind a pipe's work needs: a block that needs both runs on a MIX group
+UNIT_OF_PIPE: dict[Pipe, str] = {Pipe.V: "vector", Pipe.M: "cube", Pipe.MTE1: "cube", Pipe.FIX: "cube"}
+UNIT_OF_BUFFER: dict[str, str] = {"UB": "vector", "L1": "cube", "L0A": "cube", "L0B": "cube", "L0C": "cube",
+                                  "BT": "cube", "FB": "cube"}
+
+
 class SimLowering(KernelLowering):
     """The reference lowering with an issue step after every tile instruction."""
 
-    def __init__(self, kernel: Kernel, semantics: Mapping[str, Callable[..., Any]] | None, machine: Machine) -> None:
-        self.machine = machine
+    def __init__(self, kernel: Kernel, semantics: Mapping[str, Callable[..., Any]] | None, machine: Machine,
+                 values: bool = True) -> None:
+        self.machine, self.values = machine, values
         self.manual: set[str] = set()       # tiles placed by TASSIGN
+        self.units: set[str] = set()        # "cube" / "vector": the core kinds the kernel's work needs
         super().__init__(kernel, semantics)
 
     def _tileop(self, s: TileOp, targets: tuple[int, ...]) -> Callable[[list, Context], None]:
-        value = super()._tileop(s, targets)
         plan = self._plan(s)
+        if not self.values and self._timing_only(s):
+            mnemonic = s.instr.mnemonic
+
+            def skip(regs: list, ctx: Context) -> None:   # timing only: no values, same issue
+                ctx.counts[mnemonic] = ctx.counts.get(mnemonic, 0) + 1
+                op = plan(regs, ctx)
+                if op is not None:
+                    ctx.sim.issue(op)      # type: ignore[attr-defined]
+            return skip
+        value = super()._tileop(s, targets)
 
         def step(regs: list, ctx: Context) -> None:
             value(regs, ctx)
@@ -56,6 +77,18 @@ class SimLowering(KernelLowering):
             if op is not None:
                 ctx.sim.issue(op)      # type: ignore[attr-defined]
         return step
+
+    @staticmethod
+    def _timing_only(s: TileOp) -> bool:
+        """Whether a timing-only run may skip the instruction's values: it computes or moves
+        tiles only (no scalar or event result, no control state), so nothing later in the
+        program's control flow or addressing can depend on what it computes."""
+        instr = s.instr
+        if op_class(instr, instr.pipe_for(s.types())) not in _VALUE_FREE:
+            return False
+        if "state" in inspect.signature(instr.semantics).parameters:
+            return False
+        return all(o.kind in (Kind.TILE, Kind.GLOBAL) for o in instr.operands if o.role is not Role.IN)
 
     # ------------------------------------------------------------------ plans
     def _plan(self, s: TileOp) -> Callable[[list, Context], Op | None]:
@@ -138,18 +171,50 @@ class SimLowering(KernelLowering):
         cost = self._cost(cls, pipe, src_end, dst_end, tiles)
         name = instr.mnemonic
         window_tile = tiles[0][0] if tiles else None
+        self.units.update(u for u in (UNIT_OF_PIPE.get(pipe),
+                                      *(UNIT_OF_BUFFER.get(buffer_name(t.loc)) for _, _, _, t in tiles)) if u)
+        hbm = self._hbm(cls, pipe, src_end, dst_end, tiles, globals_)
 
         def plan(regs: list, ctx: Context) -> Op:
             place = ctx.place    # type: ignore[attr-defined]
+            moved = hbm(regs, ctx) if hbm is not None else 0
             if not place.track:
-                return Op(WORK, pi, cost(regs), name, loc)
+                return Op(WORK, pi, cost(regs), name, loc, hbm=moved)
             acc = [place.tile(regs[slot], w) for slot, w, _, _ in tiles]
             if globals_:
                 shape = regs[window_tile].valid if window_tile is not None else (1, 1)
                 for base, idx, w, gname, gtype in globals_:
                     acc.append(self._global(place, regs[base], tuple(f(regs) for f in idx), gtype, shape, w, gname))
-            return Op(WORK, pi, cost(regs), name, loc, acc)
+            return Op(WORK, pi, cost(regs), name, loc, acc, hbm=moved)
         return plan
+
+    def _hbm(self, cls: str, pipe: Pipe, src: str | None, dst: str | None, tiles: list[tuple[int, bool, str, TileType]],
+             globals_: list[Any]) -> Callable[[list, Context], int] | None:
+        """The bytes a transfer moves across HBM: every write to global memory, and a read of
+        a global window no block of the launch has read before (a repeated read is served by
+        the L2 cache: see docs/ascend_sim.md, 'Several cores')."""
+        path = self._path(pipe, src, dst) if cls == "transfer" else None
+        if path is None or not self.machine.paths[path].hbm or not tiles:
+            return None
+        slots = [slot for slot, _, _, _ in tiles]
+        if dst == "GM" or not globals_:
+            return lambda regs, ctx: max(_valid_bytes(regs[i]) for i in slots)
+        base, idx = globals_[0][0], globals_[0][1]
+        tile = slots[0]
+
+        def read(regs: list, ctx: Context) -> int:
+            key = (id(regs[base]), tuple(f(regs) for f in idx), regs[tile].valid)
+            seen = ctx.l2        # type: ignore[attr-defined]
+            if seen is not None:
+                if key in seen:
+                    return 0
+                seen.add(key)
+            return _valid_bytes(regs[tile])
+        return read
+
+    @staticmethod
+    def _path(pipe: Pipe, src: str | None, dst: str | None) -> str:
+        return PATH_BY_ENDS.get((src or "", dst or "")) or PIPE_DEFAULT_PATH.get(pipe, "UB->UB")
 
     @staticmethod
     def _global(place: Any, array: Any, idx: tuple[int, ...], gtype: Any, shape: tuple[int, int], write: bool,
@@ -182,6 +247,7 @@ class SimLowering(KernelLowering):
                 return m.cube_cycles(mm, k, n, a.type.nbytes / max(rows * cols, 1))
             return cube
         if cls == "transfer":
-            path = PATH_BY_ENDS.get((src or "", dst or "")) or PIPE_DEFAULT_PATH.get(pipe, "UB->UB")
-            return lambda regs: m.transfer_cycles(path, max((_valid_bytes(regs[i]) for i in slots), default=0))
+            path = self._path(pipe, src, dst)
+            moved = [slot for slot, w, _, _ in tiles if w] or slots     # the bytes written (TEXTRACT: the slice)
+            return lambda regs: m.transfer_cycles(path, max((_valid_bytes(regs[i]) for i in moved), default=0))
         return lambda regs: 0.0             # scalar work: its issue cycle is all it costs
