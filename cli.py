@@ -182,11 +182,17 @@ def _cmd_run(args: argparse.Namespace) -> int:
     for name, arr in res.outputs.items():
         a = np.asarray(arr)
         print(f"  {name}: {a.shape} {a.dtype}")
+    if args.report and not hasattr(res, "cycles"):
+        raise PTOError("PTO_OPTION", f"--report needs a simulating backend; {args.backend} reports no cycles",
+                       expected="--backend ascend_sim", actual=args.backend)
     if hasattr(res, "cycles"):      # a simulating backend's timing and hazards (ascend_sim)
         print(f"  simulated on {res.machine}: {res.cycles:.0f} cycles ({res.time_us:.3f} us), bound {res.bound}; "
               f"{len(res.hazards)} hazard(s)")
         for h in res.hazards[:5]:
             print(f"    {h.code}: {h.message}")
+        if args.report:
+            from .backends.ascend_sim.report import report_table
+            print(report_table(res, kernel.name))
     for name, path in outs:
         save(path, values[name])
     if args.trace:
@@ -309,7 +315,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--compare-with", metavar="BACKEND",
                      help="run a second backend on the same inputs and report the differences")
     run.add_argument("--trace", metavar="FILE.json", help="write a Chrome/Perfetto trace of the run")
-    run.add_argument("--timeline", metavar="FILE.png", help="draw the run's timeline (lanes per block and pipe)")
+    run.add_argument("--timeline", metavar="FILE.png", help="draw the run's timeline (lanes per core and pipe)")
+    run.add_argument("--report", action="store_true",
+                     help="a simulating backend (ascend_sim): the per-pipe table (busy cycles, utilisation, bound)")
     run.set_defaults(run=_cmd_run)
 
     conf = sub.add_parser("conformance", help="run the conformance suite against a backend")

@@ -1,4 +1,4 @@
-"""Run traces as a picture: one lane per (block, pipe), one bar per instruction, so where
+"""Run traces as a picture: one lane per (core or block, pipe), one bar per instruction, so where
 time goes in a run is visible at a glance (the Chrome/Perfetto JSON holds the same events)."""
 from __future__ import annotations
 
@@ -12,16 +12,18 @@ def write_timeline_png(path: str, events: list[dict[str, Any]], title: str) -> N
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    lanes = sorted({(e.get("block", 0), e.get("pipe", "?")) for e in events})
+    events = [dict(e, lane=e.get("core") or f"block {e.get('block', 0)}")   # flag marks: arrows in the JSON only
+              for e in events if "flow" not in e]
+    lanes = sorted({(e["lane"], e.get("pipe", "?")) for e in events})
     row = {lane: i for i, lane in enumerate(lanes)}
     names = sorted({e["name"] for e in events})
     colour = {n: plt.get_cmap("tab20")(i % 20) for i, n in enumerate(names)}
     fig, ax = plt.subplots(figsize=(12, 1.2 + 0.45 * max(len(lanes), 1)))
     for e in events:
-        y = row[(e.get("block", 0), e.get("pipe", "?"))]
+        y = row[(e["lane"], e.get("pipe", "?"))]
         ax.barh(y, max(e["dur_ns"], 1) / 1e3, left=e["ts_ns"] / 1e3, height=0.8, color=colour[e["name"]],
                 edgecolor="none")
-    ax.set_yticks(range(len(lanes)), [f"block {b} {p}" for b, p in lanes])
+    ax.set_yticks(range(len(lanes)), [f"{c} {p}" for c, p in lanes])
     ax.invert_yaxis()
     ax.set_xlabel("time (µs)")
     ax.set_title(title)

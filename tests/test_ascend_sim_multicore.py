@@ -174,3 +174,39 @@ def test_fair_share_stretches_only_what_overlaps_past_the_limit() -> None:
     assert got == {1: pytest.approx(2.0), 2: pytest.approx(2.0)}
     half = stretches([(0.0, 10.0, 30, 1), (5.0, 15.0, 30, 2)], {1: 3.0, 2: 3.0}, 3.0)
     assert half == {1: pytest.approx(1.5), 2: pytest.approx(1.5)}
+
+
+def test_trace_has_a_lane_per_core_and_pipe_and_flag_arrows(tmp_path) -> None:  # noqa: ANN001
+    """double_buffer_copy on 2 blocks: processes named by core, every flag wait that took a set is
+    an "s" on the setting pipe and an "f" (at or after it) on the waiting pipe."""
+    from openpto.backends.trace import chrome_trace
+    m = pto.load("examples/double_buffer_copy.pto")
+    src = np.arange(2 * 96 * 512, dtype=np.float32).reshape(192, 512)
+    res = pto.compile(m, "ascend_sim", "a3").run(m.kernels[0].name, src, np.zeros_like(src), 96, block_num=2,
+                                                   trace=True)
+    doc = chrome_trace(res.trace, "ascend_sim")["traceEvents"]
+    names = {e["args"]["name"] for e in doc if e["name"] == "process_name"}
+    assert names == {"ascend_sim AIV0", "ascend_sim AIV1"}
+    starts = {e["id"]: e for e in doc if e["ph"] == "s"}
+    ends = {e["id"]: e for e in doc if e["ph"] == "f"}
+    waits = [e for e in res.trace if e.get("flow") == "wait"]
+    assert len(starts) == len(ends) == len(waits) > 0
+    tid = {e["args"]["name"]: e["tid"] for e in doc if e["name"] == "thread_name"}
+    for i, s in starts.items():
+        assert ends[i]["ts"] >= s["ts"] and ends[i]["pid"] == s["pid"]
+        assert (s["tid"], ends[i]["tid"]) in {(tid["MTE2"], tid["V"]), (tid["V"], tid["MTE3"]),
+                                              (tid["V"], tid["MTE2"]), (tid["MTE3"], tid["V"])}
+
+
+def test_cli_report_prints_the_per_pipe_table(tmp_path, capsys) -> None:  # noqa: ANN001
+    from openpto.cli import main
+    png = tmp_path / "t.png"
+    rc = main(["run", "examples/softmax.pto", "--backend", "ascend_sim", "--profile", "a5", "--random",
+               "--shape", "x=64x1024", "--shape", "y=64x1024", "--arg", "rows=64", "--block-num", "2", "--report",
+               "--timeline", str(png)])
+    out = capsys.readouterr().out
+    assert rc == 0 and png.stat().st_size > 0
+    assert "| V |" in out and "| MTE2 |" in out and "| bound | Vector |" in out and "| cores | 2 AIV |" in out
+    rc = main(["run", "examples/softmax.pto", "--random", "--shape", "x=32x1024", "--shape", "y=32x1024",
+               "--arg", "rows=32", "--report"])
+    assert rc != 0 and "PTO_OPTION" in capsys.readouterr().err
