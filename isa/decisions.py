@@ -1554,4 +1554,24 @@ DECISIONS: tuple[Decision, ...] = (
              "The scale buffers exist only to feed the MX matmul, which reads one-byte E8M0 codes; refusing "
              "other types at the tile keeps a program from placing data there that no instruction can use, "
              "and one table serves every instruction and profile."),
+    Decision("Simulated multi-core launches",
+             "The public pages give the A3 core counts (24 cube, 48 vector) and say a mixed kernel pairs one "
+             "cube core with two vector cores, but not how a simulator should place the blocks of a launch, "
+             "share the one HBM among cores, or count data the L2 cache serves.",
+             "The ascend_sim backend places a launch's blocks by the work its kernel does: only vector pipes "
+             "and UB tiles -> one AIV core per block; only cube pipes (M, MTE1, FIX) and L1/L0 tiles -> one "
+             "AIC core; both -> a MIX group of one AIC and two AIVs (as many groups as cube cores, vector "
+             "cores / 2 at most). Blocks go in index order to the core free first, so more blocks than cores "
+             "run in waves. HBM is shared by a fair share over overlapping transfer intervals: each transfer "
+             "crossing HBM asks for its lone-core rate, and where the rates asked at once exceed the HBM "
+             "parameter each gets the fraction HBM / demand, which stretches it and delays what follows on "
+             "its core; the recorded ops are replayed until no block's duration moves by more than 0.1% "
+             "(8 rounds at most). Writes to global memory always cross HBM; a read of a global window some "
+             "block of the launch already read is an L2 hit, limited only by the core's own path (L2 "
+             "capacity and bandwidth are not modelled). values=False times a run without computing tile "
+             "values (instructions with scalar or event results, or control state, still run).",
+             "Blocks are independent, so placing them greedily is what a runtime's per-kind ready queues do; "
+             "a fair share is the simplest model in which a memory-bound launch reaches and never exceeds "
+             "the HBM parameter; without the L2 rule a tiled GEMM's re-read panels would count against HBM "
+             "and it would run at a third of the measured 308 TFLOPS."),
 )
