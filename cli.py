@@ -105,6 +105,17 @@ def _cmd_check(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_sync(args: argparse.Namespace) -> int:
+    """The program with the set_flag / wait_flag pairs it lacks (assembler/autosync.py), as PTO-AS."""
+    from .assembler.autosync import autosync
+    text = autosync(check(load(args.file), args.profile), args.profile).to_text()
+    if args.output:
+        _write(args.output, text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
 def _backend_row(name: str) -> tuple[str, str, str, str, str]:
     """One line of ``pto backends``; a plug-in that fails to load or to answer shows as
     unavailable with the reason instead of stopping the listing."""
@@ -284,6 +295,12 @@ def _parser() -> argparse.ArgumentParser:
     chk.add_argument("file")
     chk.add_argument("--profile", choices=profiles, default="cpu")
     chk.set_defaults(run=_cmd_check)
+
+    syn = sub.add_parser("sync", help="insert the set_flag / wait_flag pairs a program lacks; print PTO-AS")
+    syn.add_argument("file")
+    syn.add_argument("--profile", choices=profiles, default="a3", help="whose flag ids to use (default a3)")
+    syn.add_argument("-o", "--output", help="write the text here instead of stdout")
+    syn.set_defaults(run=_cmd_sync)
 
     bk = sub.add_parser("backends", help="list backends: availability, profiles, instruction coverage")
     bk.set_defaults(run=_cmd_backends)

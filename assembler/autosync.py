@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from typing import Iterable
 
 from ..isa import profiles as P
-from ..isa.diagnostics import Location, OrderError, PTOError
+from ..isa.diagnostics import Location, OrderError
 from ..isa.machines import PIPES, op_class
 from ..isa.registry import get as instruction
 from ..isa.spec import Kind, Role
@@ -294,19 +294,28 @@ def _number(kernel: Kernel, pairs: list[Pair], profile: P.Profile) -> list[Pair]
             return pos[(p.outer, p.loop)], pos[(p.outer, p.loop + 1)]     # type: ignore[operator]
         return pos[(p.region, p.set_at + 1)], pos[(p.region, p.wait_at)]
 
+    def fifo(p: Pair, q: Pair) -> bool:
+        """Two straight pairs of one region whose sets and waits come in the same order: with
+        counting flags the k-th wait takes the k-th set, so they may share an id."""
+        return p.outer is None and q.outer is None and p.region == q.region \
+            and (p.set_at - q.set_at) * (p.wait_at - q.wait_at) > 0
+
     done: list[tuple[Pair, tuple[int, int]]] = []
     for p in sorted(pairs, key=span):
         lo, hi = span(p)
-        busy = set(used.get((p.src, p.dst), ()))
-        busy |= {q.ident for q, (a, b) in done if (q.src, q.dst) == (p.src, p.dst) and not (b < lo or hi < a)}
+        live = [q for q, (a, b) in done if (q.src, q.dst) == (p.src, p.dst) and not (b < lo or hi < a)]
+        mine = used.get((p.src, p.dst), set())
         have = profile.flag_ids(PIPES[p.src], PIPES[p.dst]) or 0
-        free = next((i for i in range(have) if i not in busy), None)
+        free = next((i for i in range(have) if i not in mine and all(q.ident != i for q in live)), None)
+        if free is None:
+            free = next((i for i in range(have) if i not in mine
+                         and all(q.ident != i or fifo(p, q) for q in live)), None)
         if free is None:
             raise OrderError("ORDER_FLAG_IDS", f"@{kernel.name} needs more {PIPES[p.src].value} -> "
-                             f"{PIPES[p.dst].value} flags at once than {profile.name} has",
+                             f"{PIPES[p.dst].value} flags live at once than {profile.name} has",
                              location=kernel.loc or Location(kernel=kernel.name),
                              expected=f"at most {have} ids live per pipe pair",
-                             actual=f"ids {sorted(busy)} in use and one more needed")
+                             actual=f"{len(live) + len(mine) + 1} needed")
         done.append((replace(p, ident=free), (lo, hi)))
     return [p for p, _ in done]
 
@@ -331,9 +340,9 @@ def _rebuild(body: tuple[Stmt, ...], region: Region, ins: dict) -> tuple[Stmt, .
     return tuple(out)
 
 
-def sync_pairs(kernel: Kernel, profile: str = "a3") -> list[Pair]:
+def sync_pairs(kernel: Kernel, profile: str | P.Profile = "a3") -> list[Pair]:
     """The flag pairs ``kernel`` lacks, with their final ids (empty when it is ordered already)."""
-    prof = P.get(profile)
+    prof = P.get(profile) if isinstance(profile, str) else profile
     consts = {s.result.name: s.value for s in walk(kernel.body) if isinstance(s, Const)
               and isinstance(s.value, int) and not isinstance(s.value, bool)}
     res = _resources(kernel)
@@ -349,7 +358,7 @@ def sync_pairs(kernel: Kernel, profile: str = "a3") -> list[Pair]:
     while (c := conflict(pairs)) is not None:
         pair = _place(c, 1000 + len(pairs))
         if pair in pairs or len(pairs) > 64 * NP:
-            raise PTOError("ORDER_FLAG_IDS", f"auto-sync cannot order @{kernel.name}'s accesses with flags",
+            raise OrderError("ORDER_FLAG_IDS", f"auto-sync cannot order @{kernel.name}'s accesses with flags",
                            location=kernel.loc or Location(kernel=kernel.name),
                            expected="a flag pair per unordered dependence", actual="the same dependence twice")
         pairs.append(pair)
@@ -362,11 +371,13 @@ def sync_pairs(kernel: Kernel, profile: str = "a3") -> list[Pair]:
     return final
 
 
-def autosync(module: Module, profile: str = "a3") -> Module:
+def with_pairs(kernel: Kernel, pairs: Iterable[Pair]) -> Kernel:
+    """``kernel`` with the flag statements of ``pairs`` written in."""
+    pairs = list(pairs)
+    return replace(kernel, body=_rebuild(kernel.body, (), _insertions(pairs))) if pairs else kernel
+
+
+def autosync(module: Module, profile: str | P.Profile = "a3") -> Module:
     """``module`` with the set_flag / wait_flag pairs each kernel needs to run race-free on
     ``profile``'s pipes; a kernel that needs none is returned as it was."""
-    kernels = []
-    for k in module.kernels:
-        pairs = sync_pairs(k, profile)
-        kernels.append(replace(k, body=_rebuild(k.body, (), _insertions(pairs))) if pairs else k)
-    return Module(tuple(kernels))
+    return Module(tuple(with_pairs(k, sync_pairs(k, profile)) for k in module.kernels))

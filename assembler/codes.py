@@ -54,6 +54,8 @@ CODES: dict[str, str] = {
                   "barrier orders (found by the ascend_sim backend while the program runs)",
     "ORDER_DEADLOCK": "every unfinished pipe waits on a flag no running pipe will set, or the scalar unit waits on "
                       "one (found by the ascend_sim backend while the program runs)",
+    "ORDER_FLAG_IDS": "the auto-sync pass (pto sync) cannot order a program's accesses within the profile's flag "
+                      "ids: more pairs of one (src pipe, dst pipe) live at once than it has ids",
     "LEGAL_CAPACITY": "the tiles of a kernel (or one tile) exceed a location's capacity, or a constant TASSIGN / "
                       "alloc_tile address puts a tile past its buffer's end",
     "LEGAL_EVENT_ID": "a set_flag / wait_flag (record_event / wait_event) with a constant id past the ids the "
