@@ -79,26 +79,33 @@ class _State:
 
 
 def _merge(states: list[_State]) -> _State:
-    """What holds on every path: a clock entry is kept only where every path knows it; a path that
-    knows all of a pipe's work knows all of it in the merged numbering too."""
+    """What holds on every path. Each path's clocks are first shifted, per pipe, so that its last
+    instruction gets the merged count (a shift keeps every "entry <= knowledge" of that path as it
+    was); then an entry is the latest of the paths' and a pipe's knowledge the least, so an access
+    counts as ordered only where it is ordered on every path."""
     if len(states) == 1:
         return states[0]
     out = _State()
     out.cnt = [max(s.cnt[p] for s in states) for p in range(NP)]
+    shift = [[out.cnt[p] - s.cnt[p] for p in range(NP)] for s in states]
 
-    def ff(s: _State, row: list[int]) -> list[int]:
-        return [out.cnt[p] if row[p] >= s.cnt[p] else row[p] for p in range(NP)]
-    out.know = [[min(v) for v in zip(*(ff(s, s.know[q]) for s in states))] for q in range(NP)]
+    def moved(i: int, row: list[int]) -> list[int]:
+        return [v + d for v, d in zip(row, shift[i])]
+    out.know = [[min(v) for v in zip(*(moved(i, s.know[q]) for i, s in enumerate(states)))] for q in range(NP)]
     for key in set.intersection(*(set(s.tokens) for s in states)):
         n = min(len(s.tokens[key]) for s in states)
-        out.tokens[key] = [[min(v) for v in zip(*(ff(s, s.tokens[key][i]) for s in states))] for i in range(n)]
-    for s in states:
+        out.tokens[key] = [[min(v) for v in zip(*(moved(i, s.tokens[key][j]) for i, s in enumerate(states)))]
+                           for j in range(n)]
+    for i, s in enumerate(states):
         for res, per in s.shadow.items():
             mine = out.shadow.setdefault(res, {})
             for p, (w, r) in per.items():
                 cur = mine.setdefault(p, [None, None])
                 for slot, e in ((0, w), (1, r)):
-                    if e is not None and (cur[slot] is None or e[:2] > cur[slot][:2]):
+                    if e is None:
+                        continue
+                    e = (e[0] + shift[i][p], e[1], e[2])
+                    if cur[slot] is None or e[:2] > cur[slot][:2]:
                         cur[slot] = e
     return out
 
