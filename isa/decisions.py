@@ -1574,4 +1574,33 @@ DECISIONS: tuple[Decision, ...] = (
              "a fair share is the simplest model in which a memory-bound launch reaches and never exceeds "
              "the HBM parameter; without the L2 rule a tiled GEMM's re-read panels would count against HBM "
              "and it would run at a third of the measured 308 TFLOPS."),
+    Decision("Automatic synchronisation",
+             "The public pages say what set_flag / wait_flag order and that each pipe pair has eight event "
+             "ids, but not which pairs a program written without flags needs, where they go in loops and "
+             "branches, or how ids are shared; the vendor compiler's auto-sync is not public.",
+             "assembler/autosync.py (pto sync) adds, per unordered dependence, one set_flag on the producer's "
+             "pipe (Instruction.pipe_for) after the producer and one wait_flag on the consumer's pipe before "
+             "the consumer, in the innermost region holding both: a nested loop or if is passed whole (a wait "
+             "before it, a set after it), so if arms never hold a flag of a dependence that crosses them. A "
+             "dependence carried by a loop (the consumer comes first in the body) gets its set after the "
+             "producer, its wait before the consumer, a set before the loop and a drain wait after it, as "
+             "double_buffer_copy is written by hand. Dependences are the simulator's: two instructions on "
+             "different pipes, one writing, touching one tile (a subset is its root tile; every tile of a "
+             "buffer some TASSIGN places is the whole buffer) or one global tensor (a view is its root; any two "
+             "windows of one tensor are taken to overlap; distinct parameters are taken not to alias). "
+             "Two instructions on one pipe need nothing (pipes are in order), so no pipe_barrier is ever added. "
+             "Whether a dependence is already ordered comes from an abstract run with vector clocks over the "
+             "program with the flags so far (its own included): loops run three times, plus a zero-trip path "
+             "when the trip count is not a constant; both if arms run; paths are merged after shifting each "
+             "path's clocks to the merged count, keeping only orderings true on every path. Pairs are added for "
+             "the latest unordered producer first, then every pair the rest already implies is dropped. Ids "
+             "per pipe pair: the lowest the program does not use itself and no pair with an overlapping "
+             "lifetime holds (two straight pairs of one region whose sets and waits come in one order may "
+             "share one when ids run short); none left is ORDER_FLAG_IDS. Double-buffering (a second tile "
+             "and alternating ids for independent iterations) is not done.",
+             "Pairs placed where the dependence is, and only where no other pair already orders it, are "
+             "what a hand-written kernel has: every one is needed (tests remove each and the simulator "
+             "reports the race), a second pass adds nothing, and the static ORDER_* checks accept the result "
+             "because every pair is balanced inside one region. Taking distinct parameters as unaliased and "
+             "windows of one tensor as overlapping errs towards the caller's contract and towards safety."),
 )
