@@ -32,7 +32,7 @@ COMMANDS = _command_block()
 def test_the_command_block_is_all_pto_commands() -> None:
     assert len(COMMANDS) >= 10 and all(c.startswith("pto ") for c in COMMANDS)
     assert {c.split()[1] for c in COMMANDS} == {"isa", "asm", "dis", "fmt", "check", "backends", "run",
-                                                "conformance"}
+                                                "conformance", "sync"}
 
 
 def test_readme_commands_run_as_written(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch,
@@ -53,7 +53,7 @@ def test_readme_commands_run_as_written(tmp_path: pathlib.Path, monkeypatch: pyt
         assert rc == 0, f"{command}\n{err}"
         if target:
             (tmp_path / target).write_text(out)
-    for made in ("softmax.ptobc", "softmax_fmt.pto", "x.npy", "y.npy", "trace.json", "timeline.png",
+    for made in ("softmax.ptobc", "softmax_fmt.pto", "softmax_sync.pto", "x.npy", "y.npy", "trace.json", "timeline.png",
                  "r.json", "r.md", "docs/isa/TROWSUM.md"):
         assert (tmp_path / made).stat().st_size > 0, made
     assert "//" in (tmp_path / "softmax_fmt.pto").read_text()          # fmt kept the comments
