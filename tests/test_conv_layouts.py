@@ -12,11 +12,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-import openpto as pto
-from openpto.assembler.verifier import diagnose
-from openpto.isa.diagnostics import PTOError
-
 from llvm_support import run_program
+from scale_support import codes
 
 BACKENDS = ("reference", "llvm")
 
@@ -61,13 +58,6 @@ def load_kernel(layout: str, shape: tuple[int, ...], d: str, rows: int, cols: in
             f"  %t = tload %src[{idx}] : ({g}) -> {t}\n"
             f"  tstore %out[0, 0], %t : ({out}, {t})\n}}\n")
 
-
-def codes(text: str, profile: str = "cpu") -> list[str]:
-    try:
-        module = pto.parse(text)
-    except PTOError as e:
-        return [e.code]
-    return sorted({e.code for e in diagnose(module, profile)})
 
 
 # ------------------------------------------------------------------------------ TLOAD

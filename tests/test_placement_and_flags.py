@@ -54,19 +54,23 @@ def test_negative_and_runtime_addresses_are_left_to_the_run() -> None:
     assert codes(text, "a3") == []
 
 
+def run_code(text: str, backend: str, tmp_path: pathlib.Path, **args: object) -> str | None:
+    """The code of the PTOError running kernel @k of ``text`` on a3 raises (None: it ran)."""
+    opts = {"cache_dir": tmp_path} if backend == "llvm" else {}
+    exe = pto.compile(pto.parse(text), backend, "a3", **opts)
+    try:
+        exe.run("k", **args)
+    except PTOError as e:
+        return e.code
+    return None
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("addr,code", [(64, None), (80, "RUNTIME_MISALIGNED"), (-32, "RUNTIME_BAD_ADDRESS")])
 def test_runtime_tassign_addresses_fault_on_both_backends(backend: str, addr: int, code: str | None,
                                                          tmp_path: pathlib.Path) -> None:
     text = "kernel @k(%a : index) {\n  %t = tassign %a : (index) -> !pto.tile<16x16xf32>\n}\n"
-    opts = {"cache_dir": tmp_path} if backend == "llvm" else {}
-    exe = pto.compile(pto.parse(text), backend, "a3", **opts)
-    if code is None:
-        exe.run("k", a=addr)
-        return
-    with pytest.raises(PTOError) as e:
-        exe.run("k", a=addr)
-    assert e.value.code == code
+    assert run_code(text, backend, tmp_path, a=addr) == code
 
 
 FLAGS = """kernel @k(%i : index) {{
@@ -107,11 +111,4 @@ def test_runtime_flag_ids_fault_on_both_backends(backend: str, eid: int, code: s
                                                  tmp_path: pathlib.Path) -> None:
     text = ("kernel @k(%i : index) {\n  set_flag #pto.pipe<MTE2>, #pto.pipe<V>, %i\n"
             "  wait_flag #pto.pipe<MTE2>, #pto.pipe<V>, %i\n}\n")
-    opts = {"cache_dir": tmp_path} if backend == "llvm" else {}
-    exe = pto.compile(pto.parse(text), backend, "a3", **opts)
-    if code is None:
-        exe.run("k", i=eid)
-        return
-    with pytest.raises(PTOError) as e:
-        exe.run("k", i=eid)
-    assert e.value.code == code
+    assert run_code(text, backend, tmp_path, i=eid) == code
