@@ -74,6 +74,7 @@ class Engine:
         self.transfers: list[tuple[float, float, int, int]] = []   # start, end, bytes, op index
         self.busy = [0.0] * NPIPES
         self.vc = [[0] * NPIPES for _ in range(NPIPES)]        # vector clock per pipe
+        self.clocks = shadow is not None and shadow.mode != "off"   # only race checks read the clocks
         self.queues: list[deque[Op]] = [deque() for _ in range(NPIPES)]
         self.flags: dict[tuple[int, int, int], deque[tuple[float, tuple[int, ...]]]] = {}
         self.ready: list[int] = []
@@ -85,8 +86,8 @@ class Engine:
         if self.ops is not None:
             self.ops.append(op)
         self.issued += 1
-        op.issue = self.t_s
-        self.t_s += self.issue_cycles
+        t = op.issue = self.t_s
+        self.t_s = t + self.issue_cycles
         self.busy[S] += self.issue_cycles
         if op.kind == BARRIER_ALL:
             self._barrier_all(op)
@@ -117,7 +118,9 @@ class Engine:
     def _exec(self, p: int, op: Op) -> bool:
         """Run ``op`` at the head of pipe ``p``; False when it is a wait with no set to take."""
         kind = op.kind
-        start = max(self.free[p], op.issue)
+        start = self.free[p]
+        if op.issue > start:
+            start = op.issue
         if kind == WORK:
             cycles = op.cycles
             if op.hbm:
@@ -127,10 +130,11 @@ class Engine:
             end = start + cycles
             self.free[p] = end
             self.busy[p] += cycles
-            vc = self.vc[p]
-            vc[p] += 1
-            if op.accesses and self.shadow is not None:
-                self.shadow.access(p, vc, op)
+            if self.clocks:
+                vc = self.vc[p]
+                vc[p] += 1
+                if op.accesses:
+                    self.shadow.access(p, vc, op)     # type: ignore[union-attr]
             if self.trace is not None:
                 self._event(op, p, start, end)
             return True
@@ -139,7 +143,7 @@ class Engine:
             tokens = self.flags.get(op.flag)
             if tokens is None:
                 tokens = self.flags[op.flag] = deque()
-            tokens.append((start, tuple(self.vc[p])))
+            tokens.append((start, tuple(self.vc[p]) if self.clocks else ()))
             if self.trace is not None:
                 self.trace.append({"flow": "set", "name": op.name, "pipe": PIPES[p].value, "block": self.block,
                                    "core": self.core, "ts_ns": start * self.ns_per_cycle, "flag": spell_flag(op.flag)})
@@ -152,12 +156,11 @@ class Engine:
             if not tokens:
                 return False
             t, clock = tokens.popleft()
-            at = max(start, t)
+            at = t if t > start else start
             self.free[p] = at
-            vc = self.vc[p]
-            for i in range(NPIPES):
-                if clock[i] > vc[i]:
-                    vc[i] = clock[i]
+            if self.clocks:
+                vc = self.vc[p]
+                vc[:] = map(max, vc, clock)
             if self.trace is not None:
                 if at > start:
                     self._event(op, p, start, at)

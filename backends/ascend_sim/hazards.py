@@ -5,10 +5,13 @@ address) read or written by one instruction on one pipe. Two accesses from diffe
 overlapping bytes, at least one a write, race unless the earlier one happens before the later:
 its pipe's clock at the access is at most what the later pipe has learnt of that pipe through
 flags and barriers. Per region and pipe only the last read and the last write are kept (a pipe is
-in order, so the last stands for every earlier one); regions are found through 8 KB pages.
+in order, so the last stands for every earlier one). A region is linked to the regions it
+overlaps once, when it is first seen (found through 8 KB pages), so a repeated access costs a
+dictionary look-up and a pass over its overlapping regions' recorded pipes.
 """
 from __future__ import annotations
 
+from bisect import insort
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -19,18 +22,30 @@ PAGE_SHIFT = 13
 WIDE_PAGES = 64          # a region over this many pages is checked against everything (one list)
 
 
-@dataclass(frozen=True)
 class Access:
     """Bytes ``lo + i * pitch + [0, width)`` for the rows in ``[lo, hi)`` of ``space`` (pitch 0:
-    one contiguous range ``[lo, hi)``); ``what`` names the operand for messages."""
+    one contiguous range ``[lo, hi)``); ``what`` names the operand for messages (given as a
+    string, or as (tensor name, indices) spelt only when a message needs it). A plain slotted
+    class, not a dataclass: one is made per operand per executed instruction."""
 
-    space: str
-    lo: int
-    hi: int
-    write: bool
-    what: str
-    pitch: int = 0
-    width: int = 0
+    __slots__ = ("space", "lo", "hi", "write", "_what", "pitch", "width")
+
+    def __init__(self, space: str, lo: int, hi: int, write: bool, what: str | tuple[str, tuple[Any, ...]],
+                 pitch: int = 0, width: int = 0) -> None:
+        self.space, self.lo, self.hi, self.write, self._what = space, lo, hi, write, what
+        self.pitch, self.width = pitch, width
+
+    @property
+    def what(self) -> str:
+        w = self._what
+        if isinstance(w, tuple):
+            name, idx = w
+            return f"%{name}[{', '.join(map(str, idx))}]"
+        return w
+
+    def __repr__(self) -> str:
+        return (f"Access({self.space!r}, {self.lo}, {self.hi}, write={self.write}, what={self.what!r}, "
+                f"pitch={self.pitch}, width={self.width})")
 
 
 def overlap(a: Access, b: Access) -> bool:
@@ -62,12 +77,81 @@ class Hazard:
 
 
 class _Entry:
-    __slots__ = ("access", "reads", "writes")
+    """One distinct region of a space: the last read and write per pipe, and ``near``, every
+    region of the space that overlaps it (itself included), found once when the region is first
+    seen and kept in the order a scan of the pages would meet them (so races are reported in
+    the same order as by a scan)."""
 
-    def __init__(self, access: Access) -> None:
-        self.access = access
+    __slots__ = ("access", "reads", "writes", "pipes", "near", "seq", "first", "last", "wide", "rank")
+
+    def __init__(self, access: Access, seq: int, first: int, last: int, wide: bool) -> None:
+        self.access, self.seq, self.first, self.last, self.wide = access, seq, first, last, wide
         self.reads: list[tuple[int, Any, Access] | None] = [None] * len(PIPES)     # epoch, op, access
         self.writes: list[tuple[int, Any, Access] | None] = [None] * len(PIPES)
+        self.pipes: list[int] = []          # the pipes with a read or a write recorded, ascending
+        self.near: list[_Entry] = []
+        self.rank = 0                       # the first-used rank of its earliest page
+
+    def order(self, e: "_Entry") -> tuple[float, int]:
+        """Where a page scan for this entry's region meets ``e``: pages in order (a wide region
+        scans every page in first-use order), each page's entries in creation order, the wide
+        entries last."""
+        if e.wide:
+            return (float("inf"), e.seq)
+        if self.wide:
+            return (e.rank, e.seq)
+        return (max(e.first, self.first), e.seq)
+
+
+class _Space:
+    """The regions of one memory space: by exact extent, by 8 KB page, and the wide ones."""
+
+    __slots__ = ("exact", "pages", "ranks", "wide", "entries")
+
+    def __init__(self) -> None:
+        self.exact: dict[tuple[int, int, int, int], _Entry] = {}
+        self.pages: dict[int, list[_Entry]] = {}
+        self.ranks: dict[int, int] = {}          # page -> the order it was first used in
+        self.wide: list[_Entry] = []
+        self.entries: list[_Entry] = []
+
+    def add(self, a: Access, key: tuple[int, int, int, int]) -> _Entry:
+        """A new region: link it with every region it overlaps."""
+        first, last = a.lo >> PAGE_SHIFT, (a.hi - 1) >> PAGE_SHIFT
+        wide = last - first > WIDE_PAGES
+        e = _Entry(a, len(self.entries), first, last, wide)
+        found: list[_Entry] = []
+        if wide:
+            found = [n for n in self.entries if overlap(a, n.access)]
+            self.wide.append(e)
+        else:
+            pages, ranks = self.pages, self.ranks
+            rank = None
+            for page in range(first, last + 1):
+                lst = pages.get(page)
+                if lst is None:
+                    lst = pages[page] = []
+                    r = ranks[page] = len(ranks)
+                else:
+                    r = ranks[page]
+                    for n in lst:
+                        if n not in found and overlap(a, n.access):
+                            found.append(n)
+                lst.append(e)
+                if rank is None or r < rank:
+                    rank = r
+            e.rank = rank or 0
+            for n in self.wide:
+                if overlap(a, n.access):
+                    found.append(n)
+        for n in found:
+            insort(n.near, e, key=n.order)
+        if overlap(a, a):
+            found.append(e)
+        e.near = sorted(found, key=e.order) if len(found) > 1 else found
+        self.exact[key] = e
+        self.entries.append(e)
+        return e
 
 
 class Shadow:
@@ -76,48 +160,37 @@ class Shadow:
 
     def __init__(self, kernel: str, mode: str, describe: Callable[[Access, int, int], str]) -> None:
         self.kernel, self.mode, self.describe = kernel, mode, describe
-        self.spaces: dict[str, tuple[dict[tuple[int, int, int, int], _Entry], dict[int, list[_Entry]]]] = {}
-        self.wide: dict[str, list[_Entry]] = {}
+        self.spaces: dict[str, _Space] = {}
         self.hazards: list[Hazard] = []
         self._seen: set[tuple] = set()
 
     def access(self, p: int, vc: list[int], op: Any) -> None:
         """Check and record every access of ``op``, run on pipe ``p`` with clock ``vc``."""
         epoch = vc[p]
+        spaces = self.spaces
         for a in op.accesses:
-            space = self.spaces.get(a.space)
+            space = spaces.get(a.space)
             if space is None:
-                space = self.spaces[a.space] = ({}, {})
-            exact, pages = space
-            wide = self.wide.setdefault(a.space, [])
-            first, last = a.lo >> PAGE_SHIFT, (a.hi - 1) >> PAGE_SHIFT
-            lists = [e for lst in pages.values() for e in lst] if last - first > WIDE_PAGES else \
-                [e for page in range(first, last + 1) for e in pages.get(page, ())]
-            seen: set[int] = set()
-            for e in (*lists, *wide):
-                if id(e) in seen or not overlap(a, e.access):
-                    continue
-                seen.add(id(e))
-                for q in range(len(PIPES)):
+                space = spaces[a.space] = _Space()
+            key = (a.lo, a.hi, a.pitch, a.width)
+            e = space.exact.get(key)
+            if e is None:
+                e = space.add(a, key)
+            write = a.write
+            for n in e.near:
+                for q in n.pipes:
                     if q == p:
                         continue
-                    w = e.writes[q]
+                    w = n.writes[q]
                     if w is not None and w[0] > vc[q]:
                         self._race(w[1], q, w[2], op, p, a)
-                    if a.write:
-                        r = e.reads[q]
+                    if write:
+                        r = n.reads[q]
                         if r is not None and r[0] > vc[q]:
                             self._race(r[1], q, r[2], op, p, a)
-            key = (a.lo, a.hi, a.pitch, a.width)
-            e = exact.get(key)
-            if e is None:
-                e = exact[key] = _Entry(a)
-                if last - first > WIDE_PAGES:
-                    wide.append(e)
-                else:
-                    for page in range(first, last + 1):
-                        pages.setdefault(page, []).append(e)
-            (e.writes if a.write else e.reads)[p] = (epoch, op, a)
+            (e.writes if write else e.reads)[p] = (epoch, op, a)
+            if p not in e.pipes:
+                insort(e.pipes, p)
 
     def _race(self, first: Any, q: int, fa: Access, second: Any, p: int, sa: Access) -> None:
         key = (id(first.loc), first.name, id(second.loc), second.name, fa.space)

@@ -33,11 +33,20 @@ class SimContext(Context):
     l2: set | None = None       # global windows read so far in this launch (later reads hit L2)
 
 
-def _valid_bytes(t: Any) -> int:
-    """Bytes of a tile's valid region (its packed size scaled by the valid fraction)."""
-    r, c = t.valid
-    rows, cols = t.type.shape
-    return t.type.nbytes * r * c // max(rows * cols, 1)
+def _sizer() -> Callable[[Any], int]:
+    """Bytes of a tile's valid region (its packed size scaled by the valid fraction), with the
+    size of the last tile type seen kept: a statement's operands keep their types, and
+    ``TileType.nbytes`` is computed anew on every call."""
+    last: list[Any] = [None, 0, 1]          # the type (held, so ``is`` is safe), its bytes, its elements
+
+    def valid_bytes(t: Any) -> int:
+        tt = t.type
+        if tt is not last[0]:
+            rows, cols = tt.shape
+            last[:] = [tt, tt.nbytes, max(rows * cols, 1)]
+        r, c = t.valid
+        return last[1] * r * c // last[2]
+    return valid_bytes
 
 
 #: op classes whose values a timing-only run may skip (computing and moving instructions)
@@ -175,16 +184,25 @@ class SimLowering(KernelLowering):
                                       *(UNIT_OF_BUFFER.get(buffer_name(t.loc)) for _, _, _, t in tiles)) if u)
         hbm = self._hbm(cls, pipe, src_end, dst_end, tiles, globals_)
 
+        tile_slots = [(slot, w) for slot, w, _, _ in tiles]
+        gms = [(base, idx, w, gname, gtype, getattr(getattr(gtype, "layout", None), "name", "ND") == "ND")
+               for base, idx, w, gname, gtype in globals_]
+
         def plan(regs: list, ctx: Context) -> Op:
             place = ctx.place    # type: ignore[attr-defined]
             moved = hbm(regs, ctx) if hbm is not None else 0
             if not place.track:
                 return Op(WORK, pi, cost(regs), name, loc, hbm=moved)
-            acc = [place.tile(regs[slot], w) for slot, w, _, _ in tiles]
-            if globals_:
-                shape = regs[window_tile].valid if window_tile is not None else (1, 1)
-                for base, idx, w, gname, gtype in globals_:
-                    acc.append(self._global(place, regs[base], tuple(f(regs) for f in idx), gtype, shape, w, gname))
+            tile = place.tile
+            acc = [tile(regs[slot], w) for slot, w in tile_slots]
+            if gms:
+                rows, cols = regs[window_tile].valid if window_tile is not None else (1, 1)
+                for base, idx, w, gname, gtype, nd in gms:
+                    at = tuple(f(regs) for f in idx)
+                    got = place.rows(regs[base], at[0], at[1], rows, cols, w, (gname, at)) \
+                        if nd and len(at) == 2 else None
+                    acc.append(got if got is not None else
+                               self._global(place, regs[base], at, gtype, (rows, cols), w, gname))
             return Op(WORK, pi, cost(regs), name, loc, acc, hbm=moved)
         return plan
 
@@ -197,8 +215,9 @@ class SimLowering(KernelLowering):
         if path is None or not self.machine.paths[path].hbm or not tiles:
             return None
         slots = [slot for slot, _, _, _ in tiles]
+        size = _sizer()
         if dst == "GM" or not globals_:
-            return lambda regs, ctx: max(_valid_bytes(regs[i]) for i in slots)
+            return lambda regs, ctx: max(size(regs[i]) for i in slots)
         base, idx = globals_[0][0], globals_[0][1]
         tile = slots[0]
 
@@ -209,7 +228,7 @@ class SimLowering(KernelLowering):
                 if key in seen:
                     return 0
                 seen.add(key)
-            return _valid_bytes(regs[tile])
+            return size(regs[tile])
         return read
 
     @staticmethod
@@ -230,10 +249,12 @@ class SimLowering(KernelLowering):
 
     def _cost(self, cls: str, pipe: Pipe, src: str | None, dst: str | None,
               tiles: list[tuple[int, bool, str, TileType]]) -> Callable[[list], float]:
+        """The instruction's cycles from the machine; vector and transfer costs depend on the
+        bytes only, so they are remembered per byte count (the machine does not change)."""
         m = self.machine
         slots = [slot for slot, _, _, _ in tiles]
         if cls.startswith("vec_"):
-            return lambda regs: m.vector_cycles(cls, max((_valid_bytes(regs[i]) for i in slots), default=0))
+            return _by_bytes(slots, lambda n: m.vector_cycles(cls, n))
         if cls == "cube":
             left = next((slot for slot, _, _, t in tiles if t.loc.value == "left"), None)
             right = next((slot for slot, _, _, t in tiles if t.loc.value == "right"), None)
@@ -249,5 +270,29 @@ class SimLowering(KernelLowering):
         if cls == "transfer":
             path = self._path(pipe, src, dst)
             moved = [slot for slot, w, _, _ in tiles if w] or slots     # the bytes written (TEXTRACT: the slice)
-            return lambda regs: m.transfer_cycles(path, max((_valid_bytes(regs[i]) for i in moved), default=0))
+            return _by_bytes(moved, lambda n: m.transfer_cycles(path, n))
         return lambda regs: 0.0             # scalar work: its issue cycle is all it costs
+
+
+def _by_bytes(slots: list[int], cycles: Callable[[int], float]) -> Callable[[list], float]:
+    """``cycles`` of the largest valid region among the tiles in ``slots``, remembered per size."""
+    memo: dict[int, float] = {}
+    size = _sizer()
+    if len(slots) == 1:
+        (only,) = slots
+
+        def one(regs: list) -> float:
+            n = size(regs[only])
+            c = memo.get(n)
+            if c is None:
+                c = memo[n] = cycles(n)
+            return c
+        return one
+
+    def cost(regs: list) -> float:
+        n = max((size(regs[i]) for i in slots), default=0)
+        c = memo.get(n)
+        if c is None:
+            c = memo[n] = cycles(n)
+        return c
+    return cost

@@ -32,6 +32,8 @@ class Placement:
         self.m, self.kernel, self.track = machine, kernel, track
         self.where: dict[int, tuple[str, int, int]] = {}      # id(tile) -> (buffer, address, bytes)
         self.names: dict[int, str] = {}
+        self._tiles: dict[tuple[int, bool], Access] = {}      # a placed tile's region, read / written
+        self._arrays: dict[int, tuple[int, int, int, int, int, int]] = {}   # id(2-D array) -> its geometry
         top: dict[str, int] = {}
         for name, t, obj in tiles:
             self.names[id(obj)] = name
@@ -53,14 +55,22 @@ class Placement:
                                 location=loc or Location(kernel=self.kernel),
                                 expected=f"address + {t.nbytes} <= {cap}", actual=f"{at} + {t.nbytes} = {at + t.nbytes}")
         self.where[id(obj)] = (buffer_name(t.loc), at, t.nbytes)
+        self._tiles.pop((id(obj), False), None)
+        self._tiles.pop((id(obj), True), None)
 
     def tile(self, obj: Any, write: bool) -> Access:
-        """The bytes tile ``obj`` occupies; a pto.subset child is a row window of its root."""
+        """The bytes tile ``obj`` occupies; a pto.subset child is a row window of its root.
+        A placed tile's region is made once per run (until it is placed again)."""
+        key = (id(obj), write)
+        got = self._tiles.get(key)
+        if got is not None:
+            return got
         got = self.where.get(id(obj))
         name = self.names.get(id(obj), "a tile")
         if got is not None:
             space, at, n = got
-            return Access(space, at, at + n, write, f"%{name}")
+            a = self._tiles[key] = Access(space, at, at + n, write, f"%{name}")
+            return a
         root = obj
         while hasattr(root, "parent"):
             root = root.parent
@@ -77,6 +87,29 @@ class Placement:
             return Access(space, lo, lo + rows * width, write, f"%{self.names.get(id(root), 'a tile')} (window)")
         return Access(space, lo, lo + (rows - 1) * pitch + width, write,
                       f"%{self.names.get(id(root), 'a tile')} (window)", pitch, width)
+
+    def rows(self, array: np.ndarray, r0: int, c0: int, rows: int, cols: int, write: bool,
+             what: str) -> Access | None:
+        """``window(array[r0:r0 + rows, c0:c0 + cols])`` computed from the array's address and
+        strides without making the view, for the common case (a 2-D array, the window inside it,
+        more than one row, unit element stride, rows apart by at least a row); None otherwise
+        (the caller takes the general path)."""
+        geo = self._arrays.get(id(array))
+        if geo is None:
+            if array.ndim != 2:
+                return None
+            geo = self._arrays[id(array)] = (array.__array_interface__["data"][0], *array.shape,
+                                             *array.strides, array.itemsize)
+        base, nr, nc, s0, s1, item = geo
+        width = cols * item
+        if not (rows > 1 and cols > 0 and 0 <= r0 and r0 + rows <= nr and 0 <= c0 and c0 + cols <= nc
+                and s1 == item and s0 >= width):
+            return None
+        lo = base + r0 * s0 + c0 * s1
+        hi = lo + (rows - 1) * s0 + width
+        if s0 == width:
+            return Access("GM", lo, hi, write, what)
+        return Access("GM", lo, hi, write, what, s0, width)
 
     def window(self, view: np.ndarray, write: bool, what: str) -> Access:
         """The global bytes of a numpy window: a row window when rows are contiguous."""
