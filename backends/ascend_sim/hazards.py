@@ -127,6 +127,7 @@ class _Space:
         else:
             pages, ranks = self.pages, self.ranks
             rank = None
+            seen: set[int] = set()          # each region is checked once, on its first shared page
             for page in range(first, last + 1):
                 lst = pages.get(page)
                 if lst is None:
@@ -135,8 +136,10 @@ class _Space:
                 else:
                     r = ranks[page]
                     for n in lst:
-                        if n not in found and overlap(a, n.access):
-                            found.append(n)
+                        if n.seq not in seen:
+                            seen.add(n.seq)
+                            if overlap(a, n.access):
+                                found.append(n)
                 lst.append(e)
                 if rank is None or r < rank:
                     rank = r
