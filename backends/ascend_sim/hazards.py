@@ -126,9 +126,17 @@ class _Space:
             self.wide.append(e)
         else:
             pages, ranks = self.pages, self.ranks
+            span = range(first, last + 1)
+            if pages.keys().isdisjoint(span):        # fresh pages only (streamed global windows)
+                base = len(ranks)
+                pages.update(zip(span, [[e] for _ in span]))
+                ranks.update(zip(span, range(base, base + len(span))))
+                e.rank = base
+                found = [n for n in self.wide if overlap(a, n.access)]
+                return self._link(e, a, key, found)
             rank = None
             seen: set[int] = set()          # each region is checked once, on its first shared page
-            for page in range(first, last + 1):
+            for page in span:
                 lst = pages.get(page)
                 if lst is None:
                     lst = pages[page] = []
@@ -147,6 +155,10 @@ class _Space:
             for n in self.wide:
                 if overlap(a, n.access):
                     found.append(n)
+        return self._link(e, a, key, found)
+
+    def _link(self, e: _Entry, a: Access, key: tuple[int, int, int, int], found: list[_Entry]) -> _Entry:
+        """Record ``e`` in the near lists of the regions it overlaps (``found``) and in its own."""
         for n in found:
             insort(n.near, e, key=n.order)
         if overlap(a, a):
