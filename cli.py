@@ -108,7 +108,13 @@ def _cmd_check(args: argparse.Namespace) -> int:
 def _cmd_sync(args: argparse.Namespace) -> int:
     """The program with the set_flag / wait_flag pairs it lacks (assembler/autosync.py), as PTO-AS."""
     from .assembler.autosync import autosync
-    text = autosync(check(load(args.file), args.profile), args.profile).to_text()
+    from .assembler.double_buffer import double_buffer
+    m = check(load(args.file), args.profile)
+    if args.double_buffer:
+        m, notes = double_buffer(m, args.profile)
+        for note in notes:
+            print(f"note: {note}", file=sys.stderr)
+    text = autosync(m, args.profile).to_text()
     if args.output:
         _write(args.output, text)
     else:
@@ -300,6 +306,9 @@ def _parser() -> argparse.ArgumentParser:
     syn.add_argument("file")
     syn.add_argument("--profile", choices=profiles, default="a3", help="whose flag ids to use (default a3)")
     syn.add_argument("-o", "--output", help="write the text here instead of stdout")
+    syn.add_argument("--double-buffer", action="store_true",
+                     help="give independent loops a second copy of their tiles where they fit (a note "
+                          "per loop on stderr says which did and why the others did not)")
     syn.set_defaults(run=_cmd_sync)
 
     bk = sub.add_parser("backends", help="list backends: availability, profiles, instruction coverage")

@@ -14,6 +14,9 @@ is unknown), both arms of an ``if`` are run and the states merged so that an ord
 only when it holds on every path. Pairs are added greedily (the latest unordered producer first),
 then any pair the others make redundant is dropped, and ids are shared per pipe pair between pairs
 whose lifetimes do not overlap. Flags already in the program are honoured and their ids avoided.
+With ``double_buffer`` the loops ``double_buffer.py`` can give a second copy of their tiles are
+rewritten first; the pairs then found for the ping and the pong copies live at once, so they get
+alternating ids and one copy loads while the other is computed and stored.
 """
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ from ..isa.machines import PIPES, op_class
 from ..isa.registry import get as instruction
 from ..isa.spec import Kind, Role
 from ..isa.types import INDEX, Pipe, TileType
+from . import double_buffer as _db
 from .ir import Const, For, If, Kernel, Lit, MemRef, Module, PipeLit, Stmt, Subset, TileOp, Value, View, walk
 
 UNROLL = 3                      # iterations run per loop in the abstract run
@@ -384,7 +388,11 @@ def with_pairs(kernel: Kernel, pairs: Iterable[Pair]) -> Kernel:
     return replace(kernel, body=_rebuild(kernel.body, (), _insertions(pairs))) if pairs else kernel
 
 
-def autosync(module: Module, profile: str | P.Profile = "a3") -> Module:
+def autosync(module: Module, profile: str | P.Profile = "a3", double_buffer: bool = False) -> Module:
     """``module`` with the set_flag / wait_flag pairs each kernel needs to run race-free on
-    ``profile``'s pipes; a kernel that needs none is returned as it was."""
+    ``profile``'s pipes; a kernel that needs none is returned as it was. With ``double_buffer``
+    each independent loop first gets a second copy of its tiles where they fit
+    (``double_buffer.double_buffer``, whose notes say which loops did and why others did not)."""
+    if double_buffer:
+        module = _db.double_buffer(module, profile)[0]
     return Module(tuple(with_pairs(k, sync_pairs(k, profile)) for k in module.kernels))
