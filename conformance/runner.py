@@ -153,6 +153,10 @@ def _in_worker(task: tuple[Any, ...]) -> Any:
     return _pair(b, *args) if kind == "pair" else _level3(b, *args)
 
 
+#: pairs a worker process checks before a fresh one replaces it (bounds a long run's memory)
+WORKER_TASKS = 200
+
+
 def default_jobs() -> int:
     """Worker processes for a command-line run: one per CPU this process may use."""
     try:
@@ -175,7 +179,10 @@ def run(backend: str | Backend, profiles: Iterable[str] = ("cpu",), levels: Iter
     start = time.perf_counter()
     pool = None
     if jobs > 1 and isinstance(backend, str):
-        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"))
+        # workers are replaced every WORKER_TASKS pairs: what a backend keeps per compiled program
+        # (JIT modules, caches) would otherwise grow with the run until it fills the machine
+        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
+                                   max_tasks_per_child=WORKER_TASKS)
     try:
         for profile in profiles:
             instrs = [i.mnemonic for i in C.instructions(profile)
