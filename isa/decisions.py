@@ -1596,11 +1596,30 @@ DECISIONS: tuple[Decision, ...] = (
              "the latest unordered producer first, then every pair the rest already implies is dropped. Ids "
              "per pipe pair: the lowest the program does not use itself and no pair with an overlapping "
              "lifetime holds (two straight pairs of one region whose sets and waits come in one order may "
-             "share one when ids run short); none left is ORDER_FLAG_IDS. Double-buffering (a second tile "
-             "and alternating ids for independent iterations) is not done.",
+             "share one when ids run short); none left is ORDER_FLAG_IDS. Double-buffering is an option "
+             "(autosync(..., double_buffer=True), pto sync --double-buffer; assembler/double_buffer.py), "
+             "applied before the pairs are found: a loop whose iterations are plainly independent gets a "
+             "'pong' copy of every tile its body writes and runs its iterations in pairs (ping body, then "
+             "the pong body at iv + step) up to lb + (n / 2) * 2 step, n = max(ceildiv(ub - lb, step), 0), "
+             "with the odd iteration left over after the loop behind an if; the order of every statement "
+             "is the original's for every trip count, and the pairs then found for the two copies are live "
+             "at once, so they take alternating ids. Independent means, conservatively: no iter_args; a "
+             "straight body (no nested loop or if, no flags, barriers, TASSIGN, .tile declarations or "
+             "pto.subset); every tile the body writes is written before it is read in the body and used "
+             "nowhere outside the loop (nor given a new valid shape); global memory is not restricted, "
+             "since the unchanged order lets the pairs order a store before a later load of one tensor. A "
+             "pong copy is declared like its original (run-time valid extents included). Where the copies "
+             "do not fit the profile's capacity (tiles laid out as the simulator's allocator does, each at "
+             "the next 32-byte boundary) or the loop is not independent, it stays single-buffered with a "
+             "note saying why (LoopNote; pto sync prints it on stderr), never an error. A step <= 0 "
+             "divides by 1 when the pair count is computed, so the loop still reports RUNTIME_LOOP_STEP.",
              "Pairs placed where the dependence is, and only where no other pair already orders it, are "
              "what a hand-written kernel has: every one is needed (tests remove each and the simulator "
              "reports the race), a second pass adds nothing, and the static ORDER_* checks accept the result "
              "because every pair is balanced inside one region. Taking distinct parameters as unaliased and "
-             "windows of one tensor as overlapping errs towards the caller's contract and towards safety."),
+             "windows of one tensor as overlapping errs towards the caller's contract and towards safety. "
+             "Unrolling by two with the remainder after the loop (not an if inside it) keeps the ping and "
+             "pong flags in one straight body, where the abstract run's merged paths stay exact; the "
+             "example softmax's 128 KB tile does not fit twice in a3's or a5's UB, so it stays single "
+             "(the same kernel with 16-row blocks doubles: 46566 against 88091 cycles on a3)."),
 )
