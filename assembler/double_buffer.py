@@ -12,13 +12,13 @@ is computed and stored. The loop ``for %i = lb to ub step s { B }`` becomes
 where ``B'`` is ``B`` with the pong tiles and fresh scalar names: the same statements in the same
 order as before, for any trip count (0, 1, odd, even). The odd iteration left over runs after the
 loop rather than behind an ``if`` inside it, so the flags of the ping and the pong copies stay in
-one straight body. A loop is left single-buffered, with the
-reason in its ``LoopNote``, when it is not plainly independent (iter_args, a nested loop / if,
-flags, declarations or pto.subset in the body, a tile read before the body writes it, a written
+one straight body. A loop is left single-buffered, with the reason in its ``LoopNote``, when it
+is not plainly independent (iter_args, a nested loop / if, flags, events, declarations or
+pto.subset in the body, a tile read before the body writes it, a written
 tile used outside the loop or given a new valid shape anywhere, a tile TASSIGN places) or when
 the copies do not fit the profile's buffers. A pong copy is declared like its original (same
-type, same run-time valid extents). Global memory needs no such care: the program's order is unchanged, so auto-sync orders any
-store one iteration makes before a later load of the same tensor.
+type, same run-time valid extents). Global memory needs no such care: the program's order is
+unchanged, so auto-sync orders any store one iteration makes before a later load of one tensor.
 """
 from __future__ import annotations
 
@@ -91,6 +91,9 @@ def _local_tiles(loop: For, outside: set[str], assigned: set[str]) -> tuple[dict
             continue
         if op_class(s.instr, s.instr.pipe_for(s.types())) in FLAGGED:
             return {}, f"its body already orders pipes itself ({s.instr.mnemonic.lower()})"
+        if any(o.name in s.args and (o.kind is Kind.EVENT or o.role is not Role.IN and o.kind is not Kind.TILE
+                                     and o.kind is not Kind.GLOBAL) for o in s.instr.operands):
+            return {}, f"its body has {s.instr.mnemonic.lower()}, which takes events or defines scalars"
         acc = list(_tile_accesses(s))
         for name, _, reads, _ in acc:
             if reads and name not in seen:

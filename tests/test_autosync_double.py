@@ -31,7 +31,8 @@ def _softmax16() -> str:
     return text
 
 
-def _run(m: Module, backend: str, profile: str, args: dict[str, object], **options: object):  # type: ignore[no-untyped-def]
+def _run(m: Module, backend: str, profile: str, args: dict[str, object],
+         **options: object):  # type: ignore[no-untyped-def]
     return pto.compile(m, backend, profile, **options).run(m.kernels[0].name, **args)
 
 
