@@ -6,20 +6,22 @@ overlapping bytes, at least one a write, race unless the earlier one happens bef
 its pipe's clock at the access is at most what the later pipe has learnt of that pipe through
 flags and barriers. Per region and pipe only the last read and the last write are kept (a pipe is
 in order, so the last stands for every earlier one). A region is linked to the regions it
-overlaps once, when it is first seen (found through 8 KB pages), so a repeated access costs a
+overlaps once, when it is first seen (found through 256 KB buckets), so a repeated access costs a
 dictionary look-up and a pass over its overlapping regions' recorded pipes.
 """
 from __future__ import annotations
 
 from bisect import insort
+from itertools import filterfalse
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from ...isa.diagnostics import Location, OrderError
 from ...isa.machines import PIPES
 
-PAGE_SHIFT = 13
+PAGE_SHIFT = 13         # 8 KB pages: the order races found at one access are reported in
 WIDE_PAGES = 64          # a region over this many pages is checked against everything (one list)
+BUCKET_PAGES = 5         # 32 pages (256 KB) per bucket that new regions are looked up in
 
 
 class Access:
@@ -104,14 +106,16 @@ class _Entry:
 
 
 class _Space:
-    """The regions of one memory space: by exact extent, by 8 KB page, and the wide ones."""
+    """The regions of one memory space: by exact extent, by 256 KB bucket (to find the regions a
+    new one overlaps), and the wide ones. The 8 KB pages only order the reports: a new region is
+    met in the order a scan of the 8 KB pages would meet it (see ``_Entry.order``)."""
 
-    __slots__ = ("exact", "pages", "ranks", "wide", "entries")
+    __slots__ = ("exact", "buckets", "ranks", "wide", "entries")
 
     def __init__(self) -> None:
         self.exact: dict[tuple[int, int, int, int], _Entry] = {}
-        self.pages: dict[int, list[_Entry]] = {}
-        self.ranks: dict[int, int] = {}          # page -> the order it was first used in
+        self.buckets: dict[int, list[_Entry]] = {}
+        self.ranks: dict[int, int] = {}          # 8 KB page -> the order it was first used in
         self.wide: list[_Entry] = []
         self.entries: list[_Entry] = []
 
@@ -120,41 +124,34 @@ class _Space:
         first, last = a.lo >> PAGE_SHIFT, (a.hi - 1) >> PAGE_SHIFT
         wide = last - first > WIDE_PAGES
         e = _Entry(a, len(self.entries), first, last, wide)
-        found: list[_Entry] = []
         if wide:
             found = [n for n in self.entries if overlap(a, n.access)]
             self.wide.append(e)
-        else:
-            pages, ranks = self.pages, self.ranks
-            span = range(first, last + 1)
-            if pages.keys().isdisjoint(span):        # fresh pages only (streamed global windows)
-                base = len(ranks)
-                pages.update(zip(span, [[e] for _ in span]))
-                ranks.update(zip(span, range(base, base + len(span))))
-                e.rank = base
-                found = [n for n in self.wide if overlap(a, n.access)]
-                return self._link(e, a, key, found)
-            rank = None
-            seen: set[int] = set()          # each region is checked once, on its first shared page
-            for page in span:
-                lst = pages.get(page)
-                if lst is None:
-                    lst = pages[page] = []
-                    r = ranks[page] = len(ranks)
-                else:
-                    r = ranks[page]
-                    for n in lst:
-                        if n.seq not in seen:
-                            seen.add(n.seq)
-                            if overlap(a, n.access):
-                                found.append(n)
-                lst.append(e)
-                if rank is None or r < rank:
-                    rank = r
-            e.rank = rank or 0
-            for n in self.wide:
-                if overlap(a, n.access):
-                    found.append(n)
+            return self._link(e, a, key, found)
+        ranks = self.ranks
+        span = range(first, last + 1)
+        if not all(map(ranks.__contains__, span)):
+            fresh = list(filterfalse(ranks.__contains__, span))
+            base = len(ranks)
+            ranks.update(zip(fresh, range(base, base + len(fresh))))
+        e.rank = min(map(ranks.__getitem__, span))
+        lo, hi = a.lo, a.hi
+        found = []
+        b0, b1 = first >> BUCKET_PAGES, last >> BUCKET_PAGES
+        buckets = self.buckets
+        for b in range(b0, b1 + 1):
+            lst = buckets.get(b)
+            if lst is None:
+                buckets[b] = [e]
+                continue
+            for n in lst:
+                na = n.access
+                if (b == b0 or n.first >> BUCKET_PAGES == b) and na.lo < hi and lo < na.hi and overlap(a, na):
+                    found.append(n)          # (a region in several buckets is taken in its first shared one)
+            lst.append(e)
+        for n in self.wide:
+            if overlap(a, n.access):
+                found.append(n)
         return self._link(e, a, key, found)
 
     def _link(self, e: _Entry, a: Access, key: tuple[int, int, int, int], found: list[_Entry]) -> _Entry:
