@@ -33,13 +33,20 @@ WORK, SET, WAIT, BARRIER, BARRIER_ALL = range(5)
 class Op:
     """One issued instruction: what it is, where it runs, how long it takes, what it touches."""
 
-    __slots__ = ("kind", "pipe", "cycles", "name", "loc", "accesses", "flag", "issue", "hbm")
+    __slots__ = ("kind", "pipe", "cycles", "name", "loc", "accesses", "flag", "issue", "hbm", "shared")
 
     def __init__(self, kind: int, pipe: int, cycles: float, name: str, loc: Location | None,
                  accesses: list[Access] | None = None, flag: tuple[int, int, int] | None = None,
-                 hbm: int = 0) -> None:
+                 hbm: int = 0, shared: bool = False) -> None:
         self.kind, self.pipe, self.cycles, self.name, self.loc = kind, pipe, cycles, name, loc
         self.accesses, self.flag, self.issue, self.hbm = accesses, flag, 0.0, hbm
+        self.shared = shared      # issued again and again (a flag with a constant id): queued as a copy
+
+    def copy(self) -> "Op":
+        """A private copy, to wait in a queue with its own issue time."""
+        op = Op(self.kind, self.pipe, self.cycles, self.name, self.loc, self.accesses, self.flag, self.hbm)
+        op.issue = self.issue
+        return op
 
 
 def spell_flag(flag: tuple[int, int, int]) -> str:
@@ -102,7 +109,7 @@ class Engine:
             return
         q = self.queues[p]
         if q or not self._exec(p, op):
-            q.append(op)
+            q.append(op.copy() if op.shared else op)
         if self.ready:
             self._drain()
 

@@ -115,8 +115,12 @@ class SimLowering(KernelLowering):
         if src not in PIPE_INDEX or dst not in PIPE_INDEX:   # ALL: the semantics fault before any issue
             return lambda regs, ctx: None                   # type: ignore[return-value]
         si, di = PIPE_INDEX[src], PIPE_INDEX[dst]
-        ev = self._scalar(s.args["event_id"])
         pipe, name, loc = (si if kind == SET else di), s.instr.mnemonic, s.loc
+        arg = s.args["event_id"]
+        if isinstance(arg, Lit) and isinstance(arg.value, int) and not isinstance(arg.value, bool):
+            op = Op(kind, pipe, 0.0, name, loc, flag=(si, di, arg.value), shared=True)   # one op, issued each time
+            return lambda regs, ctx: op
+        ev = self._scalar(arg)
         return lambda regs, ctx: Op(kind, pipe, 0.0, name, loc, flag=(si, di, int(ev(regs))))
 
     def _plan_flag_set(self, s: TileOp, pipe: Pipe, cls: str) -> Callable[[list, Context], Op]:
