@@ -12,13 +12,13 @@ dictionary look-up and a pass over its overlapping regions' recorded pipes.
 from __future__ import annotations
 
 from bisect import insort
-from itertools import filterfalse
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from ...isa.diagnostics import Location, OrderError
 from ...isa.machines import PIPES
 
+NPIPES = len(PIPES)
 PAGE_SHIFT = 13         # 8 KB pages: the order races found at one access are reported in
 WIDE_PAGES = 64          # a region over this many pages is checked against everything (one list)
 BUCKET_PAGES = 5         # 32 pages (256 KB) per bucket that new regions are looked up in
@@ -84,25 +84,35 @@ class _Entry:
     seen and kept in the order a scan of the pages would meet them (so races are reported in
     the same order as by a scan)."""
 
-    __slots__ = ("access", "reads", "writes", "pipes", "near", "seq", "first", "last", "wide", "rank")
+    __slots__ = ("access", "reads", "writes", "pipes", "near", "seq", "first", "last", "wide", "rank", "space")
 
-    def __init__(self, access: Access, seq: int, first: int, last: int, wide: bool) -> None:
+    def __init__(self, access: Access, seq: int, first: int, last: int, wide: bool, space: "_Space") -> None:
         self.access, self.seq, self.first, self.last, self.wide = access, seq, first, last, wide
-        self.reads: list[tuple[int, Any, Access] | None] = [None] * len(PIPES)     # epoch, op, access
-        self.writes: list[tuple[int, Any, Access] | None] = [None] * len(PIPES)
+        self.reads: list[tuple[int, Any, Access] | None] = [None] * NPIPES     # epoch, op, access
+        self.writes: list[tuple[int, Any, Access] | None] = [None] * NPIPES
         self.pipes: list[int] = []          # the pipes with a read or a write recorded, ascending
         self.near: list[_Entry] = []
-        self.rank = 0                       # the first-used rank of its earliest page
+        self.rank: tuple[int, int] | None = None     # see ``first_use``, worked out when first needed
+        self.space = space
 
-    def order(self, e: "_Entry") -> tuple[float, int]:
+    def order(self, e: "_Entry") -> tuple[int, Any, int]:
         """Where a page scan for this entry's region meets ``e``: pages in order (a wide region
         scans every page in first-use order), each page's entries in creation order, the wide
         entries last."""
         if e.wide:
-            return (float("inf"), e.seq)
+            return (1, 0, e.seq)
         if self.wide:
-            return (e.rank, e.seq)
-        return (max(e.first, self.first), e.seq)
+            return (0, e.first_use(), e.seq)
+        return (0, max(e.first, self.first), e.seq)
+
+    def first_use(self) -> tuple[int, int]:
+        """The first-used of this region's 8 KB pages, as (the first region on it, the page): pages
+        are first used by regions in creation order, each region's in ascending order."""
+        if self.rank is None:
+            buckets = self.space.buckets
+            self.rank = min((min(n.seq for n in buckets[page >> BUCKET_PAGES] if n.first <= page <= n.last), page)
+                            for page in range(self.first, self.last + 1))
+        return self.rank
 
 
 class _Space:
@@ -110,12 +120,11 @@ class _Space:
     new one overlaps), and the wide ones. The 8 KB pages only order the reports: a new region is
     met in the order a scan of the 8 KB pages would meet it (see ``_Entry.order``)."""
 
-    __slots__ = ("exact", "buckets", "ranks", "wide", "entries")
+    __slots__ = ("exact", "buckets", "wide", "entries")
 
     def __init__(self) -> None:
         self.exact: dict[tuple[int, int, int, int], _Entry] = {}
         self.buckets: dict[int, list[_Entry]] = {}
-        self.ranks: dict[int, int] = {}          # 8 KB page -> the order it was first used in
         self.wide: list[_Entry] = []
         self.entries: list[_Entry] = []
 
@@ -123,18 +132,11 @@ class _Space:
         """A new region: link it with every region it overlaps."""
         first, last = a.lo >> PAGE_SHIFT, (a.hi - 1) >> PAGE_SHIFT
         wide = last - first > WIDE_PAGES
-        e = _Entry(a, len(self.entries), first, last, wide)
+        e = _Entry(a, len(self.entries), first, last, wide, self)
         if wide:
             found = [n for n in self.entries if overlap(a, n.access)]
             self.wide.append(e)
             return self._link(e, a, key, found)
-        ranks = self.ranks
-        span = range(first, last + 1)
-        if not all(map(ranks.__contains__, span)):
-            fresh = list(filterfalse(ranks.__contains__, span))
-            base = len(ranks)
-            ranks.update(zip(fresh, range(base, base + len(fresh))))
-        e.rank = min(map(ranks.__getitem__, span))
         lo, hi = a.lo, a.hi
         found = []
         b0, b1 = first >> BUCKET_PAGES, last >> BUCKET_PAGES
