@@ -14,7 +14,7 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, TextIO
+from typing import Any, Callable, Generator, Iterable, TextIO
 
 from ..backends import Backend, get
 from ..isa import dtypes as dt
@@ -157,6 +157,21 @@ def _in_worker(task: tuple[Any, ...]) -> Any:
 WORKER_TASKS = 200
 
 
+def _pool(jobs: int) -> ProcessPoolExecutor:
+    return ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"))
+
+
+def _pooled(jobs: int, tasks: list[tuple]) -> Generator[Any, None, None]:
+    """``_in_worker`` over ``tasks`` in order, in ``jobs`` worker processes that are replaced every
+    ``WORKER_TASKS`` tasks each: what a backend keeps per compiled program (JIT modules, caches)
+    would otherwise grow with the run until it fills the machine (a fresh pool per chunk, since
+    Python 3.11's ``max_tasks_per_child`` can leave the pool without workers)."""
+    chunk = WORKER_TASKS * jobs
+    for start in range(0, len(tasks), chunk):
+        with _pool(jobs) as pool:
+            yield from pool.map(_in_worker, tasks[start:start + chunk])
+
+
 def default_jobs() -> int:
     """Worker processes for a command-line run: one per CPU this process may use."""
     try:
@@ -177,12 +192,8 @@ def run(backend: str | Backend, profiles: Iterable[str] = ("cpu",), levels: Iter
     levels = tuple(sorted(set(levels)))
     report = Report(b.name, seed, levels, spec=backend if isinstance(backend, str) else backend_spec(b))
     start = time.perf_counter()
-    pool = None
-    if jobs > 1 and isinstance(backend, str):
-        # workers are replaced every WORKER_TASKS pairs: what a backend keeps per compiled program
-        # (JIT modules, caches) would otherwise grow with the run until it fills the machine
-        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
-                                   max_tasks_per_child=WORKER_TASKS)
+    parallel = jobs > 1 and isinstance(backend, str)
+    l3_pool = _pool(1) if parallel and 3 in levels else None     # L3 beside the pairs' workers
     try:
         for profile in profiles:
             instrs = [i.mnemonic for i in C.instructions(profile)
@@ -190,9 +201,9 @@ def run(backend: str | Backend, profiles: Iterable[str] = ("cpu",), levels: Iter
             keys = {m: _selected_keys(profile, m, only) for m in instrs}
             args = [(profile, m, k, levels, skips, xfails, max_examples, seed) for m in instrs for k in keys[m]]
             l3_args = (profile, max_examples, seed)
-            if pool is not None:
-                l3 = pool.submit(_in_worker, (backend, "l3", l3_args)) if 3 in levels else None
-                results = pool.map(_in_worker, [(backend, "pair", a) for a in args])
+            if parallel:
+                l3 = l3_pool.submit(_in_worker, (backend, "l3", l3_args)) if l3_pool is not None else None
+                results = _pooled(jobs, [(backend, "pair", a) for a in args])
             else:
                 l3 = None
                 results = (_pair(b, *a) for a in args)
@@ -206,6 +217,7 @@ def run(backend: str | Backend, profiles: Iterable[str] = ("cpu",), levels: Iter
                 if progress is not None:
                     progress.write(f"[{profile} {n:>3}/{len(instrs)}] {mnemonic:<18} {line}\n")
                     progress.flush()
+            results.close()                             # shuts the last chunk's workers down
             if 3 in levels:
                 l3_outs = l3.result() if l3 is not None else _level3(b, *l3_args)
                 outs += l3_outs
@@ -213,7 +225,7 @@ def run(backend: str | Backend, profiles: Iterable[str] = ("cpu",), levels: Iter
                     progress.write(f"[{profile} L3] " + " ".join(f"{o.instruction}:{o.status}" for o in l3_outs) + "\n")
             report.outcomes[profile] = outs
     finally:
-        if pool is not None:
-            pool.shutdown(cancel_futures=True)
+        if l3_pool is not None:
+            l3_pool.shutdown(cancel_futures=True)
     report.seconds = time.perf_counter() - start
     return report
