@@ -13,13 +13,13 @@ import pytest
 import openpto as pto
 import openpto.isa as I
 from openpto.isa.attrs import ReluMode
-from openpto.isa.diagnostics import PTOError
 from openpto.assembler.bytecode import dump, load_bytes
 from openpto.assembler.printer import print_module
 from openpto.assembler.verifier import diagnose
 from openpto.isa.values import GlobalRef
 
 from llvm_support import assert_same_bits
+from scale_support import codes
 from tile_support import corner_tile
 
 ACC = "!pto.tile<16x32x{}, loc=acc, layout=NZ>"
@@ -103,20 +103,13 @@ def test_tstore_scalar_form() -> None:
 # ------------------------------------------------------------------------------ verifier
 
 
-def _check(text: str, profile: str = "cpu") -> list[str]:
-    try:
-        module = pto.parse(text)
-    except PTOError as e:
-        return [e.code]
-    return sorted({e.code for e in diagnose(module, profile)})
-
 
 def _tmov(dst: str, src: str, scale: bool, profile: str = "cpu", extra: str = "") -> list[str]:
     d, s = MAT.format(dst), ACC.format(src)
     ops, types = ("%src, %s", f"({s}, f32)") if scale else ("%src", f"({s})")
     text = (f"kernel @k(%dst : {d}, %src : {s}, %s : f32) {{\n"
             f"  %dst = tmov {ops}{extra} : {types} -> {d}\n}}\n")
-    return _check(text, profile)
+    return codes(text, profile)
 
 
 @pytest.mark.parametrize("dst,src,a2,a5", [("i8", "f32", True, True), ("u8", "f32", False, True),
@@ -140,18 +133,18 @@ def test_missing_scale_wrong_pair_and_wrong_source() -> None:
     v = "!pto.tile<16x32xf16>"
     text = (f"kernel @k(%dst : {v}, %src : {v}, %s : f32) {{\n"
             f"  %dst = tmov %src, %s : ({v}, f32) -> {v}\n}}\n")
-    assert _check(text) == ["LEGAL_DTYPE", "LEGAL_LOCATION"]      # no scaled f16 -> f16; not from acc
+    assert codes(text) == ["LEGAL_DTYPE", "LEGAL_LOCATION"]      # no scaled f16 -> f16; not from acc
     half = "!pto.tile<8x32xf32>"
     text = (f"kernel @k(%dst : {half}, %src : {ACC.format('f32')}, %s : f32) {{\n"
             f"  %dst = tmov %src, %s {{mode = #pto.acc_to_vec<DualModeSplitM>}} : ({ACC.format('f32')}, f32) -> {half}\n}}\n")
-    assert "STRUCT_ATTR_VALUE" in _check(text)                   # no scale in the dual modes
+    assert "STRUCT_ATTR_VALUE" in codes(text)                   # no scale in the dual modes
 
 
 def test_scale_must_be_f32() -> None:
     d, s = MAT.format("i8"), ACC.format("f32")
     text = (f"kernel @k(%dst : {d}, %src : {s}, %s : f16) {{\n"
             f"  %dst = tmov %src, %s : ({s}, f16) -> {d}\n}}\n")
-    assert _check(text) == ["LEGAL_DTYPE"]
+    assert codes(text) == ["LEGAL_DTYPE"]
 
 
 # ------------------------------------------------------------------------------ assembly
