@@ -64,10 +64,13 @@ def signature_inputs(toks: list[Token], after: int) -> tuple[list[int], Span | N
             return [], None
         out, j = [], k + 2
         while j < len(toks) and not toks[j].is_(PUNCT, ")"):
-            if toks[j].kind not in (TYPE, IDENT) or not (toks[j + 1].is_(PUNCT, ",") or toks[j + 1].is_(PUNCT, ")")):
+            if (j + 1 >= len(toks) or toks[j].kind not in (TYPE, IDENT)
+                    or not (toks[j + 1].is_(PUNCT, ",") or toks[j + 1].is_(PUNCT, ")"))):
                 return [], None
             out.append(j)
             j += 2 if toks[j + 1].is_(PUNCT, ",") else 1
+        if j >= len(toks):
+            return [], None         # an unclosed list: the statement's own parse reports it
         return out, (k + 2, j)
     return [], None
 

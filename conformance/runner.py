@@ -168,8 +168,11 @@ def _pooled(jobs: int, tasks: list[tuple]) -> Generator[Any, None, None]:
     Python 3.11's ``max_tasks_per_child`` can leave the pool without workers)."""
     chunk = WORKER_TASKS * jobs
     for start in range(0, len(tasks), chunk):
-        with _pool(jobs) as pool:
+        pool = _pool(jobs)
+        try:
             yield from pool.map(_in_worker, tasks[start:start + chunk])
+        finally:                # closed early (a failure, Ctrl-C): queued pairs are not run
+            pool.shutdown(cancel_futures=True)
 
 
 def default_jobs() -> int:
@@ -208,16 +211,18 @@ def run(backend: str | Backend, profiles: Iterable[str] = ("cpu",), levels: Iter
                 l3 = None
                 results = (_pair(b, *a) for a in args)
             outs: list[Outcome] = []
-            for n, mnemonic in enumerate(instrs, 1):
-                line = ""
-                for _ in keys[mnemonic]:
-                    pair_outs, mark = next(results)
-                    outs += pair_outs
-                    line += mark
-                if progress is not None:
-                    progress.write(f"[{profile} {n:>3}/{len(instrs)}] {mnemonic:<18} {line}\n")
-                    progress.flush()
-            results.close()                             # shuts the last chunk's workers down
+            try:
+                for n, mnemonic in enumerate(instrs, 1):
+                    line = ""
+                    for _ in keys[mnemonic]:
+                        pair_outs, mark = next(results)
+                        outs += pair_outs
+                        line += mark
+                    if progress is not None:
+                        progress.write(f"[{profile} {n:>3}/{len(instrs)}] {mnemonic:<18} {line}\n")
+                        progress.flush()
+            finally:
+                results.close()                         # shuts the chunk's workers down
             if 3 in levels:
                 l3_outs = l3.result() if l3 is not None else _level3(b, *l3_args)
                 outs += l3_outs

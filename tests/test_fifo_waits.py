@@ -100,6 +100,14 @@ def test_wait_event_misuse(body: str, code: str, expected: object, actual: objec
     assert _error(body) == (code, expected, actual)
 
 
+@pytest.mark.parametrize("body", [f"  tpush %a, %e : ({ACC}, !pto.event", f"  tpush %a, %e : ({ACC}",
+                                  "  tpush %a, %e : (", "  %v = tpop %e : (!pto.event", "  %v = tpop %e : ("])
+def test_an_unclosed_signature_after_wait_events_is_a_parse_error(body: str) -> None:
+    with pytest.raises(PTOError) as e:
+        pto.parse(HEAD + EVENTS + body + "\n}\n")
+    assert e.value.code == "PARSE_TOKEN"
+
+
 RUN = HEAD + (f"  %p = pto.initialize_pipe : {PIPE}\n"
               f"  %e = pto.tpush %a, %p : ({ACC}, {PIPE}) -> !pto.record_event\n"
               f"  %f = pto.tpop %p, %v, %e : ({PIPE}, !pto.tile<f32, 16, 16>, !pto.event) -> !pto.record_event\n"
