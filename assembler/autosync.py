@@ -148,11 +148,14 @@ def _accesses(s: TileOp, res: dict[str, str]) -> list[tuple[str, bool]]:
     return out
 
 
-def _flag_key(s: TileOp) -> tuple[int, int, int] | None:
+def _flag_key(s: TileOp, consts: dict[str, int]) -> tuple[int, int, int] | None:
+    """(src, dst, id) of a flag whose pipes and id are known before the run (a literal or a
+    ``.const`` id); None for a run-time id."""
     src, dst, ev = (s.args.get(n) for n in ("src_pipe", "dst_pipe", "event_id"))
-    if isinstance(src, PipeLit) and isinstance(dst, PipeLit) and isinstance(ev, Lit) \
-            and src.pipe in PIDX and dst.pipe in PIDX and isinstance(ev.value, int):
-        return (PIDX[src.pipe], PIDX[dst.pipe], int(ev.value))
+    ident = ev.value if isinstance(ev, Lit) else consts.get(ev.name) if isinstance(ev, Value) else None
+    if isinstance(src, PipeLit) and isinstance(dst, PipeLit) and src.pipe in PIDX and dst.pipe in PIDX \
+            and isinstance(ident, int) and not isinstance(ident, bool):
+        return (PIDX[src.pipe], PIDX[dst.pipe], int(ident))
     return None
 
 
@@ -215,7 +218,7 @@ class _Run:
         pipe = s.instr.pipe_for(s.types())
         cls = op_class(s.instr, pipe)
         if cls in ("flag_set", "flag_wait"):
-            key = _flag_key(s)
+            key = _flag_key(s, self.consts)
             if key is not None:
                 self.flag(st, cls == "flag_set", key)
             return
@@ -290,15 +293,20 @@ def _positions(body: tuple[Stmt, ...], region: Region, out: dict[tuple[Region, i
     out[(region, len(body))] = len(out)
 
 
-def _number(kernel: Kernel, pairs: list[Pair], profile: P.Profile) -> list[Pair]:
+def _number(kernel: Kernel, pairs: list[Pair], profile: P.Profile, consts: dict[str, int]) -> list[Pair]:
     """Final ids: per pipe pair, the lowest id the program does not use itself and no pair with
     an overlapping lifetime holds; ORDER_FLAG_IDS when the profile's ids run out."""
     pos: dict[tuple[Region, int], int] = {}
     _positions(kernel.body, (), pos)
     used: dict[tuple[int, int], set[int]] = {}
+    run_time: dict[tuple[int, int], TileOp] = {}      # pipe pairs the program flags with run-time ids
     for s in walk(kernel.body):
-        if isinstance(s, TileOp) and (key := _flag_key(s)) is not None:
+        if isinstance(s, TileOp) and (key := _flag_key(s, consts)) is not None:
             used.setdefault(key[:2], set()).add(key[2])
+        elif isinstance(s, TileOp) and op_class(s.instr, s.instr.pipe_for(s.types())) in SYNC_CLASSES:
+            src, dst = s.args.get("src_pipe"), s.args.get("dst_pipe")
+            if isinstance(src, PipeLit) and isinstance(dst, PipeLit) and src.pipe in PIDX and dst.pipe in PIDX:
+                run_time.setdefault((PIDX[src.pipe], PIDX[dst.pipe]), s)
 
     def span(p: Pair) -> tuple[int, int]:
         if p.outer is not None:
@@ -313,6 +321,12 @@ def _number(kernel: Kernel, pairs: list[Pair], profile: P.Profile) -> list[Pair]
 
     done: list[tuple[Pair, tuple[int, int]]] = []
     for p in sorted(pairs, key=span):
+        if (known := run_time.get((p.src, p.dst))) is not None:
+            raise OrderError("ORDER_FLAG_IDS", f"@{kernel.name} flags {PIPES[p.src].value} -> "
+                             f"{PIPES[p.dst].value} with an id known only at run time, so no id the pass "
+                             "could add there is sure to be free", location=known.loc or kernel.loc
+                             or Location(kernel=kernel.name), expected="constant flag ids on a pipe pair "
+                             "the pass adds flags to", actual=f"{known.instr.mnemonic.lower()} with a run-time id")
         lo, hi = span(p)
         live = [q for q, (a, b) in done if (q.src, q.dst) == (p.src, p.dst) and not (b < lo or hi < a)]
         mine = used.get((p.src, p.dst), set())
@@ -377,7 +391,7 @@ def sync_pairs(kernel: Kernel, profile: str | P.Profile = "a3") -> list[Pair]:
         rest = [q for q in pairs if q is not p]
         if conflict(rest) is None:
             pairs = rest
-    final = _number(kernel, pairs, prof)
+    final = _number(kernel, pairs, prof, consts)
     assert conflict(final) is None, "auto-sync: shared flag ids broke an ordering"
     return final
 

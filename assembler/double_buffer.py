@@ -76,8 +76,11 @@ def _usage(kernel: Kernel, prof: P.Profile) -> dict[Location, int]:
     return used
 
 
-def _local_tiles(loop: For, outside: set[str], assigned: set[str]) -> tuple[dict[str, TileType], str | None]:
-    """The tiles the body writes, each written before it is read in every iteration; or why not."""
+def _local_tiles(loop: For, outside: set[str], assigned: set[str],
+                 windowed: set[str]) -> tuple[dict[str, TileType], str | None]:
+    """The tiles the body writes, each written before it is read in every iteration; or why not
+    (``windowed``: tiles that are a pto.subset window or a window's parent anywhere in the kernel,
+    whose bytes a copy would not share)."""
     if loop.iter_args or loop.results:
         return {}, "it carries iter_args"
     seen: dict[str, TileType] = {}
@@ -107,6 +110,8 @@ def _local_tiles(loop: For, outside: set[str], assigned: set[str]) -> tuple[dict
                 return {}, f"%{name} is used outside the loop"
             if t.loc.value in assigned:
                 return {}, f"%{name} lives in a buffer TASSIGN places"
+            if name in windowed:
+                return {}, f"%{name} shares bytes with a pto.subset window (a copy would not)"
             seen[name] = t
     if not seen:
         return {}, "its body writes no tile"
@@ -224,6 +229,7 @@ def double_buffer_kernel(kernel: Kernel, profile: str | P.Profile = "a3") -> tup
     assigned = {s.args["tile"].type.loc.value for s in walk(kernel.body)          # type: ignore[union-attr]
                 if isinstance(s, TileOp) and s.instr.mnemonic == "TASSIGN"
                 and isinstance(s.args.get("tile"), Value) and isinstance(s.args["tile"].type, TileType)}
+    windowed = {n for s in walk(kernel.body) if isinstance(s, Subset) for n in (s.result.name, s.source.name)}
     names = _Names(kernel)
     notes: list[LoopNote] = []
     used = _usage(kernel, prof)
@@ -239,7 +245,7 @@ def double_buffer_kernel(kernel: Kernel, profile: str | P.Profile = "a3") -> tup
             if isinstance(s, If):
                 s = replace(s, then_body=region(s.then_body), else_body=region(s.else_body))
             elif isinstance(s, For):
-                tiles, why = _local_tiles(s, _outside_uses(kernel, s), assigned)
+                tiles, why = _local_tiles(s, _outside_uses(kernel, s), assigned, windowed)
                 if why is None:
                     extra: dict[Location, int] = {}
                     for t in tiles.values():

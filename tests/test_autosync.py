@@ -200,3 +200,35 @@ def test_pto_sync_prints_the_synchronised_program(tmp_path: pathlib.Path, capsys
     verify(pto.load(out), "a5")
     assert main(["sync", str(tmp_path / "missing.pto")]) != 0
     assert "PTO_FILE" in capsys.readouterr().err
+
+
+RUN_TIME_ID = """kernel @k(%g : !pto.memref<16x16xf32>, %o : !pto.memref<16x16xf32>, %a : index) {
+  .tile %t1 : !pto.tile<8x16xf32>
+  .tile %t2 : !pto.tile<8x16xf32>
+  .tile %u1 : !pto.tile<8x16xf32>
+  .tile %u2 : !pto.tile<8x16xf32>
+  %t1 = tload %g[0, 0] : (!pto.memref<16x16xf32>) -> !pto.tile<8x16xf32>
+  set_flag #pto.pipe<MTE2>, #pto.pipe<V>, %a
+  %t2 = tload %g[8, 0] : (!pto.memref<16x16xf32>) -> !pto.tile<8x16xf32>
+  %u2 = tadd %t2, %t2 : (!pto.tile<8x16xf32>, !pto.tile<8x16xf32>) -> !pto.tile<8x16xf32>
+  wait_flag #pto.pipe<MTE2>, #pto.pipe<V>, %a
+  %u1 = tadd %t1, %t1 : (!pto.tile<8x16xf32>, !pto.tile<8x16xf32>) -> !pto.tile<8x16xf32>
+  tstore %o[0, 0], %u1 : (!pto.memref<16x16xf32>, !pto.tile<8x16xf32>)
+  tstore %o[8, 0], %u2 : (!pto.memref<16x16xf32>, !pto.tile<8x16xf32>)
+}
+"""
+
+
+def test_a_run_time_flag_id_on_a_pipe_pair_the_pass_needs_is_refused() -> None:
+    """The pass cannot know which id a run-time flag takes, so adding one beside it could pair
+    with the program's own set: ORDER_FLAG_IDS at that flag, never a silent race."""
+    with pytest.raises(pto.PTOError) as e:
+        autosync(pto.parse(RUN_TIME_ID), "a3")
+    assert e.value.code == "ORDER_FLAG_IDS" and e.value.location.line == 7
+    # the same program with the id a .const: known before the run, avoided, and the result is race-free
+    const = RUN_TIME_ID.replace(", %a : index) {\n", ") {\n  .const %a = 0 : index\n")
+    synced = autosync(pto.parse(const), "a3")
+    added = [(str(s.args["src_pipe"].pipe.value), s.args["event_id"].value) for s in synced.kernels[0].body
+             if getattr(s, "instr", None) is not None and s.instr.mnemonic == "SET_FLAG"
+             and type(s.args["event_id"]).__name__ == "Lit"]
+    assert ("MTE2", 1) in added and ("MTE2", 0) not in added        # %a's id 0 is avoided

@@ -199,8 +199,20 @@ CARRIED = LOOP.replace("%t = tload %x[%i, %c0] : (!pto.memref<?x64xf32>) -> !pto
 USED_AFTER = LOOP.replace("  }\n}", "  }\n  tstore %y[%c0, %c0], %u : (!pto.memref<?x64xf32>, !pto.tile<16x64xf32>)\n}")
 
 
+# a window declared before the loop: a copy of it would not share its parent's bytes
+WINDOWED = ("kernel @k(%g : !pto.memref<?x16xf32>, %o : !pto.memref<?x16xf32>, %n : index) {\n"
+            "  .const %c0 = 0 : index\n  .const %c8 = 8 : index\n"
+            "  .tile %p : !pto.tile<8x16xf32>\n  .tile %q : !pto.tile<8x16xf32>\n"
+            "  %w = pto.subset %p[0, 0] sizes [8, 16] : !pto.tile<8x16xf32>\n"
+            "  scf.for %r = %c0 to %n step %c8 {\n"
+            "    %w = tload %g[%r, %c0] : (!pto.memref<?x16xf32>) -> !pto.tile<8x16xf32>\n"
+            "    %q = tadd %p, %p : (!pto.tile<8x16xf32>, !pto.tile<8x16xf32>) -> !pto.tile<8x16xf32>\n"
+            "    tstore %o[%r, %c0], %q : (!pto.memref<?x16xf32>, !pto.tile<8x16xf32>)\n  }\n}\n")
+
+
 @pytest.mark.parametrize("text,reason", [(CARRIED, "%t is read before the body writes it"),
-                                         (USED_AFTER, "%u is used outside the loop")])
+                                         (USED_AFTER, "%u is used outside the loop"),
+                                         (WINDOWED, "%w shares bytes with a pto.subset window")])
 def test_a_loop_that_is_not_independent_stays_single(text: str, reason: str) -> None:
     m = pto.parse(text)
     out, notes = double_buffer(m, "a3")
