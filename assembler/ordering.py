@@ -1,7 +1,7 @@
 """Static checks of manual synchronisation (``ORDER_*``): flags must balance.
 
 Flags are counting semaphores keyed by (src pipe, dst pipe, event id). Functional backends
-run a kernel in program order (docs/design.md, "Synchronisation is explicit"), so in that order every ``wait_flag``
+run a kernel in program order (docs/architecture.md, "Synchronisation is explicit"), so in that order every ``wait_flag``
 must find its flag set, a loop body must leave every count as it found it (or iteration
 two differs from iteration one), both arms of an ``if`` must leave the same counts, and a
 kernel must end with no flag still set (the next kernel would inherit it). Flags whose event

@@ -1,1 +1,1 @@
-"""frontend: a later stage (tensor code compiled to PTO kernels); nothing here yet. See docs/design.md."""
+"""frontend: a later stage (tensor code compiled to PTO kernels); nothing here yet. See docs/architecture.md."""

@@ -1,1 +1,1 @@
-"""runtime: a later stage (a task runtime driving executables); nothing here yet. See docs/design.md."""
+"""runtime: a later stage (a task runtime driving executables); nothing here yet. See docs/architecture.md."""

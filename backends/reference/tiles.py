@@ -3,7 +3,7 @@
 ``written`` tracks which elements have ever been written (None once every element has, so a
 warmed-up tile costs nothing); reading a tile whose valid region is not fully written is a
 RUNTIME_UNINIT_READ. After each write the elements outside the valid region get the poison
-pattern (elements outside a valid region are unspecified: docs/design.md, docs/isa/decisions.md
+pattern (elements outside a valid region are unspecified: docs/architecture.md, docs/isa/decisions.md
 decision 2), so a program that relies on them sees recognisable garbage.
 """
 from __future__ import annotations
