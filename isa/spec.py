@@ -330,25 +330,24 @@ class Instruction:
                 return DTypeRule(base.operands, target.narrow(self.mnemonic, base.operands, base.tuples))
         return self.dtypes
 
-    def value_rules(self, profile: str | None) -> tuple[ValueRule, ...]:
-        """The value limits on ``profile``: the declaration's, else those of the profile a newer
-        target borrows from (isa/targets.py); none on a profile neither names."""
+    @staticmethod
+    def _per_profile(table: Mapping[str, tuple], profile: str | None) -> tuple:
+        """``table``'s entry for ``profile``, else that of the profile a newer target borrows from
+        (isa/targets.py); none on a profile neither names."""
         if profile is None:
             return ()
-        if profile in self.profile_values:
-            return self.profile_values[profile]
+        if profile in table:
+            return table[profile]
         target = TARGETS.get(profile)
-        return self.value_rules(target.base) if target is not None else ()
+        return Instruction._per_profile(table, target.base) if target is not None else ()
+
+    def value_rules(self, profile: str | None) -> tuple[ValueRule, ...]:
+        """The value limits on ``profile`` (the declaration's or the borrowed profile's)."""
+        return self._per_profile(self.profile_values, profile)
 
     def form_rules(self, profile: str | None) -> tuple[FormRule, ...]:
-        """The per-form dtype limits on ``profile``: the declaration's, else those of the profile a
-        newer target borrows from; none on a profile neither names."""
-        if profile is None:
-            return ()
-        if profile in self.profile_forms:
-            return self.profile_forms[profile]
-        target = TARGETS.get(profile)
-        return self.form_rules(target.base) if target is not None else ()
+        """The per-form dtype limits on ``profile`` (the declaration's or the borrowed profile's)."""
+        return self._per_profile(self.profile_forms, profile)
 
     def supported_on(self, profile: str) -> bool:
         """Legal on ``profile``: the declaration's ``profiles`` (None = all), except that a newer
