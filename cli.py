@@ -179,6 +179,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     options = {"strict": False} if args.relaxed else {}
     checked = {"checked": True} if args.checked else {}     # this backend's only (llvm's option)
     exe = compile_module(m, args.backend, args.profile, **options, **checked)
+    if args.report and not exe.simulates:     # before the run, so the run is not wasted
+        raise PTOError("PTO_OPTION", f"--report needs a simulating backend; {args.backend} reports no cycles",
+                       expected="--backend ascend_sim", actual=args.backend)
     kernel = _kernel(m, args.kernel)
     given = {n: literal(v) for n, v in map(parse_assignment, args.arg)}
     shapes = {n: parse_shape(v) for n, v in map(parse_assignment, args.shape)}
@@ -199,10 +202,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     for name, arr in res.outputs.items():
         a = np.asarray(arr)
         print(f"  {name}: {a.shape} {a.dtype}")
-    if args.report and not hasattr(res, "cycles"):
-        raise PTOError("PTO_OPTION", f"--report needs a simulating backend; {args.backend} reports no cycles",
-                       expected="--backend ascend_sim", actual=args.backend)
-    if hasattr(res, "cycles"):      # a simulating backend's timing and hazards (ascend_sim)
+    if exe.simulates:      # a simulating backend's timing and hazards (ascend_sim)
         print(f"  simulated on {res.machine}: {res.cycles:.0f} cycles ({res.time_us:.3f} us), bound {res.bound}; "
               f"{len(res.hazards)} hazard(s)")
         for h in res.hazards[:5]:

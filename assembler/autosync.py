@@ -392,7 +392,11 @@ def sync_pairs(kernel: Kernel, profile: str | P.Profile = "a3") -> list[Pair]:
         if conflict(rest) is None:
             pairs = rest
     final = _number(kernel, pairs, prof, consts)
-    assert conflict(final) is None, "auto-sync: shared flag ids broke an ordering"
+    if (c := conflict(final)) is not None:        # ids shared when they ran short broke an ordering
+        raise OrderError("ORDER_FLAG_IDS", f"auto-sync cannot order @{kernel.name}'s accesses within "
+                         f"{prof.name}'s flag ids ({PIPES[c.src].value} -> {PIPES[c.dst].value} shared an id "
+                         "two orderings needed apart)", location=kernel.loc or Location(kernel=kernel.name),
+                         expected="distinct ids for overlapping pairs", actual="a shared id")
     return final
 
 

@@ -58,6 +58,9 @@ class Result:
 class Executable(abc.ABC):
     """A compiled module: call it for the only kernel, or ``run(name, ...)`` for any."""
 
+    #: whether a run's Result carries simulated timing (cycles, per-pipe busy, bound)
+    simulates: bool = False
+
     def __init__(self, module: Module, profile: str) -> None:
         self.module = module
         self.profile = profile

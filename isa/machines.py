@@ -190,15 +190,8 @@ class Machine:
         return self.profile.name
 
     @property
-    def pipes(self) -> tuple[Pipe, ...]:
-        return tuple(p for p in self.profile.pipes if p is not Pipe.ALL)
-
-    @property
     def capacity(self) -> Mapping[Location, int]:
         return self.profile.capacity
-
-    def flag_ids(self, src: Pipe, dst: Pipe) -> int | None:
-        return self.profile.flag_ids(src, dst)
 
     @property
     def cycles_per_ns(self) -> float:
@@ -214,9 +207,9 @@ class Machine:
         rate = self.cube_macs.get(itemsize, self.cube_macs[2])
         return self.cube_issue_cycles + m * k * n / rate
 
-    def transfer_cycles(self, path: str, nbytes: int, sharing: int = 1) -> float:
+    def transfer_cycles(self, path: str, nbytes: int) -> float:
         """latency + bytes / bandwidth on ``path``; a path crossing HBM gets at most the HBM
-        bandwidth divided among the ``sharing`` cores moving data at once."""
+        bandwidth (several cores share it: backends/ascend_sim/multicore.py)."""
         p = self.paths[path]
         gbps = p.gbps(nbytes)
         if gbps is not None:
@@ -225,7 +218,7 @@ class Machine:
         else:
             bw, lat = float(p.bytes_per_cycle or 1), p.latency
         if p.hbm:
-            bw = min(bw, self.hbm_gbps / self.cycles_per_ns / max(1, sharing))
+            bw = min(bw, self.hbm_gbps / self.cycles_per_ns)
         return lat + nbytes / bw
 
 

@@ -209,4 +209,6 @@ def test_cli_report_prints_the_per_pipe_table(tmp_path, capsys) -> None:  # noqa
     assert "| V |" in out and "| MTE2 |" in out and "| bound | Vector |" in out and "| cores | 2 AIV |" in out
     rc = main(["run", "examples/softmax.pto", "--random", "--shape", "x=32x1024", "--shape", "y=32x1024",
                "--arg", "rows=32", "--report"])
-    assert rc != 0 and "PTO_OPTION" in capsys.readouterr().err
+    refused = capsys.readouterr()
+    assert rc != 0 and "PTO_OPTION" in refused.err
+    assert "instruction(s) in" not in refused.out        # refused before the run, not after it

@@ -28,7 +28,7 @@ from ..reference import ReferenceBackend, ReferenceExecutable
 from .engine import Engine
 from .hazards import Hazard, Shadow
 from .lower import SimContext, SimLowering
-from .multicore import Launch, core_kind, core_name, schedule, slots
+from .multicore import Launch, core_kind, core_name, schedule
 from .placement import Placement
 
 HAZARD_MODES = ("collect", "raise", "off")
@@ -58,6 +58,8 @@ class SimResult(Result):
 
 
 class AscendSimExecutable(Executable):
+    simulates = True
+
     def __init__(self, module: Module, profile: str, machine: Machine, strict: bool, hazards: str,
                  semantics: Mapping[str, Any], values: bool = True) -> None:
         super().__init__(module, profile)
@@ -93,7 +95,7 @@ class AscendSimExecutable(Executable):
                 traces[b] = events
             return eng
         if alone:
-            launch = Launch(first, [core_name(kind, 0)], kind, slots(self.machine, kind), 0)
+            launch = Launch(first, [core_name(kind, 0)], kind)
             events = first[0].trace
             for e in events or ():
                 e["core"] = launch.cores[0]

@@ -26,7 +26,6 @@ from .engine import Engine
 
 ROUNDS = 8
 TOLERANCE = 1e-3
-KINDS = ("AIV", "AIC", "MIX")
 
 
 def core_kind(units: set[str]) -> str:
@@ -83,8 +82,6 @@ class Launch:
     engines: list[Engine]
     cores: list[str]
     kind: str
-    slots: int
-    rounds: int
 
 
 def schedule(machine: Machine, kind: str, first: list[Engine],
@@ -98,11 +95,10 @@ def schedule(machine: Machine, kind: str, first: list[Engine],
     durations = [eng.cycles() - eng.start for eng in engines]
     stretch: dict[int, float] = {}
     names: list[str] = []
-    rounds = 0
     for rounds in range(1, ROUNDS + 1):
         where = place(durations, n)
         if rounds == 1 and all(t == 0.0 for _, t in where) and not _contended(engines, where, asked, hbm):
-            return Launch(engines, [core_name(kind, s) for s, _ in where], kind, n, 0)
+            return Launch(engines, [core_name(kind, s) for s, _ in where], kind)
         moved = [(t0 + start - eng.start, t1 + start - eng.start, b, k)
                  for eng, (_, start) in zip(engines, where) for t0, t1, b, k in eng.transfers]
         stretch = stretches(moved, asked, hbm)
@@ -113,7 +109,7 @@ def schedule(machine: Machine, kind: str, first: list[Engine],
         durations = new
         if settled:
             break
-    return Launch(engines, names, kind, n, rounds)
+    return Launch(engines, names, kind)
 
 
 def _contended(engines: list[Engine], where: list[tuple[int, float]], asked: dict[int, float], hbm: float) -> bool:
