@@ -83,8 +83,11 @@ class TransferPath:
 #: reduction) plateaus at ~85 B/cycle: 256 / 85 = 3.0 cycles per repeat [msKPP].
 VECTOR_COSTS: dict[str, VectorCost] = {
     "vec_binary": VectorCost(1.18, 1.91),          # [msKPP] VADD
-    "vec_transcendental": VectorCost(1.18, 1.91),  # [msKPP] VEXP: the same line as VADD
-    "vec_reduce": VectorCost(1.18, 3.0),           # [msKPP] VCADD
+    # [msKPP] VEXP: the same line as VADD; the class's other ops (log, sqrt, div, pow ...) at exp's
+    # cost is an assumption (no public per-op measurement)
+    "vec_transcendental": VectorCost(1.18, 1.91),
+    # [msKPP] VCADD's 3.0 per repeat; its startup taken from VADD is an assumption
+    "vec_reduce": VectorCost(1.18, 3.0),
     "vec_move": VectorCost(1.18, 1.91),            # assumption: a copy costs what VADD costs
 }
 
