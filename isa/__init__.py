@@ -5,7 +5,7 @@ This package imports nothing else of openpto.
 """
 from . import dtypes, types, attrs  # noqa: F401
 from .diagnostics import (BytecodeError, LegalityError, Location, OrderError, ParseError, PTOError,
-                          PTOErrorGroup, RuntimeFault, SpecError, StructError)
+                          PTOErrorGroup, RuntimeFault, SpecError, StructError, FrontendError)
 from .registry import all_instructions, by_family, get, lookup
 from .spec import Attr, Domain, Family, Instruction, Kind, Numerics, Operand, Role
 from .values import GlobalRef, Tile
@@ -14,7 +14,7 @@ from . import families  # noqa: F401,E402  (registers the declarations)
 SPEC_VERSION = "1.0"
 
 __all__ = [
-    "Attr", "BytecodeError", "Domain", "Family", "GlobalRef", "Instruction", "Kind", "LegalityError",
+    "Attr", "BytecodeError", "Domain", "Family", "FrontendError", "GlobalRef", "Instruction", "Kind", "LegalityError",
     "Location", "Numerics", "Operand", "OrderError", "PTOError", "PTOErrorGroup", "ParseError", "Role",
     "RuntimeFault", "SPEC_VERSION", "SpecError", "StructError", "Tile", "all_instructions", "by_family",
     "get", "lookup",

@@ -94,6 +94,12 @@ class RuntimeFault(PTOError):
     prefix = "RUNTIME"
 
 
+class FrontendError(PTOError):
+    """Tensor code the frontend cannot compile; the location is the Python source line."""
+
+    prefix = "FRONT"
+
+
 class SpecError(PTOError):
     """A semantics function was called with operands its declaration forbids."""
 

@@ -2,7 +2,7 @@
 
 The codes are collected from the package source, not from a hand-kept list: every string
 literal spelled like a code (``PARSE_*``, ``STRUCT_*``, ``LEGAL_*``, ``ORDER_*``, ``BCODE_*``,
-``RUNTIME_*``, ``SPEC_*``, ``PTO_*``) outside ``__all__``, so a code added anywhere, passed
+``RUNTIME_*``, ``SPEC_*``, ``FRONT_*``, ``PTO_*``) outside ``__all__``, so a code added anywhere, passed
 to a ``PTOError`` subclass directly or through a helper or table, must be documented.
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ from openpto.backends.arguments import ARG_CODES
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "diagnostics.md"
-CODE = re.compile(r"(PARSE|STRUCT|LEGAL|ORDER|BCODE|RUNTIME|SPEC|PTO)_[A-Z0-9_]+")
+CODE = re.compile(r"(PARSE|STRUCT|LEGAL|ORDER|BCODE|RUNTIME|SPEC|FRONT|PTO)_[A-Z0-9_]+")
 NOT_PACKAGE = {"tests", "benchmarks", "examples", "docs", "build"}
 
 
@@ -53,7 +53,7 @@ def documented() -> dict[str, str]:
 def test_the_scan_finds_codes_of_every_class_and_ignores_exported_names() -> None:
     codes = source_codes()
     assert {c.split("_")[0] for c in codes} == {"PARSE", "STRUCT", "LEGAL", "ORDER", "BCODE", "RUNTIME",
-                                                "SPEC", "PTO"}
+                                                "SPEC", "FRONT", "PTO"}
     assert {"RUNTIME_OOB", "PTO_ARG", "STRUCT_SHAPE", "RUNTIME_ARG_COUNT"} <= codes.keys()   # via helpers
     assert "SPEC_VERSION" not in codes                      # a constant's name in isa.__all__
 
@@ -78,5 +78,5 @@ def test_meanings_agree_with_the_code_tables() -> None:
 def test_the_table_has_one_row_per_code_in_class_order() -> None:
     rows = re.findall(r"^\| `([A-Z0-9_]+)` \|", DOC.read_text(encoding="utf-8"), re.M)
     assert len(rows) == len(set(rows))
-    order = ["PARSE", "STRUCT", "LEGAL", "ORDER", "BCODE", "RUNTIME", "SPEC", "PTO"]
+    order = ["PARSE", "STRUCT", "LEGAL", "ORDER", "BCODE", "RUNTIME", "SPEC", "FRONT", "PTO"]
     assert [order.index(r.split("_")[0]) for r in rows] == sorted(order.index(r.split("_")[0]) for r in rows)
