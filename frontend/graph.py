@@ -62,6 +62,12 @@ class Sym:
     def var(name: str) -> "Sym":
         return Sym("var", (), name)
 
+    @staticmethod
+    def const(value: int) -> "Sym":
+        """A known integer kept symbolic (``pto.symbolic_scalar(1)``): ``b / const(1)`` stays an
+        integer division, where ``b / 1`` on a static ``b`` would be a Python float."""
+        return Sym("const", (int(value),))
+
     def _bin(self, op: str, other: "Sym | int", swap: bool = False) -> "Dim":
         if not isinstance(other, (int, Sym)) or isinstance(other, bool):
             return NotImplemented  # type: ignore[return-value]
@@ -104,18 +110,24 @@ class Sym:
     def variables(self) -> set[str]:
         if self.op == "var":
             return {self.name or "?"}
+        if self.op == "const":
+            return set()
         return set().union(*(a.variables() for a in self.args if isinstance(a, Sym)))
 
     def evaluate(self, env: dict[str, int]) -> int:
         """The value for the run-time variables in ``env`` (a KeyError names a missing one)."""
         if self.op == "var":
             return int(env[self.name or "?"])
+        if self.op == "const":
+            return int(self.args[0])  # type: ignore[arg-type]
         vals = [a.evaluate(env) if isinstance(a, Sym) else a for a in self.args]
         return _SYM_FOLD[self.op](*vals)
 
     def __str__(self) -> str:
         if self.op == "var":
             return self.name or "?"
+        if self.op == "const":
+            return str(self.args[0])
         a, b = (str(x) for x in self.args)
         if self.op in _SYM_SPELL:
             return f"({a} {_SYM_SPELL[self.op]} {b})"
@@ -135,6 +147,7 @@ Dim = Union[int, Sym]
 
 def sym_binop(op: str, a: Dim, b: Dim) -> Dim:
     """``a op b``, folded to an int when both are known and simplified for 0/1 operands."""
+    a, b = _known(a), _known(b)
     if isinstance(a, int) and isinstance(b, int):
         return _SYM_FOLD[op](a, b)
     if op == "add" and (a == 0 or b == 0):
@@ -148,6 +161,11 @@ def sym_binop(op: str, a: Dim, b: Dim) -> Dim:
     if op == "floordiv" and isinstance(b, int) and b == 1:
         return a
     return Sym(op, (a, b))
+
+
+def _known(d: Dim) -> Dim:
+    """A constant Sym as its int, so arithmetic on it folds."""
+    return d.args[0] if isinstance(d, Sym) and d.op == "const" else d  # type: ignore[return-value]
 
 
 def dim_str(d: Dim) -> str:
