@@ -112,4 +112,4 @@ def test_pto_run_prints_the_simulated_time_bound_and_hazards(capsys: pytest.Capt
     assert main(["run", "examples/softmax.pto", "--backend", "ascend_sim", "--random", "--shape", "x=32x1024",
                  "--shape", "y=32x1024", "--arg", "rows=32"]) == 0
     out = capsys.readouterr().out
-    assert "(profile a3)" in out and "ORDER_RACE: TLOAD (MTE2, line 31) writes %t and TROWMAX (V, line 32)" in out
+    assert "(profile a3)" in out and "ORDER_RACE: TLOAD (MTE2, line 33) writes %t and TROWMAX (V, line 34)" in out
