@@ -30,6 +30,7 @@ from .hazards import Hazard, Shadow
 from .lower import SimContext, SimLowering
 from .multicore import Launch, core_kind, core_name, schedule
 from .placement import Placement
+from .replay import Replayer
 
 HAZARD_MODES = ("collect", "raise", "off")
 
@@ -100,7 +101,7 @@ class AscendSimExecutable(Executable):
             for e in events or ():
                 e["core"] = launch.cores[0]
         else:
-            launch = schedule(self.machine, kind, first, replay)
+            launch = schedule(self.machine, kind, first, replay if trace else Replayer(self.machine, k.name, first))
             if trace and not traces:          # placed without a replay: time each block where it runs
                 for b, eng in enumerate(launch.engines):
                     replay(b, eng.start, launch.cores[b], {})
