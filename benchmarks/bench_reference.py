@@ -35,8 +35,8 @@ def numpy_softmax_same_numerics(x: np.ndarray) -> np.ndarray:
     return e / e.sum(1, keepdims=True, dtype=np.float64).astype(np.float32)
 
 
-def numpy_softmax_tiled(x: np.ndarray, y: np.ndarray, rows: int = 32) -> None:
-    """The program's own work with the reference's numerics and nothing else: per 32-row tile
+def numpy_softmax_tiled(x: np.ndarray, y: np.ndarray, rows: int = 16) -> None:
+    """The program's own work with the reference's numerics and nothing else: per 16-row tile
     the load copy, row max, exp of the f32 difference through f64, f64 row sum, division and
     the store copy, with no interpretation at all: about the least any numpy interpreter of
     this program with these numerics can spend (an interpreter could save a temporary or two
@@ -66,7 +66,7 @@ def main() -> None:
     cores = os.cpu_count() or 1
     rows = [("numpy expression", lambda: numpy_softmax(x)),
             ("numpy, the reference's numerics (f64 exp and sums)", lambda: numpy_softmax_same_numerics(x)),
-            ("numpy, the reference's numerics, 32-row tiles, no interpreter (the floor)",
+            ("numpy, the reference's numerics, 16-row tiles, no interpreter (the floor)",
              lambda: numpy_softmax_tiled(x, y)),
             ("reference backend, strict, 1 block", lambda: strict(x, y, a.rows)),
             ("reference backend, relaxed, 1 block", lambda: relaxed(x, y, a.rows)),
