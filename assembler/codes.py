@@ -51,7 +51,8 @@ CODES: dict[str, str] = {
     "ORDER_FLAG_PENDING": "a kernel that ends with flags still set (the verifier; the ascend_sim backend reports "
                           "the flags a run leaves set)",
     "ORDER_RACE": "two accesses by different pipes to overlapping bytes, at least one a write, that no flag or "
-                  "barrier orders (found by the ascend_sim backend while the program runs)",
+                  "barrier orders, or by different blocks of one launch to overlapping global bytes, at least "
+                  "one a write (found by the ascend_sim backend while the program runs)",
     "ORDER_DEADLOCK": "every unfinished pipe waits on a flag no running pipe will set, or the scalar unit waits on "
                       "one (found by the ascend_sim backend while the program runs)",
     "ORDER_FLAG_IDS": "the auto-sync pass (pto sync) cannot order a program's accesses within the profile's flag "

@@ -1569,11 +1569,21 @@ DECISIONS: tuple[Decision, ...] = (
              "(8 rounds at most). Writes to global memory always cross HBM; a read of a global window some "
              "block of the launch already read is an L2 hit, limited only by the core's own path (L2 "
              "capacity and bandwidth are not modelled). values=False times a run without computing tile "
-             "values (instructions with scalar or event results, or control state, still run).",
+             "values (instructions with scalar or event results, or control state, still run). Cross-core "
+             "flags are not modelled, so nothing orders two blocks of a launch: every pair of instructions "
+             "of different blocks touching a common global byte, at least one writing, is ORDER_RACE "
+             "(naming both instructions, both blocks and the tensor's byte range; one report per pair of "
+             "instructions, with the number of block pairs), raised or collected as the hazards option "
+             "says; reads shared by blocks are not reported. Each block's distinct global regions are "
+             "collected from its recorded ops and intersected once at the end, sorted by address and swept.",
              "Blocks are independent, so placing them greedily is what a runtime's per-kind ready queues do; "
              "a fair share is the simplest model in which a memory-bound launch reaches and never exceeds "
              "the HBM parameter; without the L2 rule a tiled GEMM's re-read panels would count against HBM "
-             "and it would run at a third of the measured 308 TFLOPS."),
+             "and it would run at a third of the measured 308 TFLOPS. Blocks of one launch run in any order "
+             "and at once on real cores, so overlapping writes (or a write and a read) of two blocks give "
+             "values that depend on timing even where the simulator's block-by-block run gives one answer; "
+             "a sweep at the end costs a few percent of a launch's run, where checking every access against "
+             "every other block would cost as much as the run."),
     Decision("Automatic synchronisation",
              "The public pages say what set_flag / wait_flag order and that each pipe pair has eight event "
              "ids, but not which pairs a program written without flags needs, where they go in loops and "

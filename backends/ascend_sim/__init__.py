@@ -2,7 +2,7 @@
 
 Values are the reference backend's (its lowering of the ``isa/`` semantics, in program order);
 timing comes from ``engine.Engine`` over the profile's ``isa.machines.Machine``; hazards from
-``hazards.Shadow``. Options: ``hazards`` ("collect", the default: races and flags left set are
+``hazards.Shadow`` (each block's pipes) and ``global_races`` (the blocks of a launch on global memory). Options: ``hazards`` ("collect", the default: races and flags left set are
 listed in ``Result.hazards``; "raise": the first is raised as an ``OrderError``; "off": no
 access tracking) and ``strict`` (the reference's uninitialised-read and poison checks). A
 deadlock is always raised (``ORDER_DEADLOCK``): on hardware the kernel would never end.
@@ -26,6 +26,7 @@ from ..arguments import bind, written_params
 from ..base import Backend, Executable, Result, flag_option
 from ..reference import ReferenceBackend, ReferenceExecutable
 from .engine import Engine
+from .global_races import GlobalAccesses
 from .hazards import Hazard, Shadow
 from .lower import SimContext, SimLowering
 from .multicore import Launch, core_kind, core_name, schedule
@@ -77,12 +78,17 @@ class AscendSimExecutable(Executable):
         l2: set = set()
         alone = block_num == 1
         first: list[Engine] = []
+        shared = GlobalAccesses(k.name) if not alone and self.hazards != "off" else None
         for b in range(block_num):
             eng, ctx = self._block(k, low, values, b, block_num, [] if trace and alone else None, l2, record=not alone)
             for name, n in ctx.counts.items():
                 counts[name] = counts.get(name, 0) + n
             first.append(eng)
             found.extend(eng.shadow.hazards)
+            if shared is not None:
+                shared.add_block(b, eng.ops, ctx.place.describe)
+        if shared is not None:                # races between blocks on global memory
+            found.extend(shared.races(self.hazards))
         kind = core_kind(low.units)
         traces: dict[int, list[dict[str, Any]]] = {}
 
