@@ -1,0 +1,241 @@
+"""Tensor graph -> running kernels: ``compile_function`` and the ``CompiledFunction`` it returns.
+
+All the Python-level work (tiling, partition, lowering, parsing, checking, the backend's
+compile) happens once in ``compile_function``; a call only evaluates the run-time sizes,
+allocates the workspace (intermediate tensors a kernel boundary puts in global memory) and
+launches the tasks in dependency order (program order: each kernel's inputs are written by
+earlier tasks). A task is up to ``merge`` invocations of one kernel in one launch.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Union
+
+import numpy as np
+
+from ..isa.diagnostics import FrontendError
+from . import graph as g
+from .graph import Dim, Sym
+from .lower import KernelParam, Lowered, lower
+from .options import Options
+from .partition import Kernel, KernelLoop, Partition, partition
+from .tiling import Buffer, TileGraph, tile_function
+
+
+@dataclass
+class Launch:
+    """Run one kernel over all its invocations (as tasks of ``merge`` invocations each)."""
+
+    kernel: Kernel
+    code: str                       # the kernel name in the module (shared by isomorphic kernels)
+    params: list[KernelParam]
+    invocations: Dim
+
+
+@dataclass
+class LoopTasks:
+    loop: g.Loop
+    body: list["Step"]
+
+
+Step = Union[Launch, LoopTasks]
+
+
+@dataclass
+class TaskList:
+    """The task graph handed to the runtime: launches in dependency order, loops kept."""
+
+    steps: list[Step]
+    merge: int | None
+    blocks: int
+
+    def __str__(self) -> str:
+        lines = [f"tasks (merge={self.merge}, block_num={self.blocks}); each launch after the "
+                 "ones whose outputs it reads"]
+
+        def rec(steps: list[Step], depth: int) -> None:
+            pad = "  " * depth
+            for s in steps:
+                if isinstance(s, LoopTasks):
+                    lp = s.loop
+                    lines.append(f"{pad}for {lp.index} in range({lp.start}, {lp.stop}, {lp.step}):  # {lp.name}")
+                    rec(s.body, depth + 1)
+                    continue
+                per = f"{self.merge} invocations" if self.merge else "all invocations"
+                args = ", ".join(f"{p.name}={_arg_str(p)}" for p in s.params if p.kind != "count")
+                lines.append(f"{pad}launch @{s.code}({args}) x ceil({s.invocations} / task), {per} per task"
+                             + (f"  [kernel {s.kernel.name}]" if s.code != s.kernel.name else ""))
+        rec(self.steps, 1)
+        return "\n".join(lines)
+
+
+def _arg_str(p: KernelParam) -> str:
+    if p.kind == "buffer":
+        b = p.buffer
+        assert b is not None
+        return f"{b.name}({b.kind})"
+    if p.kind == "sym":
+        return str(p.sym)
+    return "first"
+
+
+def _steps(part: Partition, low: Lowered) -> list[Step]:
+    def rec(items: list) -> list[Step]:
+        out: list[Step] = []
+        for it in items:
+            if isinstance(it, KernelLoop):
+                out.append(LoopTasks(it.loop, rec(it.body)))
+            else:
+                out.append(Launch(it, low.code[it.index].name, low.params[it.index], it.invocations))
+        return out
+    return rec(part.items)
+
+
+@dataclass
+class _Prepared:
+    """A launch with its argument getters resolved (what a warm call runs)."""
+
+    code: str
+    buffers: list[tuple[str, Buffer]]
+    syms: list[tuple[str, str]]
+    first: str
+    count: str
+    invocations: Dim
+
+
+class CompiledFunction:
+    """A compiled ``@jit`` function: call it with arrays and run-time symbols."""
+
+    def __init__(self, fn: g.Function, backend: str, profile: str, options: Options,
+                 tile_graph: TileGraph, part: Partition, low: Lowered, module: Any, exe: Any) -> None:
+        self.fn = fn
+        self.backend = backend
+        self.profile = profile
+        self.options = options
+        self.executable = exe
+        self.module = module
+        self.tasks = TaskList(_steps(part, low), options.merge, options.blocks)
+        from .stages import Stages
+        self.stages = Stages(fn, tile_graph, part, low, self.tasks, self)
+        self._plan = self._prepare(self.tasks.steps)
+        roots: dict[int, Buffer] = {}
+        for b in tile_graph.buffers:
+            roots.setdefault(id(b.base), b.base)
+        self._workspace = [b for b in roots.values() if b.kind == "workspace"
+                           and self._used(b, self.tasks.steps)]
+
+    def _used(self, b: Buffer, steps: list[Step]) -> bool:
+        for s in steps:
+            if isinstance(s, LoopTasks):
+                if self._used(b, s.body):
+                    return True
+            elif any(p.buffer is not None and p.buffer.base is b for p in s.params):
+                return True
+        return False
+
+    def _prepare(self, steps: list[Step]) -> list:
+        out: list = []
+        for s in steps:
+            if isinstance(s, LoopTasks):
+                out.append((s.loop, self._prepare(s.body)))
+                continue
+            bufs = [(p.name, p.buffer) for p in s.params if p.kind == "buffer"]
+            syms = [(p.name, p.sym) for p in s.params if p.kind == "sym"]
+            first = next(p.name for p in s.params if p.kind == "first")
+            count = next(p.name for p in s.params if p.kind == "count")
+            out.append(_Prepared(s.code, bufs, syms, first, count, s.invocations))  # type: ignore[arg-type]
+        return out
+
+    def __call__(self, arrays: dict[str, np.ndarray], symbols: dict[str, int] | None = None) -> None:
+        """Run the function: ``arrays`` by parameter and result name (outputs written in place),
+        ``symbols`` the values of the run-time dims and scalar parameters."""
+        env: dict[str, int] = dict(symbols or {})
+        roots: dict[int, np.ndarray] = {}
+        writeback: list[tuple[np.ndarray, np.ndarray]] = []
+        for p in self.fn.params:
+            if p.tensor is not None:
+                roots[id(self.stages.buffer_of(p.tensor))] = self._array(p.name, arrays, writeback)
+        for r in self.fn.results:
+            b = self.stages.buffer_of(r)
+            if id(b) not in roots:
+                roots[id(b)] = self._array(r.name, arrays, writeback)
+        for b in self._workspace:
+            shape = tuple(_eval(d, env) for d in b.tensor.shape)
+            roots[id(b)] = np.empty(shape, dtype=b.dtype.np_dtype)
+        views: dict[int, np.ndarray] = {}
+        self._run(self._plan, env, roots, views)
+        for orig, staged in writeback:
+            orig[...] = staged
+
+    def _array(self, name: str, arrays: dict[str, np.ndarray], writeback: list) -> np.ndarray:
+        if name not in arrays:
+            raise FrontendError("FRONT_RUN_ARGUMENT", f"no array for {name!r}",
+                                expected="an array for every tensor parameter and result",
+                                actual=", ".join(sorted(arrays)) or "none")
+        a = arrays[name]
+        if not isinstance(a, np.ndarray):
+            a = np.asarray(a)
+        if not a.flags.c_contiguous:
+            c = np.ascontiguousarray(a)
+            writeback.append((a, c))
+            return c
+        return a
+
+    def _run(self, plan: list, env: dict[str, int], roots: dict[int, np.ndarray],
+             views: dict[int, np.ndarray]) -> None:
+        run = self.executable.run
+        merge = self.options.merge
+        blocks = self.options.blocks
+        for step in plan:
+            if isinstance(step, tuple):
+                loop, body = step
+                start, stop, stride = (_eval(d, env) for d in (loop.start, loop.stop, loop.step))
+                if stride <= 0:
+                    raise FrontendError("FRONT_LOOP_STEP", f"loop {loop.name} has a step <= 0",
+                                        location=loop.loc.location() if loop.loc else None,
+                                        expected="a positive step", actual=stride)
+                for i in range(start, stop, stride):
+                    env[loop.index.name or "?"] = i
+                    self._run(body, env, roots, views)
+                continue
+            kwargs: dict[str, Any] = {}
+            for pname, b in step.buffers:
+                v = views.get(id(b))
+                if v is None:
+                    v = roots[id(b.base)].reshape(_eval(b.rows, env), _eval(b.cols, env))
+                    if b.tensor.kind != "temp" or b.base.kind != "workspace":
+                        pass
+                    views[id(b)] = v
+                kwargs[pname] = v
+            for pname, sym in step.syms:
+                kwargs[pname] = env[sym]
+            total = _eval(step.invocations, env)
+            per = merge or max(total, 1)
+            for first in range(0, total, per):
+                kwargs[step.first] = first
+                kwargs[step.count] = min(per, total - first)
+                run(step.code, block_num=blocks, **kwargs)
+
+
+def _eval(d: Dim, env: dict[str, int]) -> int:
+    if isinstance(d, int):
+        return d
+    try:
+        return d.evaluate(env)
+    except KeyError as e:
+        raise FrontendError("FRONT_RUN_ARGUMENT", f"no value for the run-time size {e.args[0]!r}",
+                            expected="a value for every dynamic dim and scalar parameter",
+                            actual=", ".join(sorted(env)) or "none") from None
+
+
+def compile_function(fn: g.Function, *, backend: str = "reference", profile: str = "cpu",
+                     options: dict | None = None) -> CompiledFunction:
+    """Tile, partition, lower, check and compile ``fn`` for ``backend`` on ``profile``."""
+    import openpto as pto
+    opts = options if isinstance(options, Options) else Options.from_dict(options)
+    tg = tile_function(fn, profile, opts)
+    part = partition(tg, opts)
+    low = lower(part)
+    module = pto.parse(low.text, filename=f"<frontend {fn.name}>")
+    exe = pto.compile(module, backend=backend, profile=profile)
+    return CompiledFunction(fn, backend, profile, opts, tg, part, low, module, exe)
