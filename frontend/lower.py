@@ -334,14 +334,19 @@ class _VectorKernel(_Emitter):
     def pre(self) -> list[str]:
         return self._pre
 
+    @property
+    def vtile(self) -> tuple[int, int]:
+        """The vector tile shape (a matmul kernel's vector ops work on its output tiles)."""
+        return self.k.vtile
+
     def wide_type(self, dt: DType, blk: _Block) -> str:
-        return self.tile_type(self.k.tile[0], self.k.tile[1], dt, blk.vr_s, blk.vc_s)
+        return self.tile_type(self.vtile[0], self.vtile[1], dt, blk.vr_s, blk.vc_s)
 
     def rowvec_type(self, dt: DType, blk: _Block) -> str:
-        return self.tile_type(self.k.tile[0], 1, dt, blk.vr_s, "1")
+        return self.tile_type(self.vtile[0], 1, dt, blk.vr_s, "1")
 
     def colvec_type(self, dt: DType, blk: _Block) -> str:
-        return self.tile_type(1, self.k.tile[1], dt, "1", blk.vc_s)
+        return self.tile_type(1, self.vtile[1], dt, "1", blk.vc_s)
 
     def load(self, t: g.TensorValue, mode: str, blk: _Block, env: dict, out: list[str], pad: str,
              rowvec: bool = False) -> str:
@@ -672,7 +677,15 @@ class _MatmulKernel(_VectorKernel):
         body.append(f"{q}  {acc} = tmatmul_acc {acc}, {lt}, {rt}")
         body.append(f"{q}}}")
         body.append(f"{p}}}")
-        body.append(f"{p}tstore {self.gindex(self.places[n.out], '%' + r, '%' + c, body, p)}, {acc}")
+        if n.out in k.writes:
+            body.append(f"{p}tstore {self.gindex(self.places[n.out], '%' + r, '%' + c, body, p)}, {acc}")
+        if len(k.nodes) > 1:    # vector ops on the output tile (one core: acc -> vec)
+            blk_ = _Block("%" + r, vals["vr"], "?", "%" + c, vals["vc"], "?")
+            vec = self.declare(body, p, n.out.name, self.wide_type(n.out.dtype, blk_), vals["vr"], vals["vc"])
+            body.append(f"{p}{vec} = tmov {acc}")
+            env: dict = {n.out: vec}
+            for m in k.nodes[1:]:
+                self.node(m, blk_, env, body, p)
         body.append("  }")
         params = [f"%{q_.name} : {self.memref(q_.buffer) if q_.buffer else 'index'}" for q_ in self.params]
         params += [f"%{first} : index", f"%{count} : index"]

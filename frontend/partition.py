@@ -53,6 +53,14 @@ class Kernel:
         return _ident(f"k{self.index}_{core}_{out}")
 
     @property
+    def vtile(self) -> tuple[int, int]:
+        """The shape of the vector tiles (a matmul kernel's: its output tiles)."""
+        if self.mode == "matmul":
+            mm = self.nodes[0]
+            return mm.tile[0], mm.extra["tn"]
+        return self.tile
+
+    @property
     def grid(self) -> tuple[Dim, Dim]:
         if self.mode == "matmul":
             return self.nodes[0].grid
@@ -189,12 +197,14 @@ class _Partitioner:
         return k
 
     def _join(self, k: Kernel, n: TileNode) -> bool:
-        if k.mode in ("matmul", "colreduce") or n.kind == "matmul" or (n.kind == "reduce" and n.reduce_axis == "col"):
-            return False
         if not self.options.fuse:
             return False
         produced = {m.out for m in k.nodes}
         if not any(t in produced for t in n.tensor_inputs()):
+            return False
+        if k.mode == "matmul":
+            return self._join_cube(k, n)
+        if k.mode == "colreduce" or n.kind == "matmul" or (n.kind == "reduce" and n.reduce_axis == "col"):
             return False
         base = k.nodes[0]
         if not dims_equal(n.rows, base.rows) or n.tile[0] != base.tile[0]:
@@ -212,6 +222,31 @@ class _Partitioner:
         k.why = [w for w in k.why if not w.startswith("coalesced")]
         if note:
             k.why.append(note)
+        return True
+
+    def _join_cube(self, k: Kernel, n: TileNode) -> bool:
+        """On a profile whose cube and vector units share a core, vector ops on whole rows of a
+        matmul's output tiles run in the matmul's kernel (the acc tile moves to a vector tile)."""
+        mm = k.nodes[0]
+        if self.separate:
+            if len(k.why) == 1:
+                k.why.append(f"{n.out} = {n.name} reads the matmul's output but runs on a vector core: "
+                             "another kernel, the tensor goes through global memory")
+            return False
+        if n.kind not in ("binary", "unary", "compare", "select", "cast") and not (
+                n.kind == "reduce" and n.reduce_axis == "row"):
+            return False
+        nn = mm.grid[1]
+        if not (isinstance(nn, int) and nn == 1) or not dims_equal(n.rows, mm.rows):
+            k.why.append(f"{n.out} = {n.name} stays in another kernel: the matmul's tiles do not hold "
+                         "whole rows of its output")
+            return False
+        wide = [m for m in k.nodes[1:] + [n] if not (m.is_rowvec and m.kind != "reduce")]
+        if any(not dims_equal(m.cols, mm.cols) for m in wide):
+            return False
+        k.nodes.append(n)
+        k.why.append(f"{n.out} = {n.name} runs on the matmul's {mm.tile[0]}x{mm.extra['tn']} output "
+                     "tiles in the same kernel: cube and vector share one core on this profile")
         return True
 
     def _plan(self, nodes: list[TileNode]) -> tuple[str, tuple[int, int], str] | None:

@@ -86,7 +86,10 @@ def _steps(part: Partition, low: Lowered) -> list[Step]:
             if isinstance(it, KernelLoop):
                 out.append(LoopTasks(it.loop, rec(it.body)))
             else:
-                out.append(Launch(it, low.code[it.index].name, low.params[it.index], it.invocations))
+                code = low.code[it.index]     # an isomorphic kernel's code: its parameter names
+                params = [KernelParam(cp.name, own.kind, own.buffer, own.sym)
+                          for cp, own in zip(code.params, low.params[it.index])]
+                out.append(Launch(it, code.name, params, it.invocations))
         return out
     return rec(part.items)
 
