@@ -236,6 +236,55 @@ def test_every_case_and_mode_is_pinned() -> None:
     assert any(races for _, races, _ in PINS.values())        # the racy variants do race
 
 
+def test_a_launch_shares_each_distinct_replay_among_its_blocks() -> None:
+    """The 96-block launch: one op stream, so a round has as many engine replays as distinct
+    (start, stretches): the two waves; each block's shared replay equals its own full replay."""
+    import openpto.backends.ascend_sim as sim
+    from openpto.backends.ascend_sim.engine import Engine
+    from openpto.backends.ascend_sim.replay import Replayer
+    seen: list[Replayer] = []
+
+    def schedule(machine: Any, kind: str, first: list[Any], replay: Any) -> Any:
+        seen.append(replay)
+        return real(machine, kind, first, replay)
+    real, sim.schedule = sim.schedule, schedule
+    try:
+        text, kernel, args, blocks = CASES["vadd, 96 blocks"]
+        exe = pto.compile(pto.parse(text), "ascend_sim", "a3")
+        exe.run(kernel, *args(), block_num=blocks)
+    finally:
+        sim.schedule = real
+    (rep,) = seen
+    assert len(set(rep.shape)) == 1 and 0 < len(rep.done) <= 2 * 8      # at most 8 rounds of two waves
+    first = rep.first
+    for (_, start, factors), (src, _) in list(rep.done.items())[:2]:
+        for b in (src, (src + 1) % blocks):
+            own = {id(op): f for op, f in zip(rep.moving[b], factors)}
+            eng = Engine(exe.machine, kernel, None, None, b, start=start, stretch=own)
+            for op in first[b].ops:
+                eng.issue(op)
+            eng.finish()
+            got = rep(b, start, "AIV0", own)
+            assert (got.cycles(), got.busy, got.transfers) == (eng.cycles(), eng.busy, eng.transfers)
+
+
+def test_the_collector_is_back_on_after_a_run_even_a_failing_one() -> None:
+    import gc
+    text, kernel, args, blocks = CASES["copy"]
+    exe = pto.compile(pto.parse(text), "ascend_sim", "a3")
+    exe.run(kernel, *args())
+    assert gc.isenabled()
+    with pytest.raises(pto.PTOError):
+        exe.run(kernel, *args()[:2], 128)           # rows past the arrays: a load faults
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        exe.run(kernel, *args())
+        assert not gc.isenabled()                   # left as the caller had it
+    finally:
+        gc.enable()
+
+
 if __name__ == "__main__":
     for c in CASES:
         for m in MODES:

@@ -213,44 +213,46 @@ class SimLowering(KernelLowering):
         hbm = self._hbm(cls, pipe, src_end, dst_end, tiles, globals_)
 
         tile_slots = [(slot, w) for slot, w, _, _ in tiles]
-        gms = [(base, idx, w, gname, gtype, getattr(getattr(gtype, "layout", None), "name", "ND") == "ND")
-               for base, idx, w, gname, gtype in globals_]
+        indexers = [_indexer(idx) for _, idx, _, _, _ in globals_]     # each global's indices, once per run
+        gms = [(base, w, gname, gtype, getattr(getattr(gtype, "layout", None), "name", "ND") == "ND")
+               for base, _, w, gname, gtype in globals_]
 
         def plan(regs: list, ctx: Context) -> Op:
             place = ctx.place    # type: ignore[attr-defined]
-            moved = hbm(regs, ctx) if hbm is not None else 0
+            ats = [at(regs) for at in indexers] if indexers else _NO_INDICES
+            moved = hbm(regs, ctx, ats) if hbm is not None else 0
             if not place.track:
-                return Op(WORK, pi, cost(regs), name, loc, hbm=moved)
+                return Op(WORK, pi, cost(regs), name, loc, None, None, moved)
             tile = place.tile
             acc = [tile(regs[slot], w) for slot, w in tile_slots]
             if gms:
                 rows, cols = regs[window_tile].valid if window_tile is not None else (1, 1)
-                for base, idx, w, gname, gtype, nd in gms:
-                    at = tuple(f(regs) for f in idx)
+                for (base, w, gname, gtype, nd), at in zip(gms, ats):
                     got = place.rows(regs[base], at[0], at[1], rows, cols, w, (gname, at)) \
                         if nd and len(at) == 2 else None
                     acc.append(got if got is not None else
                                self._global(place, regs[base], at, gtype, (rows, cols), w, gname))
-            return Op(WORK, pi, cost(regs), name, loc, acc, hbm=moved)
+            return Op(WORK, pi, cost(regs), name, loc, acc, None, moved)
         return plan
 
     def _hbm(self, cls: str, pipe: Pipe, src: str | None, dst: str | None, tiles: list[tuple[int, bool, str, TileType]],
-             globals_: list[Any]) -> Callable[[list, Context], int] | None:
+             globals_: list[Any]) -> Callable[[list, Context, list], int] | None:
         """The bytes a transfer moves across HBM: every write to global memory, and a read of
         a global window no block of the launch has read before (a repeated read is served by
-        the L2 cache: see docs/ascend_sim.md, 'Several cores')."""
+        the L2 cache: see docs/ascend_sim.md, 'Several cores'). The returned function takes
+        the global operands' indices, worked out once by the plan."""
         path = self._path(pipe, src, dst) if cls == "transfer" else None
         if path is None or not self.machine.paths[path].hbm or not tiles:
             return None
         slots = [slot for slot, _, _, _ in tiles]
         size = _sizer()
         if dst == "GM" or not globals_:
-            return lambda regs, ctx: max(size(regs[i]) for i in slots)
-        base, idx = globals_[0][0], globals_[0][1]
+            return lambda regs, ctx, ats: max(size(regs[i]) for i in slots)
+        base = globals_[0][0]
         tile = slots[0]
 
-        def read(regs: list, ctx: Context) -> int:
-            key = (id(regs[base]), tuple(f(regs) for f in idx), regs[tile].valid)
+        def read(regs: list, ctx: Context, ats: list) -> int:
+            key = (id(regs[base]), ats[0], regs[tile].valid)
             seen = ctx.l2        # type: ignore[attr-defined]
             if seen is not None:
                 if key in seen:
@@ -300,6 +302,20 @@ class SimLowering(KernelLowering):
             moved = [slot for slot, w, _, _ in tiles if w] or slots     # the bytes written (TEXTRACT: the slice)
             return _by_bytes(moved, lambda n: m.transfer_cycles(path, n))
         return lambda regs: 0.0             # scalar work: its issue cycle is all it costs
+
+
+_NO_INDICES: list = []
+
+
+def _indexer(idx: list[Callable[[list], Any]]) -> Callable[[list], tuple[Any, ...]]:
+    """The index tuple of a global operand from the registers (unrolled for the usual 1 or 2)."""
+    if len(idx) == 2:
+        i, j = idx
+        return lambda regs: (i(regs), j(regs))
+    if len(idx) == 1:
+        (i,) = idx
+        return lambda regs: (i(regs),)
+    return lambda regs: tuple(f(regs) for f in idx)
 
 
 def _by_bytes(slots: list[int], cycles: Callable[[int], float]) -> Callable[[list], float]:
