@@ -13,10 +13,8 @@ docs/ascend_sim.md.
 """
 from __future__ import annotations
 
-import gc
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -61,20 +59,6 @@ class SimResult(Result):
     hbm_gbps: float = 0.0
 
 
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector off for one run (and back on after, if it was on): what
-    a run builds (recorded ops, shadow regions, clocks) lives until the run ends, so collections
-    during it would only walk that growing heap again and again (about 6 ms of a 96-block launch)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
 class AscendSimExecutable(Executable):
     simulates = True
 
@@ -86,10 +70,6 @@ class AscendSimExecutable(Executable):
                          for k in module.kernels}
 
     def run(self, kernel: str, *args: Any, block_num: int = 1, trace: bool = False, **kwargs: Any) -> Result:
-        with _collector_paused():
-            return self._run(kernel, *args, block_num=block_num, trace=trace, **kwargs)
-
-    def _run(self, kernel: str, *args: Any, block_num: int = 1, trace: bool = False, **kwargs: Any) -> Result:
         block_num = self._check_launch(kernel, block_num)
         k, low, outs = self._kernels[kernel]
         values = bind(k, args, kwargs)
