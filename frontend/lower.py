@@ -125,6 +125,16 @@ class _Emitter:
         self.tiles: dict[str, str] = {}              # tile name -> type
         self.counter = 0
         self._pre: list[str] = []
+        self._loop_pre: list[str] = []
+        self.loop_var: str | None = None
+        self.loop_head: str | None = None
+        if k.loop is not None:     # the pto.loop runs inside: its index is the scf.for's
+            lp = k.loop
+            self.loop_var = lp.index.name
+            iv = self.fresh(lp.index.name or "idx")
+            self.syms[lp.index.key()] = "%" + iv
+            bounds = [self.value(d, self._pre) for d in (lp.start, lp.stop, lp.step)]
+            self.loop_head = f"  scf.for %{iv} = {bounds[0]} to {bounds[1]} step {bounds[2]} {{  // {lp.name}"
 
     # names and values ------------------------------------------------------------------
     def fresh(self, base: str) -> str:
@@ -156,25 +166,30 @@ class _Emitter:
             self.params.append(KernelParam(name, "sym", sym=d.name))
             self.syms[key] = "%" + name
             return "%" + name
+        if self.loop_var is not None and self.loop_var in d.variables():
+            target = self._loop_pre       # depends on the kernel's loop index: computed in the loop
+        else:
+            target = self._pre
         if d.op not in _SYM_ARITH:
             raise FrontendError("FRONT_UNSUPPORTED_OP", f"the run-time expression {d} has no index form",
                                 expected="+ - * // % min max of run-time integers", actual=str(d))
         a, b = (self.value(x, out) for x in d.args)  # type: ignore[arg-type]
         name = self.fresh("s")
-        self._pre.append(f"  %{name} = arith.{_SYM_ARITH[d.op]} {a}, {b} : index")
+        target.append(f"  %{name} = arith.{_SYM_ARITH[d.op]} {a}, {b} : index")
         self.syms[key] = "%" + name
         return "%" + name
 
     def buffer(self, b: Buffer) -> str:
         if id(b) not in self.buffers:
-            name = self.fresh(b.name)
+            name = self.fresh(b.name + ("_T" if b.transposed else ""))
             self.buffers[id(b)] = name
             self.buffer_objs[id(b)] = b
             self.params.append(KernelParam(name, "buffer", buffer=b))
         return "%" + self.buffers[id(b)]
 
     def memref(self, b: Buffer) -> str:
-        return f"!pto.memref<{_dim(b.rows)}x{_dim(b.cols)}x{b.dtype.name}>"
+        layout = ", layout=DN" if b.transposed else ""
+        return f"!pto.memref<{_dim(b.rows)}x{_dim(b.cols)}x{b.dtype.name}{layout}>"
 
     # tile types ----------------------------------------------------------------------------
     def align(self, dt: DType) -> int:
@@ -307,6 +322,8 @@ class _VectorKernel(_Emitter):
                 + f" ({k.mode}, {k.tile[0]}x{k.tile[1]} tiles)"]
         for n in k.nodes:
             head.append(f"//   {n.out} = {n.name}  ({n.op.loc or 'no source line'})")
+        if self.loop_head is not None:
+            body = [self.loop_head] + ["  " + ln for ln in self._loop_pre + body] + ["  }"]
         text = "\n".join(head + [f"kernel @{k.name}({', '.join(params)}) {{"] + consts + self._pre + top
                          + body + ["}"])
         return LoweredKernel(k, k.name, self.params, text)
@@ -655,18 +672,26 @@ class _MatmulKernel(_VectorKernel):
         left_, vk = self.fresh("kleft"), self.fresh("vk")
         body += [f"{q}%{left_} = arith.subi {kv}, %{kx} : index",
                  f"{q}%{vk} = arith.minsi %{left_}, {self.const(tk)} : index"]
-        am = self.declare(body, q, a.name + "_mat", f"!pto.tile<{tms}x{tks}x{dt.name}, loc=mat, layout=NZ, valid=?x?>",
+        a_t, b_t = n.extra.get("a_trans"), n.extra.get("b_trans")
+        am = self.declare(body, q, a.name + "_mat",
+                          f"!pto.tile<{tms}x{tks}x{dt.name}, loc=mat, layout={'ZN' if a_t else 'NZ'}, valid=?x?>",
                           vals["vr"], "%" + vk)
-        bm = self.declare(body, q, b.name + "_mat", f"!pto.tile<{tks}x{tns}x{dt.name}, loc=mat, layout=NZ, valid=?x?>",
+        bm = self.declare(body, q, b.name + "_mat",
+                          f"!pto.tile<{tks}x{tns}x{dt.name}, loc=mat, layout={'ZN' if b_t else 'NZ'}, valid=?x?>",
                           "%" + vk, vals["vc"])
+        pa, pb = self.places[a], self.places[b]
+        if a_t:      # A stored K x M: its transpose, read column-major (DN -> ZN mat)
+            pa = Place(pa.buffer.transpose(), 0, 0, pa.cols, pa.rows)
+        if b_t:
+            pb = Place(pb.buffer.transpose(), 0, 0, pb.cols, pb.rows)
         lt = self.declare(body, q, a.name + "_left",
                           f"!pto.tile<{tms}x{tks}x{dt.name}, loc=left, layout={lay_left}, valid=?x?>",
                           vals["vr"], "%" + vk)
         rt = self.declare(body, q, b.name + "_right",
                           f"!pto.tile<{tks}x{tns}x{dt.name}, loc=right, layout={lay_right}, valid=?x?>",
                           "%" + vk, vals["vc"])
-        body.append(f"{q}{am} = tload {self.gindex(self.places[a], '%' + r, '%' + kx, body, q)}")
-        body.append(f"{q}{bm} = tload {self.gindex(self.places[b], '%' + kx, '%' + c, body, q)}")
+        body.append(f"{q}{am} = tload {self.gindex(pa, '%' + r, '%' + kx, body, q)}")
+        body.append(f"{q}{bm} = tload {self.gindex(pb, '%' + kx, '%' + c, body, q)}")
         body.append(f"{q}{lt} = tmov {am}")
         body.append(f"{q}{rt} = tmov {bm}")
         fresh = self.fresh("fresh")

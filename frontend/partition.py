@@ -44,6 +44,7 @@ class Kernel:
     writes: list[g.TensorValue] = field(default_factory=list)    # global outputs
     signature: str = ""
     shares: "Kernel | None" = None            # an isomorphic kernel whose code this one runs
+    loop: g.Loop | None = None                # a pto.loop run inside the kernel (scf.for)
 
     @property
     def name(self) -> str:
@@ -84,6 +85,10 @@ class Kernel:
         lines = [head]
         if self.shares is not None:
             lines.append(f"    isomorphic to {self.shares.name}: shares its code")
+        if self.loop is not None:
+            lp = self.loop
+            lines.append(f"    runs loop {lp.name} ({lp.index} in {lp.start}..{lp.stop} step {lp.step}) "
+                         "inside the kernel: its body is this one kernel")
         lines.append("    reads " + (", ".join(str(t) for t in self.reads) or "nothing")
                      + "; writes " + (", ".join(str(t) for t in self.writes) or "nothing"))
         for n in self.nodes:
@@ -169,7 +174,14 @@ class _Partitioner:
         for it in items:
             if isinstance(it, TileLoop):
                 cur = None
-                out.append(KernelLoop(it.loop, self._body(it.body)))
+                body = self._body(it.body)
+                k = body[0] if len(body) == 1 else None
+                if (isinstance(k, Kernel) and k.loop is None and self.options.merge is None
+                        and self.options.blocks == 1 and it.loop.index.name not in _vars(k.invocations)):
+                    k.loop = it.loop      # one launch runs every iteration, in the same order
+                    out.append(k)
+                else:
+                    out.append(KernelLoop(it.loop, body))
                 continue
             if cur is not None and self._join(cur, it):
                 continue
@@ -315,6 +327,10 @@ class _Partitioner:
                         k.writes.append(t)
 
 
+def _vars(d: Dim) -> set[str]:
+    return d.variables() if isinstance(d, Sym) else set()
+
+
 def _signature(k: Kernel, places: dict) -> str:
     """A structural hash: equal for kernels that differ only in which tensors they touch."""
     index: dict[object, int] = {}
@@ -330,6 +346,9 @@ def _signature(k: Kernel, places: dict) -> str:
         return repr(v)
 
     parts = [k.unit, k.mode, str(k.tile), str(dim_key(k.rows)), str(dim_key(k.cols))]
+    if k.loop is not None:
+        lp = k.loop
+        parts.append(f"loop:{lp.index.name}:{dim_key(lp.start)}:{dim_key(lp.stop)}:{dim_key(lp.step)}")
     for n in k.nodes:
         attrs = sorted((a, str(b)) for a, b in n.op.attrs.items() if a not in ("spelling",))
         parts.append(f"{n.name}|{n.kind}|{n.tile}|{attrs}|{ref(n.out)}|"

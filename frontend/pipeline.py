@@ -205,9 +205,10 @@ class CompiledFunction:
             for pname, b in step.buffers:
                 v = views.get(id(b))
                 if v is None:
-                    v = roots[id(b.base)].reshape(_eval(b.rows, env), _eval(b.cols, env))
-                    if b.tensor.kind != "temp" or b.base.kind != "workspace":
-                        pass
+                    if b.transposed:
+                        v = roots[id(b.base)].reshape(_eval(b.cols, env), _eval(b.rows, env)).T
+                    else:
+                        v = roots[id(b.base)].reshape(_eval(b.rows, env), _eval(b.cols, env))
                     views[id(b)] = v
                 kwargs[pname] = v
             for pname, sym in step.syms:

@@ -86,6 +86,7 @@ class Buffer:
     rows: Dim = 0
     cols: Dim = 0
     root: "Buffer | None" = None
+    transposed: bool = False       # the root's matrix transposed (a column-major, DN, view)
 
     def __post_init__(self) -> None:
         if self.root is None:
@@ -98,6 +99,10 @@ class Buffer:
     @property
     def dtype(self) -> DType:
         return self.tensor.dtype
+
+    def transpose(self) -> "Buffer":
+        """The transposed matrix of a whole buffer, as a column-major (DN) view of it."""
+        return Buffer(self.name, self.tensor, self.kind, self.cols, self.rows, self.base, True)
 
     def viewed(self, rows: Dim, cols: Dim) -> "Buffer":
         """The same elements as a ``rows x cols`` matrix (a whole-buffer reshape)."""
@@ -547,14 +552,18 @@ class _Tiler:
         a, b = op.inputs[0], op.inputs[1]
         out = op.outputs[0]
         assert isinstance(a, g.TensorValue) and isinstance(b, g.TensorValue)
-        if a.rank != 2 or b.rank != 2 or op.attrs.get("a_trans") or op.attrs.get("b_trans"):
-            raise FrontendError("FRONT_MATMUL", "matmul is tiled for 2-D operands without transposes",
-                                location=_loc(op), expected="[M, K] @ [K, N]",
-                                actual=f"{a.type_str()} @ {b.type_str()}"
-                                       + (" with a transpose flag" if op.attrs.get("a_trans")
-                                          or op.attrs.get("b_trans") else ""))
-        m, k = a.shape
-        n = b.shape[1]
+        if a.rank != 2 or b.rank != 2:
+            raise FrontendError("FRONT_MATMUL", "matmul is tiled for 2-D operands", location=_loc(op),
+                                expected="[M, K] @ [K, N] (a transpose flag swaps an operand's dims)",
+                                actual=f"{a.type_str()} @ {b.type_str()}")
+        a_t, b_t = bool(op.attrs.get("a_trans")), bool(op.attrs.get("b_trans"))
+        m, k = (a.shape[1], a.shape[0]) if a_t else a.shape
+        n = b.shape[0] if b_t else b.shape[1]
+        for t, flag in ((a, a_t), (b, b_t)):
+            if flag and not self.place(t).whole():
+                raise FrontendError("FRONT_MATMUL", f"a transposed matmul operand must be a whole tensor",
+                                    location=_loc(op), expected="a parameter or a computed tensor",
+                                    actual=f"{t} is a window of {self.place(t).buffer.name}")
         cube = op.tiles.cube
         if cube is not None:
             tm, tk, tn = cube.m[0], cube.k[0], cube.n[0]
@@ -569,7 +578,7 @@ class _Tiler:
         self.place(b)
         self.place(out)
         return TileNode(op, "matmul", out, m, n, (tm, tk), [Access(a, "tile"), Access(b, "tile")], why,
-                        extra={"k": k, "tk": tk, "tn": tn})
+                        extra={"k": k, "tk": tk, "tn": tn, "a_trans": a_t, "b_trans": b_t})
 
     def _default_cube(self, m: Dim, k: Dim, n: Dim, dt: DType, acc: DType) -> tuple[int, int, int]:
         """The whole matrices when they fit L0A/L0B/L0C, else 128-wide tiles (64 along K)."""

@@ -44,7 +44,8 @@ class Builder:
             if shape is None:
                 shape = tuple(np.broadcast_shapes(*(tuple(t.shape) for t in tensors)))
             if dtype is None:
-                dtype = tensors[0].dtype if name not in I1_OPS else _i1()
+                values = [i for i in inputs[1:] if isinstance(i, g.TensorValue)] if name == "where" else tensors
+                dtype = _i1() if name in I1_OPS else (values or tensors)[0].dtype
             res = g.TensorValue(out or f"{name}_{len(self.body)}", tuple(shape), dtype)
             outs = (res,)
         op = g.Op(name, tuple(inputs), outs, dict(attrs), g.TileConfig(self.vec, self.cube), self.label)
