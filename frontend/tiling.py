@@ -379,7 +379,7 @@ def broadcast_mode(operand: tuple[Dim, ...], out: tuple[Dim, ...], op: g.Op) -> 
 
 
 def _bcast_error(operand: tuple[Dim, ...], out: tuple[Dim, ...], op: g.Op) -> FrontendError:
-    return FrontendError("FRONT_BROADCAST", f"{op.name}: this broadcast has no tile form",
+    return FrontendError("FRONT_TILE_BROADCAST", f"{op.name}: this broadcast has no tile form",
                          location=_loc(op),
                          expected="an operand of the result's shape, one value per row (last dim 1) "
                                   "or one row (leading dims 1)",

@@ -81,7 +81,7 @@ def test_unsupported_broadcast_is_a_front_error():
     b.ret(b.op("add", x, y))
     with pytest.raises(PTOError) as e:
         tile_function(b.function(), "cpu")
-    assert e.value.code == "FRONT_BROADCAST"
+    assert e.value.code == "FRONT_TILE_BROADCAST"
 
 
 def test_view_and_assemble_are_places_not_copies():
