@@ -41,7 +41,9 @@ class Builder:
             res = None
             outs = tuple(outputs)
         else:
-            if shape is None:
+            if shape is None and len(tensors) == 1:
+                shape = tensors[0].shape
+            elif shape is None:
                 shape = tuple(np.broadcast_shapes(*(tuple(t.shape) for t in tensors)))
             if dtype is None:
                 values = [i for i in inputs[1:] if isinstance(i, g.TensorValue)] if name == "where" else tensors
