@@ -13,6 +13,7 @@ import re
 
 from openpto.assembler.codes import CODES
 from openpto.backends.arguments import ARG_CODES
+from openpto.frontend.codes import FRONT_CODES
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "diagnostics.md"
@@ -70,7 +71,7 @@ def test_every_documented_code_exists() -> None:
 
 def test_meanings_agree_with_the_code_tables() -> None:
     docs = documented()
-    for table in (CODES, ARG_CODES):
+    for table in (CODES, ARG_CODES, FRONT_CODES):
         for code, meaning in table.items():
             assert docs.get(code, "").replace("`", "") == meaning.replace("|", "/"), code
 
