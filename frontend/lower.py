@@ -718,8 +718,53 @@ class _MatmulKernel(_VectorKernel):
         return self.finish(params, top, body)
 
 
+class _TransposeKernel(_VectorKernel):
+    """One tile per invocation: load tile (i, j), TTRANS it, store it at (j, i)."""
+
+    def emit(self) -> LoweredKernel:
+        k = self.k
+        n = k.nodes[0]
+        src = n.inputs[0].value
+        assert isinstance(src, g.TensorValue)
+        tr, tc = k.tile
+        al = self.align(src.dtype)
+        trs, tcs = _round_up(tr, al), _round_up(tc, al)
+        top: list[str] = []
+        body: list[str] = []
+        first, count = self.fresh("first"), self.fresh("count")
+        blk, nblk, lo, hi, inv = (self.fresh(x) for x in ("blk", "nblk", "lo", "hi", "inv"))
+        top += [f"  %{blk} = pto.get_block_idx", f"  %{nblk} = pto.get_block_num",
+                f"  %{lo} = arith.addi %{first}, %{blk} : index",
+                f"  %{hi} = arith.addi %{first}, %{count} : index"]
+        rv, cv, ncols = self.value(k.rows, top), self.value(k.cols, top), self.value(k.grid[1], top)
+        p = "    "
+        bi, bj, r, c = (self.fresh(x) for x in ("bi", "bj", "r", "c"))
+        body += [f"  scf.for %{inv} = %{lo} to %{hi} step %{nblk} {{",
+                 f"{p}%{bi} = arith.divsi %{inv}, {ncols} : index",
+                 f"{p}%{bj} = arith.remsi %{inv}, {ncols} : index",
+                 f"{p}%{r} = arith.muli %{bi}, {self.const(tr)} : index",
+                 f"{p}%{c} = arith.muli %{bj}, {self.const(tc)} : index"]
+        vals = {}
+        for nm, base, v, t in (("vr", "%" + r, rv, tr), ("vc", "%" + c, cv, tc)):
+            left, vv = self.fresh(nm + "left"), self.fresh(nm)
+            body += [f"{p}%{left} = arith.subi {v}, {base} : index",
+                     f"{p}%{vv} = arith.minsi %{left}, {self.const(t)} : index"]
+            vals[nm] = "%" + vv
+        dt = src.dtype.name
+        a = self.declare(body, p, src.name, f"!pto.tile<{trs}x{tcs}x{dt}, valid=?x?>", vals["vr"], vals["vc"])
+        t = self.declare(body, p, n.out.name, f"!pto.tile<{tcs}x{trs}x{dt}, valid=?x?>", vals["vc"], vals["vr"])
+        body.append(f"{p}{a} = tload {self.gindex(self.places[src], '%' + r, '%' + c, body, p)}")
+        body.append(f"{p}{t} = ttrans {a}")
+        body.append(f"{p}tstore {self.gindex(self.places[n.out], '%' + c, '%' + r, body, p)}, {t}")
+        body.append("  }")
+        params = [f"%{q_.name} : {self.memref(q_.buffer) if q_.buffer else 'index'}" for q_ in self.params]
+        params += [f"%{first} : index", f"%{count} : index"]
+        self.params += [KernelParam(first, "first"), KernelParam(count, "count")]
+        return self.finish(params, top, body)
+
+
 _EMITTERS = {"grid": _VectorKernel, "rows": _VectorKernel, "colloop": _VectorKernel,
-             "colreduce": _ColReduceKernel, "matmul": _MatmulKernel}
+             "colreduce": _ColReduceKernel, "matmul": _MatmulKernel, "transpose": _TransposeKernel}
 
 
 def lower_kernel(k: Kernel, part: Partition) -> LoweredKernel:

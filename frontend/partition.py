@@ -70,7 +70,7 @@ class Kernel:
     @property
     def invocations(self) -> Dim:
         nr, nc = self.grid
-        if self.mode in ("grid", "matmul"):
+        if self.mode in ("grid", "matmul", "transpose"):
             return g.sym_binop("mul", nr, nc)
         if self.mode == "colreduce":
             return nc
@@ -197,6 +197,9 @@ class _Partitioner:
             k.why.append("a matrix multiply runs on the cube: "
                          + ("cube and vector cores are separate on this profile"
                             if self.separate else "its tiles live in the cube's buffers"))
+        elif n.kind == "transpose":
+            k.mode = "transpose"
+            k.why.append("a transpose moves tile (i, j) to (j, i): a kernel of its own")
         elif n.kind == "reduce" and n.reduce_axis == "col":
             k.mode = "colreduce"
             k.why.append("a column reduction walks the row tiles of each column block: a kernel of its own")
@@ -216,7 +219,8 @@ class _Partitioner:
             return False
         if k.mode == "matmul":
             return self._join_cube(k, n)
-        if k.mode == "colreduce" or n.kind == "matmul" or (n.kind == "reduce" and n.reduce_axis == "col"):
+        if k.mode in ("colreduce", "transpose") or n.kind in ("matmul", "transpose") or (
+                n.kind == "reduce" and n.reduce_axis == "col"):
             return False
         base = k.nodes[0]
         if not dims_equal(n.rows, base.rows) or n.tile[0] != base.tile[0]:

@@ -499,8 +499,7 @@ class _Tiler:
         if kind == "matmul":
             return self._matmul(op)
         if kind == "transpose":
-            raise FrontendError("FRONT_UNSUPPORTED_OP", "transpose is not tiled yet", location=_loc(op),
-                                expected="ops with a tiling rule", actual="transpose")
+            return self._transpose(op)
         return self._elementwise(op, kind)
 
     def _elementwise(self, op: g.Op, kind: str) -> TileNode:
@@ -547,6 +546,22 @@ class _Tiler:
         return TileNode(op, "reduce", out, rows, cols, (tr, tc), [Access(src, "tile")], why,
                         reduce=red, extra={"axis_kind": axis_kind, "mean": op.name == "mean",
                                            "length": src.shape[axis]})
+
+    def _transpose(self, op: g.Op) -> TileNode:
+        """A 2-D transpose: input tile (i, j) becomes output tile (j, i) (TTRANS)."""
+        src, out = op.inputs[0], op.outputs[0]
+        assert isinstance(src, g.TensorValue)
+        perm = tuple(op.attrs.get("perm") or tuple(reversed(range(src.rank))))
+        if src.rank != 2 or perm != (1, 0):
+            raise FrontendError("FRONT_UNSUPPORTED_OP", "transpose is tiled for 2-D tensors",
+                                location=_loc(op), expected="a 2-D tensor, perm (1, 0)",
+                                actual=f"{src.type_str()}, perm {perm}")
+        rows, cols = src.shape
+        vec = tuple(reversed(op.tiles.vec)) if op.tiles.vec and len(op.tiles.vec) == 2 else op.tiles.vec
+        (tr, tc), why = pick_tile(src.shape, src.dtype, vec, self.budget, op)
+        self.place(src)
+        self.place(out)
+        return TileNode(op, "transpose", out, rows, cols, (tr, tc), [Access(src, "tile")], why)
 
     def _matmul(self, op: g.Op) -> TileNode:
         a, b = op.inputs[0], op.inputs[1]

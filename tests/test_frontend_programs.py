@@ -318,3 +318,31 @@ def test_missing_array_is_a_front_error():
     with pytest.raises(PTOError) as e:
         cf({"input": np.zeros((8, 8), np.float32)}, {})
     assert e.value.code == "FRONT_RUN_ARGUMENT"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("profile", ["cpu", "a3"])
+def test_transpose_then_elementwise(backend, profile):
+    b = Builder("tr")
+    x = b.tensor("x", (37, 50))
+    b.vec = (16, 16)
+    t = b.op("transpose", x, shape=(50, 37), out="xt", perm=(1, 0))
+    b.ret(b.op("mul", t, 2.0, out="y"))
+    x_ = rand(37, 50)
+    y = np.empty((50, 37), np.float32)
+    cf = run(b.function(), {"x": x_, "y": y}, backend, profile=profile)
+    np.testing.assert_array_equal(y, x_.T * 2)
+    pto.check(pto.parse(cf.stages.kernels), profile)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_reshape_is_a_view_of_the_same_elements(backend):
+    b = Builder("rs")
+    x = b.tensor("x", (4, 8, 16))
+    r = b.op("reshape", x, shape=(8, 64), out="r", shape_attr=None)
+    b.ret(b.op("sum", b.op("exp", r, out="e"), shape=(8, 1), out="s", axis=1, keepdim=True))
+    x_ = rand(4, 8, 16)
+    s = np.empty((8, 1), np.float32)
+    cf = run(b.function(), {"x": x_, "s": s}, backend)
+    np.testing.assert_allclose(s, np.exp(x_.astype(np.float64)).reshape(8, 64).sum(1, keepdims=True), rtol=1e-5)
+    assert "%x : !pto.memref<8x64xf32>" in cf.stages.kernels
