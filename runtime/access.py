@@ -1,0 +1,95 @@
+"""What a task touches: which kernel parameters it reads and writes (from the instructions'
+operand roles in ``isa/``), the byte ranges its array bindings cover in their base buffers,
+and the core type its kernel needs (from the pipes and tile locations it uses).
+
+Dependencies between tasks come from these ranges, so two tasks on two halves of one tensor
+are independent while two tasks on the same bytes are ordered.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.lib.array_utils import byte_bounds
+
+from ..assembler.ir import Kernel, MemRef, Subset, TileOp, View
+from ..backends.arguments import written_params
+from ..backends.ascend_sim.lower import UNIT_OF_BUFFER, UNIT_OF_PIPE
+from ..isa.machines import buffer_name
+from ..isa.spec import Kind, Role
+from ..isa.types import TileType
+
+#: the core types a task may ask for; "host" runs a Python callable on the host
+CORE_TYPES: tuple[str, ...] = ("cube", "vector", "host")
+
+
+@dataclass(frozen=True)
+class Span:
+    """Bytes ``[lo, hi)`` of one base buffer (``base`` is the buffer's identity, ``name`` how
+    a report shows the binding)."""
+
+    base: int
+    lo: int
+    hi: int
+    name: str
+
+    def overlaps(self, other: "Span") -> bool:
+        return self.base == other.base and self.lo < other.hi and other.lo < self.hi
+
+
+def read_params(kernel: Kernel) -> set[str]:
+    """Parameters some instruction reads: an ``in`` or ``inout`` global or tile operand whose
+    memory is the parameter's (directly, or through a tensor view or tile subset)."""
+    params = {p.name for p in kernel.params}
+    out: set[str] = set()
+    roots: dict[str, set[str]] = {}
+    for s in kernel.walk():
+        if isinstance(s, (View, Subset)):
+            roots.setdefault(s.result.name, set()).update(roots.get(s.source.name, {s.source.name}))
+        elif isinstance(s, TileOp):
+            for o in s.instr.operands:
+                a = s.args.get(o.name)
+                if o.role is Role.OUT or a is None or o.kind not in (Kind.GLOBAL, Kind.TILE):
+                    continue
+                name = a.base.name if isinstance(a, MemRef) else getattr(a, "name", None)
+                out |= roots.get(name, {name}) & params  # type: ignore[arg-type]
+    return out
+
+
+def kernel_access(kernel: Kernel) -> tuple[frozenset[str], frozenset[str]]:
+    """(parameters read, parameters written), both derived from the declarations' roles."""
+    return frozenset(read_params(kernel)), frozenset(written_params(kernel))
+
+
+def kernel_core_type(kernel: Kernel) -> str:
+    """"cube" when any instruction runs on a cube pipe (M, MTE1, FIX) or uses a cube-side tile
+    (L1, L0A/B/C, bias, scaling), else "vector": the simulator's own classification."""
+    for s in kernel.walk():
+        if not isinstance(s, TileOp):
+            continue
+        types = s.types()
+        if UNIT_OF_PIPE.get(s.instr.pipe_for(types)) == "cube":
+            return "cube"
+        if any(isinstance(t, TileType) and UNIT_OF_BUFFER.get(buffer_name(t.loc)) == "cube" for t in types.values()):
+            return "cube"
+    return "vector"
+
+
+def root_buffer(a: np.ndarray) -> Any:
+    """The object owning a view's memory: the end of its ``.base`` chain."""
+    root: Any = a
+    while isinstance(root, np.ndarray) and root.base is not None:
+        root = root.base
+    return root
+
+
+def array_span(a: np.ndarray, name: str) -> Span:
+    """The bytes an array (or view) spans within its base buffer: from its lowest to one past
+    its highest addressed byte (a strided view's gaps included)."""
+    lo, hi = byte_bounds(a) if a.size else (a.ctypes.data, a.ctypes.data)
+    return Span(id(root_buffer(a)), int(lo), int(hi), name)
+
+
+def is_array(value: Any) -> bool:
+    return isinstance(value, np.ndarray)
