@@ -37,6 +37,7 @@ UNARY = {"exp": "texp", "log": "tlog", "sqrt": "tsqrt", "rsqrt": "trsqrt", "abs"
 COMPARE = {"eq": "EQ", "ne": "NE", "lt": "LT", "le": "LE", "gt": "GT", "ge": "GE"}
 #: a compare with the scalar first is the swapped compare with the scalar second
 SWAPPED = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
+CAST_MODE = {"rint": "RINT", "round": "ROUND", "floor": "FLOOR", "ceil": "CEIL", "trunc": "TRUNC"}
 ROW_REDUCE = {"sum": "trowsum", "max": "trowmax", "min": "trowmin"}
 COL_REDUCE = {"sum": "tcolsum", "max": "tcolmax", "min": "tcolmin"}
 COMBINE = {"sum": "tadd", "max": "tmax", "min": "tmin"}
@@ -456,8 +457,10 @@ class _VectorKernel(_Emitter):
         in_dt = next((a.value.dtype for a in n.inputs if isinstance(a.value, g.TensorValue)), dt)
         if n.kind == "unary":
             out.append(f"{pad}{dst} = {UNARY[n.name]} {ops[0][1]}")
-        elif n.kind == "cast":
-            mode = "TRUNC" if in_dt.is_float and not dt.is_float else "RINT"
+        elif n.kind == "cast" and dt.kind == "bool":      # to a mask: nonzero
+            out.append(f"{pad}{dst} = tcmps {ops[0][1]}, {_literal(0, in_dt)} {{cmpMode = #pto.cmp<NE>}}")
+        elif n.kind == "cast":      # the op's rounding mode where a float becomes an integer
+            mode = CAST_MODE[n.op.attrs.get("mode", "rint")] if in_dt.is_float and not dt.is_float else "RINT"
             out.append(f"{pad}{dst} = tcvt {ops[0][1]} {{roundMode = #pto.round<{mode}>}}")
         elif n.kind == "binary":
             self.binary(n.name, ops, dst, dt, blk, out, pad)

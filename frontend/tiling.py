@@ -23,16 +23,16 @@ from . import graph as g
 from .graph import Dim, Sym, sym_binop
 from .options import Options
 
-#: op name -> tiling kind (the lowering rules are keyed by the same names, in lower.py)
-KINDS: dict[str, str] = {
-    **{n: "binary" for n in ("add", "sub", "mul", "div", "maximum", "minimum")},
-    **{n: "unary" for n in ("exp", "log", "sqrt", "rsqrt", "abs", "neg", "relu", "reciprocal")},
-    **{n: "compare" for n in ("eq", "ne", "lt", "le", "gt", "ge")},
-    "where": "select", "cast": "cast", "full": "full",
-    **{n: "reduce" for n in ("sum", "amax", "amin", "mean")},
-    "matmul": "matmul", "transpose": "transpose", "reshape": "reshape",
-    "view": "view", "assemble": "assemble", "move": "assemble", "topk": "topk",
-}
+def kind_of(op: g.Op) -> str:
+    """The op's kind from the op table (frontend/ops.py); the tiling rules are keyed by it."""
+    from .ops import OPS
+    spec = OPS.get(op.name)
+    if spec is None:
+        raise FrontendError("FRONT_UNSUPPORTED_OP", f"the pipeline has no rule for {op.name!r}",
+                            location=_loc(op), expected=", ".join(sorted(OPS)), actual=op.name)
+    return spec.kind
+
+
 #: kinds that run on the vector unit, tile by tile
 ELEMENTWISE = ("binary", "unary", "compare", "select", "cast", "full", "copy")
 
@@ -441,7 +441,7 @@ class _Tiler:
             for i in op.inputs:
                 if isinstance(i, g.TensorValue):
                     uses[i] = uses.get(i, 0) + 1
-            if KINDS.get(op.name) == "assemble":
+            if kind_of(op) == "assemble":
                 assembles.append(op)
         for op in assembles:
             src, dst = op.inputs[0], op.outputs[0]
@@ -463,12 +463,11 @@ class _Tiler:
         return out
 
     def _op(self, op: g.Op) -> TileNode | None:
-        kind = KINDS.get(op.name)
-        if kind is None or kind == "topk":
-            raise FrontendError("FRONT_UNSUPPORTED_OP", f"the pipeline has no tiling rule for {op.name!r}",
-                                location=_loc(op), expected=", ".join(sorted(k for k, v in KINDS.items()
-                                                                         if v != "topk")),
-                                actual=op.name)
+        kind = kind_of(op)
+        if kind == "topk":
+            raise FrontendError("FRONT_UNSUPPORTED_OP", "topk has no tile lowering yet", location=_loc(op),
+                                expected="ops other than topk", actual=op.name,
+                                notes=["the tensor-graph interpreter runs it; the kernels do not"])
         if kind == "view":
             src = op.inputs[0]
             assert isinstance(src, g.TensorValue)
@@ -616,7 +615,7 @@ def _walk(body: list[g.Node]) -> Iterator[g.Op]:
 
 
 def _is_view(t: g.TensorValue, body: list[g.Node]) -> bool:
-    return any(KINDS.get(op.name) == "view" and t in op.outputs for op in _walk(body))
+    return any(op.name == "view" and t in op.outputs for op in _walk(body))
 
 
 def tile_function(fn: g.Function, profile: str = "cpu", options: Options | None = None) -> TileGraph:

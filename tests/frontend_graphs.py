@@ -50,6 +50,11 @@ class Builder:
                 dtype = _i1() if name in I1_OPS else (values or tensors)[0].dtype
             res = g.TensorValue(out or f"{name}_{len(self.body)}", tuple(shape), dtype)
             outs = (res,)
+        if name in ("view", "reshape", "full"):       # the op table's attrs carry the shape
+            attrs.setdefault("shape", tuple(shape))
+        if name == "full":
+            attrs.setdefault("dtype", dtype)
+        attrs.pop("shape_attr", None)
         op = g.Op(name, tuple(inputs), outs, dict(attrs), g.TileConfig(self.vec, self.cube), self.label)
         self.stack[-1].append(op)
         return res  # type: ignore[return-value]

@@ -91,3 +91,44 @@ def test_stage_printouts_and_picture(tmp_path):
     path = tmp_path / "tiles.png"
     cf.stages.draw(str(path))
     assert path.stat().st_size > 1000 and path.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_every_op_of_the_table_has_a_rule_or_a_clear_error():
+    """The pipeline keys its rules by the op table's kinds: each kind is tiled, placed, or (topk)
+    refused with FRONT_UNSUPPORTED_OP."""
+    from openpto.frontend.ops import OPS
+    from openpto.frontend import lower as lw
+    handled = {"binary": lw.BINARY, "unary": lw.UNARY, "compare": lw.COMPARE}
+    for name, spec in OPS.items():
+        if spec.kind in handled:
+            assert name in handled[spec.kind], name
+        else:
+            assert spec.kind in ("select", "reduce", "cast", "matmul", "transpose", "reshape", "view",
+                                 "assemble", "topk", "full"), spec.kind
+    b = Builder("tk")
+    x = b.tensor("x", (8, 16))
+    b.ret(b.op("topk", x, shape=(8, 4), out="v", k=4, axis=1, largest=True))
+    with pytest.raises(pto.PTOError) as e:
+        tile_function(b.function(), "cpu")
+    assert e.value.code == "FRONT_UNSUPPORTED_OP"
+
+
+@pytest.mark.parametrize("backend", ["reference", "llvm"])
+def test_stages_check_against_the_tensor_graph_interpreter(backend):
+    from test_frontend_programs import seed2
+    for fn, symbols in ((softmax(70, 100), {}), (layernorm(50, 300), {}), (seed2(8, 2, 64), {"b": 3})):
+        cf = compile_function(fn, backend=backend, profile="cpu")
+        cf.stages.check(symbols)
+
+
+def test_stages_check_reports_a_wrong_kernel():
+    cf = compile_function(softmax(16, 32), backend="reference", profile="cpu")
+
+    def wrong(fn, arrays, symbols):
+        from openpto.frontend.interpret import interpret
+        out = interpret(fn, arrays, symbols)
+        out["output"] = out["output"] * 1.01
+        return out
+    with pytest.raises(pto.PTOError) as e:
+        cf.stages.check(oracle=wrong)
+    assert e.value.code == "FRONT_CHECK"

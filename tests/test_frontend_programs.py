@@ -144,20 +144,23 @@ def test_cast_compare_where_full(backend):
     x, y = b.tensor("x", (30, 40)), b.tensor("y", (30, 40))
     b.vec = (8, 40)
     h = b.op("cast", x, dtype=F16, out="h")
-    i = b.op("cast", x, dtype=I32, out="i")
+    i = b.op("cast", x, dtype=I32, out="i")                  # mode rint: nearest, ties to even
+    i2 = b.op("cast", x, dtype=I32, out="i2", mode="trunc")
     m = b.op("gt", x, y, out="m")
     m2 = b.op("lt", 0.5, x, out="m2")          # scalar first: 0.5 < x
     w = b.op("where", m, x, y, out="w")
     w2 = b.op("where", m2, x, -1.0, out="w2")
     f = b.op("full", shape=(30, 40), dtype=F32, out="f", value=2.5)
-    b.ret(h, i, m, w, w2, f)
+    b.ret(h, i, i2, m, w, w2, f)
     x_, y_ = rand(30, 40, lo=-5, hi=5), rand(30, 40, lo=-5, hi=5)
     outs = {"h": np.empty((30, 40), np.float16), "i": np.empty((30, 40), np.int32),
+            "i2": np.empty((30, 40), np.int32),
             "m": np.empty((30, 40), bool), "w": np.empty((30, 40), np.float32),
             "w2": np.empty((30, 40), np.float32), "f": np.empty((30, 40), np.float32)}
     run(b.function(), {"x": x_, "y": y_, **outs}, backend)
     np.testing.assert_array_equal(outs["h"], x_.astype(np.float16))
-    np.testing.assert_array_equal(outs["i"], np.trunc(x_).astype(np.int32))
+    np.testing.assert_array_equal(outs["i"], np.rint(x_).astype(np.int32))
+    np.testing.assert_array_equal(outs["i2"], np.trunc(x_).astype(np.int32))
     np.testing.assert_array_equal(outs["m"], x_ > y_)
     np.testing.assert_array_equal(outs["w"], np.where(x_ > y_, x_, y_))
     np.testing.assert_array_equal(outs["w2"], np.where(0.5 < x_, x_, np.float32(-1)))
