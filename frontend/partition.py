@@ -217,6 +217,12 @@ class _Partitioner:
         produced = {m.out for m in k.nodes}
         if not any(t in produced for t in n.tensor_inputs()):
             return False
+        written = {id(self.tg.places[m.out].buffer.base) for m in k.nodes}
+        for t in n.tensor_inputs():
+            if t not in produced and id(self.tg.places[t].buffer.base) in written:
+                k.why.append(f"{n.out} = {n.name} starts another kernel: it reads {t}, a window of "
+                             "memory this kernel writes (other invocations may not have written it yet)")
+                return False
         if k.mode == "matmul":
             return self._join_cube(k, n)
         if k.mode in ("colreduce", "transpose") or n.kind in ("matmul", "transpose") or (
@@ -317,6 +323,11 @@ class _Partitioner:
                 for t in n.tensor_inputs():
                     readers.setdefault(t, set()).add(k.index)
         aliased = {t for t, p in self.tg.places.items() if not p.buffer.kind == "workspace"}
+        read_bases: dict[int, set[int]] = {}    # buffers read through views, by the kernels reading
+        for k in ks:
+            for n in k.nodes:
+                for t in n.tensor_inputs():
+                    read_bases.setdefault(id(self.tg.places[t].buffer.base), set()).add(k.index)
         for k in ks:
             produced = {n.out: n for n in k.nodes}
             for n in k.nodes:
@@ -325,7 +336,8 @@ class _Partitioner:
                         k.reads.append(t)
             for n in k.nodes:
                 t = n.out
-                outside = readers.get(t, set()) - {k.index}
+                outside = (readers.get(t, set()) | read_bases.get(id(self.tg.places[t].buffer.base), set())) \
+                    - {k.index}
                 if n.kind == "copy" or outside or t in keep or t in aliased:
                     if t not in k.writes:
                         k.writes.append(t)

@@ -349,3 +349,20 @@ def test_reshape_is_a_view_of_the_same_elements(backend):
     cf = run(b.function(), {"x": x_, "s": s}, backend)
     np.testing.assert_allclose(s, np.exp(x_.astype(np.float64)).reshape(8, 64).sum(1, keepdims=True), rtol=1e-5)
     assert "%x : !pto.memref<8x64xf32>" in cf.stages.kernels
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_view_of_a_computed_tensor(backend):
+    """A view of an intermediate reads it from global memory: the kernel that makes it stores it,
+    and the reader is another kernel (its rows may come from other invocations)."""
+    b = Builder("vt")
+    x = b.tensor("x", (64, 32))
+    b.vec = (16, 32)
+    e = b.op("exp", x, out="e")
+    v = b.op("view", e, shape=(16, 32), out="tail", offsets=(48, 0))
+    b.ret(b.op("mul", v, 2.0, out="y"))
+    x_ = rand(64, 32)
+    y = np.empty((16, 32), np.float32)
+    cf = run(b.function(), {"x": x_, "y": y}, backend)
+    np.testing.assert_allclose(y, np.exp(x_[48:].astype(np.float64)) * 2, rtol=1e-6)
+    assert len(list(cf.stages.partition.kernels())) == 2
