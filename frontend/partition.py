@@ -154,6 +154,7 @@ class _Partitioner:
         self.separate = separate_cores(tg.profile)
         self.prof = profiles.get(tg.profile)
         self.count = 0
+        self.refusal = ""
 
     def run(self) -> Partition:
         items = self._body(self.tg.items)
@@ -236,8 +237,7 @@ class _Partitioner:
         plan = self._plan(k.nodes + [n])
         if plan is None:
             k.why.append(f"{n.out} = {n.name} starts another kernel: it needs a whole row reduced "
-                         "earlier in this kernel and the rows cannot be widened "
-                         + ("(coalescing is off)" if not self.options.coalesce else "(they do not fit)"))
+                         f"earlier in this kernel and the rows cannot be widened ({self.refusal})")
             return False
         k.nodes.append(n)
         k.mode, k.tile, note = plan
@@ -292,8 +292,11 @@ class _Partitioner:
                     return "grid", (tr, tc), ""
                 return "colloop", (tr, tc), ""
         if not self.options.coalesce:
+            self.refusal = "coalescing is off"
             return None
         if not all(isinstance(n.cols, int) and dims_equal(n.cols, cols) for n in wide):
+            self.refusal = "the row length is a run-time value" if any(isinstance(n.cols, Sym) for n in wide) \
+                else "its ops have rows of different lengths"
             return None
         c = int(cols)  # type: ignore[arg-type]
         tensors = {n.out for n in wide} | {t for n in wide for t in n.tensor_inputs()}
@@ -302,6 +305,7 @@ class _Partitioner:
         cap = min(self.prof.capacity[Loc.VEC], 8 * 1024 * 1024)
         fit = cap // row_bytes
         if fit < 1:
+            self.refusal = f"one row of its {len(tensors)} tiles does not fit the vector buffer"
             return None
         rows = min(tr, fit)
         if rows >= 8:

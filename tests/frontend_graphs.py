@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from openpto.frontend import graph as g
+from openpto.frontend.ops import broadcast
 from openpto.isa.dtypes import F32, DType
 
 I1_OPS = ("eq", "ne", "lt", "le", "gt", "ge")
@@ -41,10 +42,8 @@ class Builder:
             res = None
             outs = tuple(outputs)
         else:
-            if shape is None and len(tensors) == 1:
-                shape = tensors[0].shape
-            elif shape is None:
-                shape = tuple(np.broadcast_shapes(*(tuple(t.shape) for t in tensors)))
+            if shape is None:
+                shape = broadcast([t.shape for t in tensors])
             if dtype is None:
                 values = [i for i in inputs[1:] if isinstance(i, g.TensorValue)] if name == "where" else tensors
                 dtype = _i1() if name in I1_OPS else (values or tensors)[0].dtype

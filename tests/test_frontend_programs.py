@@ -366,3 +366,17 @@ def test_view_of_a_computed_tensor(backend):
     cf = run(b.function(), {"x": x_, "y": y}, backend)
     np.testing.assert_allclose(y, np.exp(x_[48:].astype(np.float64)) * 2, rtol=1e-6)
     assert len(list(cf.stages.partition.kernels())) == 2
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_softmax_with_run_time_rows_and_columns(backend):
+    """Both dims dynamic: one compile; the row length is unknown, so the kernels split where a
+    whole row is needed and the reductions combine over a column loop."""
+    m, n = g.Sym.var("m"), g.Sym.var("n")
+    cf = compile_function(softmax(m, n, tile=(8, 32)), backend=backend, profile="cpu")
+    for M, N in ((1, 1), (9, 33), (20, 100), (8, 32)):
+        x = rand(M, N)
+        out = np.empty_like(x)
+        cf({"input": x, "output": out}, {"m": M, "n": N})
+        np.testing.assert_allclose(out, np_softmax(x), rtol=1e-5, atol=1e-7)
+    assert "the row length is a run-time value" in str(cf.stages.partition)
