@@ -8,8 +8,9 @@ earlier tasks). A task is up to ``merge`` invocations of one kernel in one launc
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Callable, Union
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any, Union
 
 import numpy as np
 
@@ -232,14 +233,34 @@ def _eval(d: Dim, env: dict[str, int]) -> int:
                             actual=", ".join(sorted(env)) or "none") from None
 
 
-def compile_function(fn: g.Function, *, backend: str = "reference", profile: str = "cpu",
-                     options: dict | None = None) -> CompiledFunction:
-    """Tile, partition, lower, check and compile ``fn`` for ``backend`` on ``profile``."""
+#: compiled modules by (text, backend, profile): a function compiled again (another static
+#: signature that lowers to the same kernels, a second decorator) reuses the executable
+_EXECUTABLES: "OrderedDict[tuple[str, str, str], tuple[Any, Any]]" = OrderedDict()
+_CACHE_SIZE = 64
+
+
+def _compile_module(text: str, name: str, backend: str, profile: str) -> tuple[Any, Any]:
     import openpto as pto
+    key = (text, backend, profile)
+    hit = _EXECUTABLES.get(key)
+    if hit is not None:
+        _EXECUTABLES.move_to_end(key)
+        return hit
+    module = pto.parse(text, filename=f"<frontend {name}>")
+    exe = pto.compile(module, backend=backend, profile=profile)
+    _EXECUTABLES[key] = (module, exe)
+    if len(_EXECUTABLES) > _CACHE_SIZE:
+        _EXECUTABLES.popitem(last=False)
+    return module, exe
+
+
+def compile_function(fn: g.Function, *, backend: str = "reference", profile: str = "cpu",
+                     options: dict | Options | None = None) -> CompiledFunction:
+    """Tile, partition, lower, check and compile ``fn`` for ``backend`` on ``profile``
+    (``pto.compile`` verifies the module for the profile first)."""
     opts = options if isinstance(options, Options) else Options.from_dict(options)
     tg = tile_function(fn, profile, opts)
     part = partition(tg, opts)
     low = lower(part)
-    module = pto.parse(low.text, filename=f"<frontend {fn.name}>")
-    exe = pto.compile(module, backend=backend, profile=profile)
+    module, exe = _compile_module(low.text, fn.name, backend, profile)
     return CompiledFunction(fn, backend, profile, opts, tg, part, low, module, exe)

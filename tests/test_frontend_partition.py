@@ -122,3 +122,10 @@ def test_merge_decides_the_task_count():
         cf({"input": x, "output": np.empty_like(x)}, {})
         launches.append(calls)
     assert launches == [[3], [1, 1, 1], [2, 1]]
+
+
+def test_an_identical_module_is_compiled_once():
+    a = compile_function(softmax(40, 64), backend="llvm", profile="cpu")
+    b = compile_function(softmax(40, 64), backend="llvm", profile="cpu")
+    c = compile_function(softmax(40, 64), backend="reference", profile="cpu")
+    assert a.executable is b.executable and c.executable is not a.executable
