@@ -1,0 +1,61 @@
+"""runtime's dask executor on a LocalCluster of two worker processes (one module-scoped
+cluster): the diamond and the fan-out give numpy's results, a failing task is one error."""
+from __future__ import annotations
+
+import pathlib
+
+import numpy as np
+import pytest
+
+import openpto as pto
+from openpto.isa.diagnostics import PTOError
+from openpto.runtime import TaskGraph, problems, run
+
+distributed = pytest.importorskip("distributed", reason="the dask extra (pip install 'openpto[dask]') is not installed")
+
+from test_runtime_exec import diamond, fan_out  # noqa: E402 - the same graphs as the other executors
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    c = distributed.Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+
+
+@pytest.fixture(scope="module")
+def add() -> pto.backends.Executable:
+    return pto.compile(pto.load(str(ROOT / "examples" / "vector_add.pto")), backend="llvm", profile="a3")
+
+
+@pytest.mark.parametrize("build,policy", [(diamond, "fifo"), (fan_out, "critical"), (fan_out, "lifo")])
+def test_same_results_as_numpy_on_a_local_cluster(client, add, build, policy) -> None:
+    g, got, want = build(add, np.random.default_rng(7))
+    rec = run(g, "dask", policy, client=client)
+    for name in want:
+        np.testing.assert_allclose(got[name], want[name], rtol=1e-5, atol=1e-4, err_msg=name)
+    assert problems(rec) == []
+    assert {r.lane.split("_")[0] for r in rec.runs if r.lane} == {"dask"}
+
+
+def test_a_failing_task_on_the_cluster(client, add) -> None:
+    a = np.ones((32, 1024), np.float32)
+    c, later = np.zeros_like(a), np.zeros_like(a)
+    g = TaskGraph()
+    bad = g.task(add, args=dict(a=a, b=a, c=c, rows=64), label="too many rows")
+    g.task(add, args=dict(a=c, b=a, c=later, rows=32), label="after it")
+    with pytest.raises(PTOError) as e:
+        run(g, "dask", client=client)
+    assert e.value.code == "RUNTIME_TASK_FAILED" and "'too many rows'" in e.value.message
+    assert e.value.actual == "RUNTIME_OOB" and bad.id == 0
+    assert not later.any()                    # the successor never ran
+
+
+def test_dask_needs_a_client_or_address() -> None:
+    with pytest.raises(PTOError) as e:
+        run(TaskGraph(), "dask")
+    assert e.value.code == "PTO_EXECUTOR"
