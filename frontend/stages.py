@@ -75,30 +75,32 @@ class Stages:
         return out
 
     def check(self, symbols: dict[str, int] | None = None, oracle: Callable[..., Any] | None = None,
-              rtol: float = 1e-4, atol: float = 1e-5, seed: int = 0) -> None:
-        """Run the compiled kernels on random inputs and compare every output tensor with the
-        tensor-graph interpreter (``oracle(fn, arrays, symbols)`` returning {name: array});
-        ``FRONT_CHECK`` on a mismatch."""
+              stages: tuple[str, ...] = ("tile", "kernels"), rtol: float = 1e-4, atol: float = 1e-5,
+              seed: int = 0) -> None:
+        """Compare stages with the tensor-graph interpreter (``oracle(fn, arrays, symbols)``
+        returning {name: array}) on random inputs: ``tile`` runs the tile graph tile by tile in
+        numpy (frontend/tilecheck.py), ``kernels`` runs the compiled kernels. ``FRONT_CHECK``
+        names the stage, the tensor and the worst element on a mismatch."""
         if oracle is None:
-            from . import interpret   # F1's tensor-graph interpreter
-            oracle = getattr(interpret, "interpret", None) or getattr(interpret, "run")
+            from .interpret import interpret as oracle
         arrays = self.random_inputs(symbols, seed)
         expected = oracle(self.tensor_graph, {k: v.copy() for k, v in arrays.items()}, dict(symbols or {}))
-        self.compiled(arrays, dict(symbols or {}))
         outs = [p.name for p in self.tensor_graph.params
                 if p.tensor is not None and p.tensor.kind in ("output", "inout")]
         outs += [r.name for r in self.tensor_graph.results]
-        for name in outs:
-            want = np.asarray(expected[name])
-            got = arrays[name]
-            if not np.allclose(got.astype(np.float64), want.astype(np.float64), rtol=rtol, atol=atol,
-                               equal_nan=True):
-                diff = np.abs(got.astype(np.float64) - want.astype(np.float64))
-                where = np.unravel_index(int(np.nanargmax(diff)), diff.shape) if diff.size else ()
-                raise FrontendError("FRONT_CHECK", f"{name}: the kernels disagree with the tensor graph",
-                                    expected=f"{want[where]!r} at {where}", actual=f"{got[where]!r}",
-                                    notes=[f"profile {self.tile_graph.profile}, backend "
-                                           f"{self.compiled.backend}"])
+        for stage in stages:
+            if stage == "tile":
+                from .tilecheck import evaluate
+                got = evaluate(self.tile_graph, arrays, symbols)
+            elif stage == "kernels":
+                got = {k: v.copy() for k, v in arrays.items()}
+                self.compiled(got, dict(symbols or {}))
+            else:
+                raise FrontendError("FRONT_OPTION", f"no check for stage {stage!r}",
+                                    expected="tile, kernels", actual=stage)
+            for name in outs:
+                _compare(stage, name, np.asarray(expected[name]), got[name], rtol, atol,
+                         f"profile {self.tile_graph.profile}, backend {self.compiled.backend}")
 
     # pictures ------------------------------------------------------------------------------
     def draw(self, path: str) -> None:
@@ -134,3 +136,15 @@ class Stages:
                      f"({len(kernels)} kernels, profile {self.tile_graph.profile})", fontsize=9)
         fig.savefig(path, dpi=110, bbox_inches="tight")
         plt.close(fig)
+
+
+def _compare(stage: str, name: str, want: np.ndarray, got: np.ndarray, rtol: float, atol: float,
+             where_: str) -> None:
+    w, gt = want.astype(np.float64), got.astype(np.float64)
+    if np.allclose(gt, w, rtol=rtol, atol=atol, equal_nan=True):
+        return
+    diff = np.abs(gt - w)
+    diff[np.isnan(diff)] = np.inf
+    at = np.unravel_index(int(np.argmax(diff)), diff.shape) if diff.size else ()
+    raise FrontendError("FRONT_CHECK", f"{stage} stage: {name} disagrees with the tensor graph",
+                        expected=f"{want[at]!r} at {at}", actual=f"{got[at]!r}", notes=[where_])

@@ -131,3 +131,33 @@ def test_bad_options_are_refused():
     with pytest.raises(PTOError):
         Options.from_dict({"merge": 0})
     assert Options.from_dict({"merge": 2, "fuse": False}) == Options(merge=2, fuse=False)
+
+
+def _programs():
+    from test_frontend_programs import layernorm, mlp, seed2
+    yield softmax(70, 100), {}
+    yield softmax(g.Sym.var("m"), 40, tile=(8, 16)), {"m": 19}
+    yield layernorm(50, 300), {}
+    yield mlp(40, 70, 50, cube=g.CubeTiles((16, 16), (32, 32), (32, 32))), {}
+    yield seed2(8, 2, 64), {"b": 3}
+
+
+@pytest.mark.parametrize("index", range(5))
+def test_tile_graph_evaluated_tile_by_tile_matches_the_interpreter(index):
+    """Stages.check('tile'): the tile graph run tile by tile in numpy (partials combined,
+    edge tiles, broadcasts, places) equals the tensor-graph interpreter."""
+    from openpto.frontend.pipeline import compile_function
+    fn, symbols = list(_programs())[index]
+    cf = compile_function(fn, backend="reference", profile="cpu")
+    cf.stages.check(symbols, stages=("tile",))
+
+
+def test_a_wrong_tiling_is_caught_by_the_tile_check():
+    from openpto.frontend.pipeline import compile_function
+    from openpto.frontend.tiling import Access
+    cf = compile_function(softmax(16, 16), backend="reference", profile="cpu")
+    div = list(cf.stages.tile_graph.nodes())[4]
+    div.inputs[1] = Access(div.inputs[1].value, "col")        # the row sums read as one row
+    with pytest.raises(PTOError) as e:
+        cf.stages.check(stages=("tile",))
+    assert e.value.code == "FRONT_CHECK" and "tile stage" in e.value.message
