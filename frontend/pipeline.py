@@ -51,8 +51,8 @@ class TaskList:
     blocks: int
 
     def __str__(self) -> str:
-        lines = [f"tasks (merge={self.merge}, block_num={self.blocks}); each launch after the "
-                 "ones whose outputs it reads"]
+        lines = [f"tasks (merge={self.merge}, block_num={self.blocks}), in program order: each after "
+                 "the ones whose outputs it reads"]
 
         def rec(steps: list[Step], depth: int) -> None:
             pad = "  " * depth
@@ -62,10 +62,16 @@ class TaskList:
                     lines.append(f"{pad}for {lp.index} in range({lp.start}, {lp.stop}, {lp.step}):  # {lp.name}")
                     rec(s.body, depth + 1)
                     continue
-                per = f"{self.merge} invocations" if self.merge else "all invocations"
-                args = ", ".join(f"{p.name}={_arg_str(p)}" for p in s.params if p.kind != "count")
-                lines.append(f"{pad}launch @{s.code}({args}) x ceil({s.invocations} / task), {per} per task"
-                             + (f"  [kernel {s.kernel.name}]" if s.code != s.kernel.name else ""))
+                args = ", ".join(f"{p.name}={_arg_str(p)}" for p in s.params if p.kind not in ("first", "count"))
+                inv = s.invocations
+                tasks = ("1 task" if not self.merge else
+                         f"{-(-inv // self.merge)} task(s) of up to {self.merge}" if isinstance(inv, int) else
+                         f"ceil({inv} / {self.merge}) tasks of up to {self.merge}")
+                lp = s.kernel.loop
+                inner = (f" per {lp.index} in {lp.start}..{lp.stop} (loop {lp.name} inside the kernel)"
+                         if lp is not None else "")
+                lines.append(f"{pad}launch @{s.code}({args}): {inv} invocation(s){inner} in {tasks}"
+                             + (f"  [kernel {s.kernel.name}, isomorphic]" if s.code != s.kernel.name else ""))
         rec(self.steps, 1)
         return "\n".join(lines)
 
