@@ -7,7 +7,7 @@ are independent while two tasks on the same bytes are ordered.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -22,20 +22,32 @@ from ..isa.types import TileType
 
 #: the core types a task may ask for; "host" runs a Python callable on the host
 CORE_TYPES: tuple[str, ...] = ("cube", "vector", "host")
+#: how hard ``np.shares_memory`` may work on two strided views before they count as overlapping
+SHARES_MEMORY_WORK = 100_000
 
 
 @dataclass(frozen=True)
 class Span:
     """Bytes ``[lo, hi)`` of one base buffer (``base`` is the buffer's identity, ``name`` how
-    a report shows the binding)."""
+    a report shows the binding). ``view`` is the array itself when its bytes have gaps (a
+    strided view), so two views whose ranges interleave without sharing an element (column
+    blocks of one matrix) are told apart exactly."""
 
     base: int
     lo: int
     hi: int
     name: str
+    view: Any = field(default=None, compare=False, repr=False)
 
     def overlaps(self, other: "Span") -> bool:
-        return self.base == other.base and self.lo < other.hi and other.lo < self.hi
+        if self.base != other.base or not (self.lo < other.hi and other.lo < self.hi):
+            return False
+        if self.view is None or other.view is None:
+            return True
+        try:
+            return bool(np.shares_memory(self.view, other.view, max_work=SHARES_MEMORY_WORK))
+        except np.exceptions.TooHardError:          # undecided within the budget: ordered, to be safe
+            return True
 
 
 def read_params(kernel: Kernel) -> set[str]:
@@ -88,7 +100,8 @@ def array_span(a: np.ndarray, name: str) -> Span:
     """The bytes an array (or view) spans within its base buffer: from its lowest to one past
     its highest addressed byte (a strided view's gaps included)."""
     lo, hi = byte_bounds(a) if a.size else (a.ctypes.data, a.ctypes.data)
-    return Span(id(root_buffer(a)), int(lo), int(hi), name)
+    gaps = a.size and hi - lo > a.size * a.itemsize
+    return Span(id(root_buffer(a)), int(lo), int(hi), name, a if gaps else None)
 
 
 def is_array(value: Any) -> bool:

@@ -72,8 +72,8 @@ class TaskGraph:
         self.derive = derive
         self.tasks: list[Task] = []
         self.preds: list[dict[int, str]] = []          # per task: predecessor id -> edge kind
-        self._reads: dict[int, list[tuple[int, int, int]]] = {}    # base -> (lo, hi, task) not yet covered
-        self._writes: dict[int, list[tuple[int, int, int]]] = {}
+        self._reads: dict[int, list[tuple[Span, int]]] = {}    # base -> (span, task) not yet covered
+        self._writes: dict[int, list[tuple[Span, int]]] = {}
         self._keep: list[Any] = []                     # base buffers, alive while the graph is
 
     def __len__(self) -> int:
@@ -193,22 +193,23 @@ class TaskGraph:
     def _derive(self, task: Task) -> None:
         preds = self.preds[task.id]
         for s in task.reads:
-            for lo, hi, t in self._writes.get(s.base, ()):
-                if lo < s.hi and s.lo < hi and t != task.id:
+            for other, t in self._writes.get(s.base, ()):
+                if t != task.id and s.overlaps(other):
                     preds.setdefault(t, "RAW")
         for s in task.writes:
             for kind, table in (("WAW", self._writes), ("WAR", self._reads)):
-                for lo, hi, t in table.get(s.base, ()):
-                    if lo < s.hi and s.lo < hi and t != task.id:
+                for other, t in table.get(s.base, ()):
+                    if t != task.id and s.overlaps(other):
                         preds.setdefault(t, kind)
         for s in task.writes:            # accesses this write covers are ordered before it: drop them
-            for table in (self._writes, self._reads):
-                entries = table.get(s.base)
-                if entries:
-                    table[s.base] = [e for e in entries if not (s.lo <= e[0] and e[1] <= s.hi)]
-            self._writes.setdefault(s.base, []).append((s.lo, s.hi, task.id))
+            if s.view is None:
+                for table in (self._writes, self._reads):
+                    entries = table.get(s.base)
+                    if entries:
+                        table[s.base] = [e for e in entries if not (s.lo <= e[0].lo and e[0].hi <= s.hi)]
+            self._writes.setdefault(s.base, []).append((s, task.id))
         for s in task.reads:
-            self._reads.setdefault(s.base, []).append((s.lo, s.hi, task.id))
+            self._reads.setdefault(s.base, []).append((s, task.id))
 
     def _spans(self, args: Mapping[str, Any], regions: Mapping[str, Any] | None, kernel: str | None) -> dict[str, Span]:
         out: dict[str, Span] = {}

@@ -41,6 +41,19 @@ def test_span_of_a_view_is_its_address_range_in_the_base() -> None:
     assert not top.overlaps(array_span(np.zeros((8, 1024), np.float32)[:4], "y"))   # another buffer
 
 
+def test_column_blocks_are_independent_overlapping_strided_views_are_not() -> None:
+    x = np.zeros((64, 1024), np.float32)
+    left, right = array_span(x[:, :512], "x"), array_span(x[:, 512:], "x")
+    assert left.hi > right.lo                                   # the ranges interleave ...
+    assert not left.overlaps(right) and not right.overlaps(left)  # ... but share no element
+    assert left.overlaps(array_span(x[:, 500:600], "x")) and left.overlaps(array_span(x[3:5], "x"))
+    g = TaskGraph()
+    w = [g.host(lambda x: None, dict(x=x[:, j:j + 256]), writes=["x"], reads=[]) for j in range(0, 1024, 256)]
+    r = g.host(lambda x: None, dict(x=x[:, 200:300]), reads=["x"], writes=[])
+    assert [g.preds[t.id] for t in w] == [{}, {}, {}, {}]
+    assert g.preds[r.id] == {w[0].id: "RAW", w[1].id: "RAW"}
+
+
 def test_raw_war_waw_on_overlapping_bytes_only(add: pto.backends.Executable) -> None:
     a, b, c = (np.zeros((64, 1024), np.float32) for _ in range(3))
     d = np.zeros((64, 1024), np.float32)
