@@ -23,8 +23,6 @@ KNOBS: dict[str, tuple[tuple[type, ...], str]] = {
     "blocks": ((int,), "block_num of every launch (SPMD blocks that share a task's invocations)"),
     "tile_budget": ((int, type(None)), "bytes of vector buffer one default tile may take (None: "
                                        "a quarter of the profile's vector capacity, at most 64 KB)"),
-    "live_tiles": ((int,), "how many tiles a fused kernel is assumed to keep live when deciding "
-                           "whether widened rows fit"),
 }
 
 
@@ -37,7 +35,6 @@ class Options:
     coalesce: bool = True
     blocks: int = 1
     tile_budget: int | None = None
-    live_tiles: int = 6
 
     @staticmethod
     def from_dict(options: Mapping[str, Any] | None) -> "Options":
