@@ -1,0 +1,338 @@
+"""``@jit``: binds a call's arrays to the annotations, captures and compiles once per static
+signature, and runs the compiled function.
+
+A call checks every argument against its annotation (count, array type, rank, static sizes,
+dtype), reads the dynamic sizes off the arrays, and looks the compile up under (source,
+options, backend, profile, static shapes and dtypes, compile-time arguments and the simple
+globals the function reads). Only a miss captures and compiles; a hit allocates the results
+and runs the compiled function. torch CPU tensors go in and come out as torch tensors.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import inspect
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from ..isa import dtypes as dt
+from ..isa.diagnostics import FrontendError
+from ..isa.dtypes import DType
+from .api import Dynamic, Tensor, TensorProxy, _tensor_value
+from .capture import TensorParam, capture, here
+from .codes import front_error
+from .graph import Dim, Function, Sym, evaluate_dim
+
+_PRIMITIVE = (int, float, str, bool, bytes, type(None))
+
+
+def _loc():  # noqa: ANN202
+    loc = here()
+    return loc.location() if loc else None
+
+
+# --------------------------------------------------------------------------------------------
+# torch interop (torch is optional: nothing here imports it)
+
+def is_torch(x: object) -> bool:
+    return type(x).__module__.split(".")[0] == "torch" and hasattr(x, "numpy") and hasattr(x, "dtype")
+
+
+def torch_to_numpy(x: Any) -> np.ndarray:
+    """A numpy array sharing the CPU tensor's memory (bf16 through an int16 view)."""
+    import torch
+    if x.device.type != "cpu":
+        raise front_error("FRONT_ARG_TYPE", "only CPU torch tensors can be passed", location=_loc(),
+                          expected="a tensor on the cpu device", actual=str(x.device))
+    x = x.detach()
+    if x.dtype == torch.bfloat16:
+        return x.view(torch.int16).numpy().view(dt.BF16.np_dtype)
+    return x.numpy()
+
+
+def numpy_to_torch(a: np.ndarray) -> Any:
+    import torch
+    if a.dtype == dt.BF16.np_dtype:
+        return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(a)
+
+
+# --------------------------------------------------------------------------------------------
+# one compiled signature
+
+@dataclass
+class Entry:
+    """What a warm call needs: the graph, the compiled function, how to allocate results."""
+
+    fn: Function
+    compiled: Any
+    results: list[tuple[str, tuple[Dim, ...], DType]]
+
+
+@dataclass
+class Call:
+    """A bound call: arrays by parameter name, compile-time arguments, symbol values, the key."""
+
+    arrays: dict[str, np.ndarray]
+    originals: dict[str, Any]
+    static: dict[str, Any]
+    symbols: dict[str, int]
+    params: list[TensorParam]
+    sources: dict[str, tuple[str, int]]
+    key: tuple
+    torch: bool
+
+
+_CACHE: dict[tuple, Entry] = {}
+
+
+class JitFunction:
+    """A function compiled from tensor code; call it with numpy arrays (or torch CPU tensors)."""
+
+    def __init__(self, fn: Callable, backend: str = "llvm", profile: str = "cpu",
+                 options: dict | None = None) -> None:
+        functools.update_wrapper(self, fn)
+        self.fn = fn
+        self.backend = backend
+        self.profile = profile
+        self.options = dict(options or {})
+        self._signature = inspect.signature(fn)
+        self._annotations: dict[str, Any] | None = None
+        try:
+            source = inspect.getsource(fn)
+        except (OSError, TypeError):
+            source = fn.__code__.co_code.hex()
+        digest = hashlib.sha256(source.encode()).hexdigest()
+        self._base = (digest, fn.__qualname__, backend, profile, repr(sorted(self.options.items())))
+        self._entries: dict[tuple, Entry] = {}
+
+    def with_options(self, *, backend: str | None = None, profile: str | None = None,
+                     **options: Any) -> "JitFunction":
+        """The same function with other compile options (merged over these)."""
+        return JitFunction(self.fn, backend or self.backend, profile or self.profile, {**self.options, **options})
+
+    def __repr__(self) -> str:
+        return f"<jit {self.fn.__qualname__} backend={self.backend} profile={self.profile}>"
+
+    # binding --------------------------------------------------------------------------------
+    def annotations(self) -> dict[str, Any]:
+        if self._annotations is None:
+            try:
+                self._annotations = inspect.get_annotations(self.fn, eval_str=True)
+            except Exception as e:  # noqa: BLE001 - any error evaluating a user's annotation
+                raise front_error("FRONT_ANNOTATION", f"the annotations of {self.fn.__name__} cannot be "
+                                  "evaluated", location=_loc(), expected="valid annotations",
+                                  actual=f"{type(e).__name__}: {e}") from None
+        return self._annotations
+
+    def _bind(self, args: tuple, kwargs: dict) -> Call:
+        try:
+            bound = self._signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise front_error("FRONT_ARG_COUNT", f"{self.fn.__name__}() called with the wrong arguments",
+                              location=_loc(), expected=f"{self.fn.__name__}{self._signature}",
+                              actual=str(e)) from None
+        bound.apply_defaults()
+        notes = self.annotations()
+        arrays: dict[str, np.ndarray] = {}
+        originals: dict[str, Any] = {}
+        static: dict[str, Any] = {}
+        symbols: dict[str, int] = {}
+        sources: dict[str, tuple[str, int]] = {}
+        params: list[TensorParam] = []
+        key: list = []
+        torch = False
+        for i, (name, value) in enumerate(bound.arguments.items()):
+            ann = notes.get(name)
+            if not isinstance(ann, Tensor) and not (ann is None and (isinstance(value, np.ndarray) or is_torch(value))):
+                try:
+                    hash(value)
+                except TypeError:
+                    raise front_error("FRONT_ARG_TYPE", f"the compile-time argument {name} cannot be hashed",
+                                      location=_loc(), expected="an int, float, str, tuple or other hashable",
+                                      actual=type(value).__name__) from None
+                static[name] = value
+                key.append((name, value))
+                continue
+            spec = ann if isinstance(ann, Tensor) else Tensor()
+            if is_torch(value):
+                torch = True
+                arr = torch_to_numpy(value)
+            elif isinstance(value, np.ndarray):
+                arr = value
+            else:
+                raise front_error("FRONT_ARG_TYPE", f"argument {i + 1} ({name}) must be an array",
+                                  location=_loc(), expected="a numpy array or a torch CPU tensor",
+                                  actual=type(value).__name__)
+            try:
+                have = dt.of_numpy(arr.dtype)
+            except KeyError:
+                have = None
+            if have is None or (spec.dtype is not None and have != spec.dtype):
+                raise front_error("FRONT_ARG_DTYPE", f"argument {i + 1} ({name}) has the wrong element type",
+                                  location=_loc(), expected=(spec.dtype or "a dtype openpto knows"),
+                                  actual=str(arr.dtype))
+            shape: list[Dim] = []
+            layout: list = []
+            want = spec.shape if spec.shape is not None else tuple(arr.shape)
+            if len(want) != arr.ndim:
+                raise front_error("FRONT_ARG_SHAPE", f"argument {i + 1} ({name}) has rank {arr.ndim}",
+                                  location=_loc(), expected=f"rank {len(want)}: {list(want)}",
+                                  actual=list(arr.shape))
+            for axis, (w, n) in enumerate(zip(want, arr.shape)):
+                if isinstance(w, Dynamic):
+                    sym = w.name or f"{name}_dim{axis}"
+                    if sym in symbols and symbols[sym] != n:
+                        raise front_error("FRONT_ARG_SHAPE", f"the dynamic size {sym} differs between arguments",
+                                          location=_loc(), expected=f"{sym} = {symbols[sym]} (as before)",
+                                          actual=f"{n} for {name} axis {axis}")
+                    if n < 1:
+                        raise front_error("FRONT_ARG_SHAPE", f"argument {name} is empty on axis {axis}",
+                                          location=_loc(), expected="sizes >= 1", actual=list(arr.shape))
+                    symbols[sym] = n
+                    sources.setdefault(sym, (name, axis))
+                    shape.append(Sym.var(sym))
+                    layout.append(sym)
+                else:
+                    if w != n:
+                        raise front_error("FRONT_ARG_SHAPE", f"argument {i + 1} ({name}) has the wrong shape",
+                                          location=_loc(), expected=list(_spell(want)), actual=list(arr.shape))
+                    shape.append(int(w))
+                    layout.append(int(w))
+            arrays[name] = arr
+            originals[name] = value
+            params.append(TensorParam(name, tuple(shape), have))
+            key.append((name, have.name, tuple(layout)))
+        return Call(arrays, originals, static, symbols, params, sources, tuple(key), torch)
+
+    def _globals_key(self) -> tuple:
+        """The simple values (numbers, strings) the function reads from globals and closures."""
+        g = self.fn.__globals__
+        out = [(n, g[n]) for n in self.fn.__code__.co_names if n in g and _simple(g[n])]
+        for n, cell in zip(self.fn.__code__.co_freevars, self.fn.__closure__ or ()):
+            try:
+                if _simple(cell.cell_contents):
+                    out.append((n, cell.cell_contents))
+            except ValueError:
+                pass
+        return tuple(out)
+
+    # capture and compile -------------------------------------------------------------------
+    def _capture(self, call: Call) -> Function:
+        return capture(self.fn, call.params, call.static, wrap=TensorProxy, unwrap=_tensor_value,
+                       symbols=dict(call.sources))
+
+    def _entry(self, call: Call, compiled: bool = True) -> Entry:
+        key = (self._base, call.key, self._globals_key(), compiled)
+        entry = self._entries.get(key) or _CACHE.get(key)
+        if entry is None:
+            fn = self._capture(call)
+            comp = _compile(fn, self.backend, self.profile, self.options) if compiled else None
+            entry = Entry(fn, comp, [(r.name, r.shape, r.dtype) for r in fn.results])
+            _CACHE[key] = entry
+        self._entries[key] = entry
+        return entry
+
+    # entry points ---------------------------------------------------------------------------
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        call = self._bind(args, kwargs)
+        entry = self._entry(call)
+        return self._run(call, entry, entry.compiled)
+
+    def interpret(self, *args: Any, **kwargs: Any) -> Any:
+        """Run the captured tensor graph with the numpy interpreter (the oracle), no compile."""
+        from .interpret import interpret
+        call = self._bind(args, kwargs)
+        entry = self._entry(call, compiled=False)
+        return self._run(call, entry, lambda arrays, symbols: interpret(entry.fn, arrays, symbols))
+
+    def graph(self, *args: Any, **kwargs: Any) -> Function:
+        """The tensor graph: captured for these arguments, or from the annotations alone."""
+        if args or kwargs or not self._signature.parameters:
+            return self._entry(self._bind(args, kwargs), compiled=False).fn
+        return self._capture(self._from_annotations())
+
+    def stages(self, *args: Any, **kwargs: Any) -> Any:
+        """Every stage of the compile (the pipeline's Stages) for these arguments, or from the
+        annotations alone (dynamic sizes stay symbolic)."""
+        if args or kwargs or not self._signature.parameters:
+            return self._entry(self._bind(args, kwargs)).compiled.stages
+        fn = self._capture(self._from_annotations())
+        return _compile(fn, self.backend, self.profile, self.options).stages
+
+    def _from_annotations(self) -> Call:
+        """A call with no arguments: every tensor parameter fully annotated, the rest defaulted."""
+        notes = self.annotations()
+        params: list[TensorParam] = []
+        static: dict[str, Any] = {}
+        sources: dict[str, tuple[str, int]] = {}
+        for name, p in self._signature.parameters.items():
+            ann = notes.get(name)
+            if isinstance(ann, Tensor) and ann.shape is not None and ann.dtype is not None:
+                shape: list[Dim] = []
+                for axis, d in enumerate(ann.shape):
+                    if isinstance(d, Dynamic):
+                        sym = d.name or f"{name}_dim{axis}"
+                        sources.setdefault(sym, (name, axis))
+                        shape.append(Sym.var(sym))
+                    else:
+                        shape.append(d)
+                params.append(TensorParam(name, tuple(shape), ann.dtype))
+            elif p.default is not inspect.Parameter.empty and not isinstance(ann, Tensor):
+                static[name] = p.default
+            else:
+                raise front_error("FRONT_ANNOTATION", f"parameter {name} needs a full pto.Tensor annotation "
+                                  "(shape and dtype) to capture without arguments", location=_loc(),
+                                  expected="pto.Tensor((dims...), pto.DT_...)", actual=repr(ann))
+        return Call({}, {}, static, {}, params, sources, (), False)
+
+    def _run(self, call: Call, entry: Entry, run: Callable) -> Any:
+        arrays = dict(call.arrays)
+        outs = []
+        for name, shape, dtype in entry.results:
+            a = np.empty(tuple(evaluate_dim(d, call.symbols) for d in shape), dtype=dtype.np_dtype)
+            arrays[name] = a
+            outs.append(a)
+        run(arrays, call.symbols)
+        if call.torch:
+            outs = [numpy_to_torch(a) for a in outs]
+        if not outs:
+            return None
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def _simple(v: object) -> bool:
+    if isinstance(v, _PRIMITIVE):
+        return True
+    return isinstance(v, tuple) and all(_simple(x) for x in v)
+
+
+def _spell(shape: tuple) -> tuple:
+    return tuple("DYNAMIC" if isinstance(d, Dynamic) else d for d in shape)
+
+
+def _compile(fn: Function, backend: str, profile: str, options: dict) -> Any:
+    try:
+        from .pipeline import compile_function
+    except ImportError as e:
+        raise front_error("FRONT_PIPELINE", "the frontend's compile pipeline is not built",
+                          location=fn.loc.location() if fn.loc else None,
+                          expected="openpto.frontend.pipeline.compile_function", actual=str(e),
+                          notes=["JitFunction.interpret runs the tensor graph with the numpy interpreter"]) from None
+    return compile_function(fn, backend=backend, profile=profile, options=options)
+
+
+def jit(fn: Callable | None = None, *, backend: str = "llvm", profile: str = "cpu",
+        **options: Any) -> Any:
+    """Decorate a tensor function: ``@jit`` or ``@jit(backend=..., profile=..., **pipeline options)``."""
+    if fn is None:
+        return lambda f: JitFunction(f, backend, profile, options)
+    if not callable(fn):
+        raise front_error("FRONT_OPERAND", "jit decorates a function", location=_loc(),
+                          expected="a function", actual=type(fn).__name__)
+    return JitFunction(fn, backend, profile, options)
+
+
+__all__ = ["jit", "JitFunction", "FrontendError"]

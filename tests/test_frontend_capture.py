@@ -1,0 +1,228 @@
+"""Capture: the seed programs become the expected tensor graphs (ops, shapes, names, symbols,
+loops, tile shapes, labels, source lines) and the interpreter runs them like numpy softmax."""
+from __future__ import annotations
+
+import pathlib
+
+import numpy as np
+import pytest
+
+import openpto.frontend as pto
+from openpto.frontend import graph as g
+from openpto.frontend.interpret import interpret
+from openpto.isa import dtypes as dt
+
+THIS = pathlib.Path(__file__)
+M, N = 40, 72
+N1, N2, DIM = 2, 4, 64
+
+
+def line_of(marker: str) -> int:
+    """The line of this file carrying ``# <marker>``."""
+    hits = [i for i, text in enumerate(THIS.read_text().splitlines(), 1) if text.rstrip().endswith(f"# {marker}")]
+    assert len(hits) == 1, marker
+    return hits[0]
+
+
+def np_softmax(x: np.ndarray) -> np.ndarray:
+    e = np.exp(x.astype(np.float64) - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+@pto.frontend.jit
+def seed_softmax(input: pto.Tensor((M, N), pto.DT_FP32)) -> pto.Tensor((M, N), pto.DT_FP32):
+    pto.set_vec_tile_shapes(32, 32)
+    rowmax = pto.amax(input, -1, True)  # seed1-amax
+    sub_res = pto.sub(input, rowmax)
+    exp_res = pto.exp(sub_res)
+    esum = pto.sum(exp_res, -1, True)
+    output = pto.div(exp_res, esum)  # seed1-div
+    return output
+
+
+def softmax_core(x):  # noqa: ANN001, ANN201
+    rowmax = pto.row_max_single(x)  # core-rowmax
+    sub = pto.sub(x, rowmax)
+    exp = pto.exp(sub)
+    esum = pto.row_sum_single(exp)
+    return pto.div(exp, esum)
+
+
+@pto.jit
+def seed_batch(input_tensor: pto.Tensor((pto.DYNAMIC, N1, N2, DIM), pto.DT_FP32),
+               output_tensor: pto.Tensor((pto.DYNAMIC, N1, N2, DIM), pto.DT_FP32)):
+    tensor_shape = input_tensor.shape
+    b = tensor_shape[0]
+    n1, n2, dim = tensor_shape[1:]
+    tile_b = pto.symbolic_scalar(1)
+    b_loop = b / tile_b
+    pto.set_vec_tile_shapes(1, 4, 1, 64)
+    with pto.function("SOFTMAX", [input_tensor], [output_tensor]):
+        for idx in pto.loop(0, b_loop, 1, name="LOOP_L0_bIdx", idx_name="idx"):  # seed2-loop
+            b_offset = idx * tile_b
+            input_view = pto.view(input_tensor, [1, n1, n2, dim], [b_offset, 0, 0, 0])
+            softmax_out = pto.tensor([1, n1, n2, dim], pto.DT_FP32, "softmax_out")
+            softmax_out[:] = softmax_core(input_view)  # seed2-move
+            pto.assemble(softmax_out, [b_offset, 0, 0, 0], output_tensor)  # seed2-assemble
+
+
+def test_seed1_graph_ops_shapes_names_tiles_and_lines() -> None:
+    fn = seed_softmax.graph()
+    assert fn.name == "seed_softmax"
+    ops = list(fn.walk())
+    assert [o.name for o in ops] == ["amax", "sub", "exp", "sum", "div"]
+    assert [o.outputs[0].name for o in ops] == ["rowmax", "sub_res", "exp_res", "esum", "output"]
+    assert [o.outputs[0].shape for o in ops] == [(M, 1), (M, N), (M, N), (M, 1), (M, N)]
+    assert ops[0].attrs == {"axis": 1, "keepdim": True}
+    assert all(o.tiles == g.TileConfig((32, 32), None) for o in ops)
+    assert ops[0].loc.line == line_of("seed1-amax") and ops[-1].loc.line == line_of("seed1-div")
+    assert ops[0].loc.file == str(THIS) and "pto.amax(input, -1, True)" in ops[0].loc.text
+    assert [p.name for p in fn.params] == ["input"] and fn.params[0].tensor.kind == "input"
+    assert fn.results == [ops[-1].outputs[0]] and fn.results[0].kind == "output"
+    text = str(fn)
+    assert "%rowmax: f32[40, 1] = amax(%input, axis=1, keepdim=True)" in text
+    assert f"test_frontend_capture.py:{line_of('seed1-amax')}" in text
+    assert text.rstrip().endswith("return %output")
+
+
+def test_seed1_interpreted_equals_numpy_softmax() -> None:
+    x = np.random.default_rng(1).standard_normal((M, N)).astype(np.float32) * 4
+    y = seed_softmax.interpret(x)
+    assert y.shape == (M, N) and y.dtype == np.float32
+    np.testing.assert_allclose(y, np_softmax(x), rtol=1e-6, atol=1e-7)
+    # the interpreter on the graph itself, result array given by name and filled in place
+    out = np.zeros((M, N), np.float32)
+    interpret(seed_softmax.graph(), {"input": x, "output": out})
+    np.testing.assert_allclose(out, np_softmax(x), rtol=1e-6, atol=1e-7)
+
+
+def test_seed2_graph_loop_symbols_view_local_and_outputs() -> None:
+    fn = seed_batch.graph()
+    assert fn.name == "SOFTMAX"
+    assert fn.symbols == {"input_tensor_dim0": ("input_tensor", 0), "output_tensor_dim0": ("output_tensor", 0),
+                          "idx": None}
+    kinds = {p.name: p.tensor.kind for p in fn.params}
+    assert kinds == {"input_tensor": "input", "output_tensor": "output"}
+    (lp,) = fn.body
+    assert isinstance(lp, g.Loop) and lp.name == "LOOP_L0_bIdx" and lp.index.name == "idx"
+    assert (lp.start, str(lp.stop), lp.step) == (0, "input_tensor_dim0", 1)
+    assert lp.loc.line == line_of("seed2-loop")
+    names = [o.name for o in lp.body]
+    assert names == ["view", "amax", "sub", "exp", "sum", "div", "assemble", "assemble"]
+    view, rowmax = lp.body[0], lp.body[1]
+    assert view.attrs["shape"] == (1, N1, N2, DIM) and str(view.attrs["offsets"][0]) == "idx"
+    assert rowmax.attrs == {"axis": 3, "keepdim": True} and rowmax.outputs[0].shape == (1, N1, N2, 1)
+    assert rowmax.loc.line == line_of("core-rowmax")      # the helper's own line, inlined
+    move, store = lp.body[-2], lp.body[-1]
+    assert move.attrs["spelling"] == "move" and move.outputs[0].kind == "local"
+    assert move.outputs[0].name == "softmax_out" and move.loc.line == line_of("seed2-move")
+    assert store.outputs[0] is fn.params[1].tensor and store.loc.line == line_of("seed2-assemble")
+    assert all(o.tiles.vec == (1, 4, 1, 64) for o in lp.body)
+    assert "for idx in loop(0, input_tensor_dim0, 1)  # LOOP_L0_bIdx" in str(fn)
+
+
+@pytest.mark.parametrize("b", [1, 3, 17])
+def test_seed2_interpreted_equals_numpy_softmax_for_each_batch(b: int) -> None:
+    x = np.random.default_rng(b).standard_normal((b, N1, N2, DIM)).astype(np.float32)
+    out = np.full_like(x, np.nan)
+    assert seed_batch.interpret(x, out) is None
+    np.testing.assert_allclose(out, np_softmax(x), rtol=1e-6, atol=1e-7)
+
+
+def test_one_capture_serves_every_batch_size() -> None:
+    fns = set()
+    for b in (1, 3, 17):
+        x = np.zeros((b, N1, N2, DIM), np.float32)
+        fns.add(id(seed_batch.graph(x, np.zeros_like(x))))
+    assert len(fns) == 1
+
+
+def test_labels_and_scoped_tiles_are_stamped_on_the_ops_recorded_under_them() -> None:
+    @pto.jit
+    def f(a: pto.Tensor((8, 16), pto.DT_FP32), b: pto.Tensor((16, 4), pto.DT_FP32)):
+        pto.set_vec_tile_shapes(8, 16)
+        pto.set_semantic_label("scale")
+        s = a * 2.0
+        pto.set_semantic_label(None)
+        with pto.vec_tile_shapes(4, 8), pto.semantic_label("shift"):
+            t = s + 1
+        with pto.cube_tile_shapes([8, 8], [16, 16], 4):
+            c = pto.matmul(t, b)
+        u = s - 1
+        return c, u
+
+    fn = f.graph()
+    ops = {o.outputs[0].name: o for o in fn.walk()}
+    assert (ops["s"].label, ops["s"].tiles.vec) == ("scale", (8, 16))
+    assert (ops["t"].label, ops["t"].tiles.vec) == ("shift", (4, 8))
+    assert ops["c"].tiles.cube == g.CubeTiles((8, 8), (16, 16), (4, 4)) and ops["c"].label is None
+    assert (ops["u"].label, ops["u"].tiles.vec, ops["u"].tiles.cube) == (None, (8, 16), None)
+    assert [r.name for r in fn.results] == ["c", "u"]
+    assert "label='scale'" in str(fn) and "cube_tile=(m=(8, 8), k=(16, 16), n=(4, 4))" in str(fn)
+
+
+def test_static_python_loops_unroll_and_names_stay_unique() -> None:
+    @pto.jit
+    def f(x: pto.Tensor((4, 8), pto.DT_FP32)):
+        acc = x
+        for _ in range(3):
+            acc = acc + x
+        return acc
+
+    fn = f.graph()
+    assert [o.name for o in fn.walk()] == ["add"] * 3
+    assert [o.outputs[0].name for o in fn.walk()] == ["acc", "acc_1", "acc_2"]
+    x = np.arange(32, dtype=np.float32).reshape(4, 8)
+    np.testing.assert_array_equal(f.interpret(x), 4 * x)
+
+
+def test_returning_a_parameter_or_a_view_copies_it_into_a_new_result() -> None:
+    @pto.jit
+    def f(x: pto.Tensor((4, 8), pto.DT_INT32)):
+        return x, x[1:3, 2:6]
+
+    fn = f.graph()
+    assert [r.name for r in fn.results] == ["result0", "result1"]
+    assert [o.attrs.get("spelling") for o in fn.walk() if o.name == "assemble"] == ["move", "move"]
+    x = np.arange(32, dtype=np.int32).reshape(4, 8)
+    a, b = f.interpret(x)
+    np.testing.assert_array_equal(a, x)
+    np.testing.assert_array_equal(b, x[1:3, 2:6])
+
+
+def test_nested_pto_loops_with_dynamic_bounds() -> None:
+    @pto.jit
+    def f(x: pto.Tensor((pto.dynamic("R"), 8), pto.DT_FP32), y: pto.Tensor((pto.dynamic("R"), 8), pto.DT_FP32)):
+        r = x.shape[0]
+        for i in pto.loop(r, idx_name="i"):
+            for j in pto.loop(0, 8, 4, idx_name="j"):
+                y[i:i + 1, j:j + 4] = x[i:i + 1, j:j + 4] * (i + j)
+
+    fn = f.graph()
+    assert fn.symbols == {"R": ("x", 0), "i": None, "j": None}
+    outer = fn.body[0]
+    assert isinstance(outer, g.Loop) and isinstance(outer.body[0], g.Loop)
+    x = np.random.default_rng(0).standard_normal((5, 8)).astype(np.float32)
+    y = np.zeros_like(x)
+    f.interpret(x, y)
+    want = x * (np.arange(5)[:, None] + (np.arange(8) // 4 * 4)[None, :])
+    np.testing.assert_allclose(y, want.astype(np.float32), rtol=1e-6)
+
+
+def test_interpreter_checks_a_run_time_window() -> None:
+    @pto.jit
+    def f(x: pto.Tensor((pto.DYNAMIC, 4), pto.DT_FP32)):
+        return pto.view(x, [2, 4], [x.shape[0] - 1, 0])     # runtime-window
+
+    from openpto.isa.diagnostics import FrontendError
+    with pytest.raises(FrontendError) as e:
+        f.interpret(np.zeros((3, 4), np.float32))
+    assert e.value.code == "FRONT_BOUNDS" and e.value.location.line == line_of("runtime-window")
+
+
+def test_dtype_of_temps_follow_the_table() -> None:
+    @pto.jit
+    def f(x: pto.Tensor((4, 4), pto.DT_FP16), i: pto.Tensor((4, 4), pto.DT_INT8)):
+        return x > 0, pto.matmul(x, x), pto.matmul(i, i), pto.cast(x, pto.DT_INT32), x * 3
+    fn = f.graph()
+    assert [r.dtype for r in fn.results] == [dt.I1, dt.F32, dt.I32, dt.I32, dt.F16]
