@@ -19,19 +19,43 @@ from .record import RunRecord, TaskRun, task_failed
 from .scheduler import QUEUE_TYPES, Policy, Scheduler
 
 
+def _count(what: str, n: object) -> int:
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        raise PTOError("PTO_EXECUTOR", f"{what} must be a positive integer", expected=">= 1", actual=repr(n))
+    return n
+
+
 class EmbeddedExecutor(Executor):
-    """``workers``: how many tasks may run at once (default: the CPU count)."""
+    """``workers``: how many tasks may run at once (default: the CPU count), each worker taking
+    any ready task. Or ``cores``: workers per core type (``{"cube": 1, "vector": 1}``), each
+    taking only its type's tasks, as an NPU's AIC and AIV cores do; host tasks go to any
+    worker unless ``cores`` gives "host" workers of their own."""
 
     name = "embedded"
 
-    def __init__(self, workers: int | None = None) -> None:
-        if workers is not None and (not isinstance(workers, int) or isinstance(workers, bool) or workers < 1):
-            raise PTOError("PTO_EXECUTOR", "workers must be a positive integer", expected=">= 1",
-                           actual=repr(workers))
-        self.workers = workers or os.cpu_count() or 1
+    def __init__(self, workers: int | None = None, cores: dict[str, int] | None = None) -> None:
+        if cores is not None:
+            if workers is not None:
+                raise PTOError("PTO_EXECUTOR", "give workers or cores, not both", expected="one of them",
+                               actual=f"workers={workers!r}, cores={cores!r}")
+            if not isinstance(cores, dict) or not cores or set(cores) - set(QUEUE_TYPES):
+                raise PTOError("PTO_EXECUTOR", "cores maps core types to worker counts",
+                               expected=f"keys among {', '.join(QUEUE_TYPES)}", actual=repr(cores))
+            serves_host = () if "host" in cores else ("host",)
+            self.lanes = [(f"{kind}_{i}", (kind, *serves_host) if kind != "host" else ("host",))
+                          for kind in QUEUE_TYPES if kind in cores for i in range(_count(f"cores[{kind!r}]", cores[kind]))]
+        else:
+            n = _count("workers", workers) if workers is not None else (os.cpu_count() or 1)
+            self.lanes = [(f"worker_{i}", QUEUE_TYPES) for i in range(n)]
+        self.workers = len(self.lanes)
 
     def run(self, graph: TaskGraph, policy: "str | Policy" = "fifo") -> RunRecord:
         sched = Scheduler(graph, policy)
+        served = {k for _, kinds in self.lanes for k in kinds}
+        unserved = sorted({t.core for t in graph.tasks} - served - {"join"})
+        if unserved:
+            raise PTOError("PTO_EXECUTOR", f"no worker takes the graph's {', '.join(unserved)} tasks",
+                           expected=f"cores for {', '.join(unserved)}", actual=repr({n: k for n, k in self.lanes}))
         tasks = graph.tasks
         n = len(tasks)
         start = [0.0] * n
@@ -39,16 +63,16 @@ class EmbeddedExecutor(Executor):
         lane: list[str | None] = [None] * n
         failures: list[tuple[float, int, BaseException]] = []
         cond = threading.Condition()
-        lanes = [f"worker_{i}" for i in range(self.workers)]
+        lanes = [name for name, _ in self.lanes]
         t0 = time.perf_counter_ns()
         sched.start(0.0)
 
-        def worker(me: str) -> None:
+        def worker(me: str, kinds: tuple[str, ...]) -> None:
             clock = time.perf_counter_ns
             cond.acquire()
             try:
                 while not failures and not sched.finished:
-                    tid = sched.pop(QUEUE_TYPES, clock() - t0)
+                    tid = sched.pop(kinds, clock() - t0)
                     if tid is None:
                         cond.wait()
                         continue
@@ -66,19 +90,23 @@ class EmbeddedExecutor(Executor):
                         failures.append((e_ns, tid, err))
                         break
                     sched.complete(tid, e_ns)
-                    extra = sched.ready() - 1           # this worker takes one itself
-                    if extra > 0:
-                        cond.notify(extra)
+                    if generic:
+                        extra = sched.ready() - 1       # this worker takes one itself
+                        if extra > 0:
+                            cond.notify(extra)
+                    elif sched.ready():                 # typed workers: wake them all, the right ones take it
+                        cond.notify_all()
             finally:
                 cond.notify_all()                       # a finished or failed run wakes every waiter
                 cond.release()
 
+        generic = all(kinds == QUEUE_TYPES for _, kinds in self.lanes)
         busy = sum(1 for t in tasks if t.core != "join")
-        threads = [threading.Thread(target=worker, args=(lanes[i],), name=f"pto-{lanes[i]}", daemon=True)
-                   for i in range(1, min(self.workers, max(busy, 1)))]
+        used = self.lanes[:max(1, min(len(self.lanes), busy))] if generic else self.lanes
+        threads = [threading.Thread(target=worker, args=ln, name=f"pto-{ln[0]}", daemon=True) for ln in used[1:]]
         for th in threads:
             th.start()
-        worker(lanes[0])
+        worker(*used[0])
         for th in threads:
             th.join()
         if failures:

@@ -88,7 +88,7 @@ def write_swimlane_png(path: str, record: RunRecord, title: str | None = None) -
     colour = {k: plt.get_cmap("tab10")(i % 10) for i, k in enumerate(kinds)}
     unit, scale = ("ms", 1e6) if record.makespan > 5e6 else ("µs", 1e3)
     span = max(record.makespan / scale, 1e-9)
-    fig, ax = plt.subplots(figsize=(12, 1.4 + 0.38 * max(len(lanes), 1)))
+    fig, ax = plt.subplots(figsize=(12, 1.4 + (0.38 if len(lanes) <= 16 else 0.2) * max(len(lanes), 1)))
     for e in events:
         y, x, w = row[e["core"]], e["ts_ns"] / scale, max(e["dur_ns"] / scale, span * 1e-4)
         ax.barh(y, w, left=x, height=0.75, color=colour[e["runs"]], edgecolor="white", linewidth=0.5)

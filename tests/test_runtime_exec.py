@@ -15,7 +15,8 @@ from openpto.isa.diagnostics import PTOError
 from openpto.runtime import POLICIES, TaskGraph, problems, run, verify
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-EXECUTORS = [("embedded", {"workers": 1}), ("embedded", {"workers": 3}), ("simulated", {"profile": "a3"}),
+EXECUTORS = [("embedded", {"workers": 1}), ("embedded", {"workers": 3}),
+             ("embedded", {"cores": {"vector": 2, "host": 1}}), ("simulated", {"profile": "a3"}),
              ("simulated", {"profile": "a5", "vector_cores": 2})]
 
 
@@ -164,3 +165,25 @@ def test_the_verifier_catches_an_override_that_hides_a_write(add) -> None:
     found = problems(run(g, "simulated"))
     assert {p.code for p in found} == {"ORDER_TASK_RACE"} and len(found) == 2   # writer vs writer, vs reader
     assert all("'hidden write'" in p.message for p in found)
+
+
+def test_typed_workers_take_only_their_core_type(add) -> None:
+    g, got, want = fan_out(add, np.random.default_rng(3))
+    rec = run(g, "embedded", cores={"vector": 2, "host": 1})
+    np.testing.assert_allclose(got["total"], want["total"], rtol=1e-5, atol=1e-3)
+    for t, r in zip(g.tasks, rec.runs):
+        assert r.lane is None if t.core == "join" else r.lane.startswith(t.core + "_"), (t, r)
+    with pytest.raises(PTOError) as e:
+        run(g, "embedded", cores={"host": 1})
+    assert e.value.code == "PTO_EXECUTOR" and "vector" in e.value.message  # nothing would take them: refused
+    for bad in ({"workers": 0}, {"cores": {"tpu": 1}}, {"cores": {"vector": 1}, "workers": 2}, {"cores": {"cube": 0}}):
+        with pytest.raises(PTOError) as e:
+            run(g, "embedded", **bad)
+        assert e.value.code == "PTO_EXECUTOR"
+    for name, bad in (("nope", {}), ("embedded", {"threads": 2}), ("simulated", {"profile": "cpu"})):
+        with pytest.raises(PTOError) as e:
+            run(g, name, **bad)
+        assert e.value.code == "PTO_EXECUTOR"
+    with pytest.raises(PTOError) as e:
+        run(g, "embedded", "random")
+    assert e.value.code == "PTO_EXECUTOR"
