@@ -380,3 +380,86 @@ def test_softmax_with_run_time_rows_and_columns(backend):
         cf({"input": x, "output": out}, {"m": M, "n": N})
         np.testing.assert_allclose(out, np_softmax(x), rtol=1e-5, atol=1e-7)
     assert "the row length is a run-time value" in str(cf.stages.partition)
+
+
+# --------------------------------------------------------------------------------------------
+# the same programs written with the frontend's API (capture + pipeline)
+
+import openpto.frontend as fpto  # noqa: E402
+
+
+@fpto.jit
+def api_layernorm(x: fpto.Tensor((48, 200), fpto.DT_FP32), gamma: fpto.Tensor((200,), fpto.DT_FP32),
+                  beta: fpto.Tensor((200,), fpto.DT_FP32)) -> fpto.Tensor((48, 200), fpto.DT_FP32):
+    fpto.set_vec_tile_shapes(16, 64)
+    mean = fpto.mean(x, -1, True)
+    xc = x - mean
+    var = fpto.mean(xc * xc, -1, True)
+    return xc * fpto.rsqrt(var + 1e-5) * gamma + beta
+
+
+@fpto.jit
+def api_rmsnorm(x: fpto.Tensor((fpto.DYNAMIC, 128), fpto.DT_FP32),
+                w: fpto.Tensor((128,), fpto.DT_FP32)) -> fpto.Tensor((fpto.DYNAMIC, 128), fpto.DT_FP32):
+    with fpto.semantic_label("RMS"):
+        r = fpto.rsqrt(fpto.mean(x * x, -1, True) + 1e-6)
+    return x * r * w
+
+
+@fpto.jit
+def api_mlp(x: fpto.Tensor((64, 96), fpto.DT_FP32), w: fpto.Tensor((96, 48), fpto.DT_FP32),
+            bias: fpto.Tensor((48,), fpto.DT_FP32)) -> fpto.Tensor((64, 48), fpto.DT_FP32):
+    fpto.set_cube_tile_shapes([32, 32], [32, 32], [48, 48])
+    return fpto.relu(x @ w + bias)
+
+
+@fpto.jit
+def api_attention(q: fpto.Tensor((64, 32), fpto.DT_FP32), k: fpto.Tensor((64, 32), fpto.DT_FP32),
+                  v: fpto.Tensor((64, 32), fpto.DT_FP32)) -> fpto.Tensor((64, 32), fpto.DT_FP32):
+    s = fpto.matmul(q, k, b_trans=True) * (1 / np.sqrt(32))
+    fpto.set_vec_tile_shapes(16, 64)
+    p = fpto.exp(s - fpto.amax(s, -1, True))
+    p = p / fpto.sum(p, -1, True)
+    return p @ v
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_api_layernorm(backend):
+    x, gamma, beta = rand(48, 200), rand(200), rand(200)
+    y = api_layernorm.with_options(backend=backend)(x, gamma, beta)
+    x64 = x.astype(np.float64)
+    mu = x64.mean(1, keepdims=True)
+    want = (x64 - mu) / np.sqrt(((x64 - mu) ** 2).mean(1, keepdims=True) + 1e-5) * gamma + beta
+    np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_api_rmsnorm_dynamic_rows(backend):
+    fn = api_rmsnorm.with_options(backend=backend)
+    w = rand(128)
+    for rows in (1, 7, 100):
+        x = rand(rows, 128)
+        x64 = x.astype(np.float64)
+        np.testing.assert_allclose(fn(x, w), x64 / np.sqrt((x64 ** 2).mean(1, keepdims=True) + 1e-6) * w,
+                                   rtol=1e-4, atol=1e-6)
+    assert "RMS" in str(fn.stages(x, w).partition)       # the semantic label names the kernel
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("profile", ["cpu", "a3"])
+def test_api_matmul_bias_relu(backend, profile):
+    x, w, bias = rand(64, 96), rand(96, 48), rand(48)
+    fn = api_mlp.with_options(backend=backend, profile=profile)
+    np.testing.assert_allclose(fn(x, w, bias), np.maximum(x.astype(np.float64) @ w + bias, 0), rtol=1e-4, atol=1e-4)
+    kernels = list(fn.stages(x, w, bias).partition.kernels())
+    assert [k.unit for k in kernels] == (["cube", "vector"] if profile == "a3" else ["cube"])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("profile", ["cpu", "a3"])
+def test_api_attention(backend, profile):
+    q, k, v = rand(64, 32), rand(64, 32), rand(64, 32)
+    fn = api_attention.with_options(backend=backend, profile=profile)
+    want = np_softmax((q.astype(np.float64) @ k.T.astype(np.float64)) / np.sqrt(32)) @ v
+    np.testing.assert_allclose(fn(q, k, v), want, rtol=1e-4, atol=1e-5)
+    fn.stages(q, k, v).check()
