@@ -175,7 +175,7 @@ class Recorder:
         loc = loc or here()
         spec, attrs = OPS[name], dict(attrs or {})
         for t in inputs:
-            if isinstance(t, TensorValue):
+            if isinstance(t, TensorValue) and name != "view":
                 r = self.root(t)
                 if r.kind == "local" and r.id not in self.written:
                     raise front_error("FRONT_UNWRITTEN_READ", f"{t.name} is read before anything wrote it",
@@ -195,7 +195,7 @@ class Recorder:
             names = self._result_names(name, len(shapes), loc)
             outs = tuple(TensorValue(n, s, d, "temp", loc) for n, s, d in zip(names, shapes, dtypes))
         for t in inputs:
-            if isinstance(t, TensorValue):
+            if isinstance(t, TensorValue) and name != "view":   # naming a window reads nothing
                 self.read.add(self.root(t).id)
         if spec.writes:
             self.written.update(self.root(o).id for o in outs)

@@ -21,12 +21,9 @@ from ..isa import dtypes as dt
 from ..isa.diagnostics import FrontendError
 from ..isa.dtypes import DType
 from .api import Dynamic, Tensor, TensorProxy, _tensor_value
-from .capture import TensorParam, capture, here
+from .capture import TensorParam, capture, here, user_frame
 from .codes import front_error
 from .graph import Dim, Function, Sym, evaluate_dim
-
-_PRIMITIVE = (int, float, str, bool, bytes, type(None))
-
 
 def _loc():  # noqa: ANN202
     loc = here()
@@ -100,6 +97,8 @@ class JitFunction:
         self.options = dict(options or {})
         self._signature = inspect.signature(fn)
         self._annotations: dict[str, Any] | None = None
+        frame = user_frame()      # string annotations may name the decorating scope's locals
+        self._scope = dict(frame.f_locals) if frame is not None and frame.f_locals is not fn.__globals__ else None
         try:
             source = inspect.getsource(fn)
         except (OSError, TypeError):
@@ -120,7 +119,7 @@ class JitFunction:
     def annotations(self) -> dict[str, Any]:
         if self._annotations is None:
             try:
-                self._annotations = inspect.get_annotations(self.fn, eval_str=True)
+                self._annotations = inspect.get_annotations(self.fn, locals=self._scope, eval_str=True)
             except Exception as e:  # noqa: BLE001 - any error evaluating a user's annotation
                 raise front_error("FRONT_ANNOTATION", f"the annotations of {self.fn.__name__} cannot be "
                                   "evaluated", location=_loc(), expected="valid annotations",
@@ -208,14 +207,14 @@ class JitFunction:
         return Call(arrays, originals, static, symbols, params, sources, tuple(key), torch)
 
     def _globals_key(self) -> tuple:
-        """The simple values (numbers, strings) the function reads from globals and closures."""
+        """The globals and closure values the function reads: a number changed, or a helper
+        rebound, is another program (hashable values key by value, others by identity)."""
         g = self.fn.__globals__
-        out = [(n, g[n]) for n in self.fn.__code__.co_names if n in g and _simple(g[n])]
+        out = [(n, _keyed(g[n])) for n in self.fn.__code__.co_names if n in g]
         for n, cell in zip(self.fn.__code__.co_freevars, self.fn.__closure__ or ()):
             try:
-                if _simple(cell.cell_contents):
-                    out.append((n, cell.cell_contents))
-            except ValueError:
+                out.append((n, _keyed(cell.cell_contents)))
+            except ValueError:      # an empty cell
                 pass
         return tuple(out)
 
@@ -303,10 +302,12 @@ class JitFunction:
         return outs[0] if len(outs) == 1 else tuple(outs)
 
 
-def _simple(v: object) -> bool:
-    if isinstance(v, _PRIMITIVE):
-        return True
-    return isinstance(v, tuple) and all(_simple(x) for x in v)
+def _keyed(v: object) -> object:
+    try:
+        hash(v)
+        return v
+    except TypeError:
+        return ("id", id(v))
 
 
 def _spell(shape: tuple) -> tuple:
