@@ -463,3 +463,35 @@ def test_api_attention(backend, profile):
     want = np_softmax((q.astype(np.float64) @ k.T.astype(np.float64)) / np.sqrt(32)) @ v
     np.testing.assert_allclose(fn(q, k, v), want, rtol=1e-4, atol=1e-5)
     fn.stages(q, k, v).check()
+
+
+@fpto.jit
+def api_blocks(x: fpto.Tensor((fpto.DYNAMIC, 64), fpto.DT_FP32), out: fpto.Tensor((fpto.DYNAMIC, 64), fpto.DT_FP32)):
+    n = x.shape[0]
+    fpto.set_vec_tile_shapes(8, 64)
+    for i in fpto.loop(0, (n + 15) // 16, 1, name="L", idx_name="i"):
+        v = fpto.view(x, [16, 64], [i * 16, 0], valid_shape=[(n - i * 16).min(16), 64])
+        fpto.assemble(fpto.exp(v) * 2.0, [i * 16, 0], out)
+
+
+@fpto.jit
+def api_identity(x: fpto.Tensor((8, 16), fpto.DT_FP32)) -> fpto.Tensor((8, 16), fpto.DT_FP32):
+    return x
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_api_loop_over_blocks_with_run_time_valid_shapes(backend):
+    """PyPTO's dynamic pattern: a static 16-row view whose valid rows are min(n - 16 i, 16)."""
+    fn = api_blocks.with_options(backend=backend)
+    for n in (1, 16, 37):
+        x = rand(n, 64)
+        out = np.zeros_like(x)
+        fn(x, out)
+        np.testing.assert_allclose(out, np.exp(x.astype(np.float64)) * 2, rtol=1e-6)
+    assert "arith.minsi" in fn.stages(x, out).kernels
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_api_returning_a_parameter_copies_it(backend):
+    x = rand(8, 16)
+    np.testing.assert_array_equal(api_identity.with_options(backend=backend)(x), x)
