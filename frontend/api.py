@@ -127,6 +127,7 @@ def _tensor_value(x: object) -> TensorValue | None:
 
 
 def _operand(x: object, what: str) -> TensorValue | Sym | int | float:
+    current(what)
     t = _tensor_value(x)
     if t is not None:
         return t
@@ -143,6 +144,7 @@ def _operand(x: object, what: str) -> TensorValue | Sym | int | float:
 
 
 def _tensor(x: object, what: str) -> TensorValue:
+    current(what)
     t = _tensor_value(x)
     if t is None:
         raise front_error("FRONT_OPERAND", f"{what} needs a tensor", location=_loc(),

@@ -423,13 +423,6 @@ def _finish(rec: Recorder, src: Source | None) -> None:
     for t in tensors:
         w, r = t.id in rec.written, t.id in rec.read
         t.kind = "inout" if w and r else "output" if w else "input"
-    for t in rec.declared_outputs:
-        if t.id not in rec.written:
-            loc = rec.function_scope
-            raise front_error("FRONT_FUNCTION", f"{t.name} is declared an output of pto.function but "
-                              "never written", location=loc.location() if loc else None,
-                              expected=f"a write into {t.name} ({t.name}[:] = ..., pto.assemble(..., {t.name}))",
-                              actual="no write")
     outputs = {t.name for t in tensors if t.kind in ("output", "inout")}
     outputs |= {t.name for t in rec.declared_outputs}
     rebound = rebindings(src, {t.name for t in tensors})
@@ -445,6 +438,13 @@ def _finish(rec: Recorder, src: Source | None) -> None:
                               notes=[f"{name} is written by the function (an output)" if name in outputs else
                                      "the function returns nothing and writes no parameter, so this "
                                      "assignment looks like a lost output"])
+    for t in rec.declared_outputs:
+        if t.id not in rec.written:
+            loc = rec.function_scope
+            raise front_error("FRONT_FUNCTION", f"{t.name} is declared an output of pto.function but "
+                              "never written", location=loc.location() if loc else None,
+                              expected=f"a write into {t.name} ({t.name}[:] = ..., pto.assemble(..., {t.name}))",
+                              actual="no write")
     if nothing:
         loc = fn.loc
         raise front_error("FRONT_NO_OUTPUT", f"{fn.name} computes nothing its caller can see",

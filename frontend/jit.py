@@ -220,8 +220,28 @@ class JitFunction:
 
     # capture and compile -------------------------------------------------------------------
     def _capture(self, call: Call) -> Function:
-        return capture(self.fn, call.params, call.static, wrap=TensorProxy, unwrap=_tensor_value,
-                       symbols=dict(call.sources))
+        fn = capture(self.fn, call.params, call.static, wrap=TensorProxy, unwrap=_tensor_value,
+                     symbols=dict(call.sources))
+        self._check_results(fn)
+        return fn
+
+    def _check_results(self, fn: Function) -> None:
+        """The results against the return annotation (a Tensor or a tuple of them), if any."""
+        ann = self.annotations().get("return")
+        if ann is None:
+            return
+        want = ann if isinstance(ann, tuple) else (ann,)
+        where = fn.loc.location() if fn.loc else None
+        if not all(isinstance(w, Tensor) for w in want) or len(want) != len(fn.results):
+            raise front_error("FRONT_RESULT", f"{self.fn.__name__} returns {len(fn.results)} tensor(s)",
+                              location=where, expected=f"what the return annotation says: {ann!r}",
+                              actual=", ".join(r.type_str() for r in fn.results) or "nothing")
+        for w, r in zip(want, fn.results):
+            shape_ok = w.shape is None or (len(w.shape) == r.rank and all(
+                isinstance(a, Dynamic) or (isinstance(b, int) and a == b) for a, b in zip(w.shape, r.shape)))
+            if not shape_ok or (w.dtype is not None and w.dtype != r.dtype):
+                raise front_error("FRONT_RESULT", f"{self.fn.__name__}'s result {r.name} differs from the "
+                                  "return annotation", location=where, expected=repr(w), actual=r.type_str())
 
     def _entry(self, call: Call, compiled: bool = True) -> Entry:
         key = (self._base, call.key, self._globals_key(), compiled)

@@ -226,3 +226,268 @@ def test_dtype_of_temps_follow_the_table() -> None:
         return x > 0, pto.matmul(x, x), pto.matmul(i, i), pto.cast(x, pto.DT_INT32), x * 3
     fn = f.graph()
     assert [r.dtype for r in fn.results] == [dt.I1, dt.F32, dt.I32, dt.I32, dt.F16]
+
+
+# --------------------------------------------------------------------------------------------
+# every capture-time error: its code, at the user's line
+
+from openpto.isa.diagnostics import FrontendError  # noqa: E402
+
+
+def expect(code: str, marker: str, call) -> FrontendError:  # noqa: ANN001
+    with pytest.raises(FrontendError) as e:
+        call()
+    err = e.value
+    assert err.code == code, err.render()
+    assert (err.location.file, err.location.line) == (str(THIS), line_of(marker)), err.render()
+    assert err.expected is not None and err.actual is not None
+    assert code in err.render() and f":{line_of(marker)}:" in err.render()
+    return err
+
+
+def test_rebinding_a_written_output_is_an_error_at_the_assignment() -> None:
+    @pto.jit
+    def f(x: pto.Tensor((4, 4), pto.DT_FP32), out: pto.Tensor((4, 4), pto.DT_FP32)):
+        out[:] = x + 1
+        out = x * 2  # rebind-written
+        return out
+
+    err = expect("FRONT_OUTPUT_REBIND", "rebind-written", f.graph)
+    assert "out[:] = value" in err.expected
+
+
+def test_rebinding_an_output_the_function_never_writes_is_caught_too() -> None:
+    @pto.jit
+    def f(x: pto.Tensor((4, 4), pto.DT_FP32), out: pto.Tensor((4, 4), pto.DT_FP32)):
+        out = pto.exp(x)  # rebind-lost
+
+    expect("FRONT_OUTPUT_REBIND", "rebind-lost", f.graph)
+
+    @pto.jit
+    def g(x: pto.Tensor((4, 4), pto.DT_FP32), out: pto.Tensor((4, 4), pto.DT_FP32)):
+        with pto.function("G", [x], [out]):
+            out += x  # rebind-augmented
+
+    expect("FRONT_OUTPUT_REBIND", "rebind-augmented", g.graph)
+
+
+def test_a_function_with_no_output_is_an_error() -> None:
+    @pto.jit
+    def f(x: pto.Tensor((4, 4), pto.DT_FP32)):  # no-output
+        pto.exp(x)
+
+    expect("FRONT_NO_OUTPUT", "no-output", f.graph)
+
+
+def test_branching_on_run_time_values() -> None:
+    @pto.jit
+    def f(x: pto.Tensor((pto.DYNAMIC, 4), pto.DT_FP32)):
+        if x.shape[0] > 4:  # branch-dim
+            return x + 1
+        return x
+
+    expect("FRONT_SYMBOLIC_BRANCH", "branch-dim", f.graph)
+
+    @pto.jit
+    def g(x: pto.Tensor((4, 4), pto.DT_FP32)):
+        return x + 1 if pto.amax(x, 0) else x  # branch-tensor
+
+    expect("FRONT_SYMBOLIC_BRANCH", "branch-tensor", g.graph)
+
+    @pto.jit
+    def h(x: pto.Tensor((pto.DYNAMIC, 4), pto.DT_FP32)):
+        for _ in range(x.shape[0]):  # branch-range
+            x = x + 1
+        return x
+
+    expect("FRONT_SYMBOLIC_BRANCH", "branch-range", h.graph)
+
+
+def test_dtype_errors() -> None:
+    @pto.jit
+    def f(x: pto.Tensor((4, 4), pto.DT_FP32), y: pto.Tensor((4, 4), pto.DT_FP16)):
+        return pto.add(x, y)  # dtype-mix
+
+    err = expect("FRONT_DTYPE", "dtype-mix", f.graph)
+    assert "pto.cast" in err.render()
+
+    @pto.jit
+    def g(i: pto.Tensor((4, 4), pto.DT_INT32)):
+        return pto.exp(i)  # dtype-exp-int
+
+    expect("FRONT_DTYPE", "dtype-exp-int", g.graph)
+
+    @pto.jit
+    def h(i: pto.Tensor((4, 4), pto.DT_INT32)):
+        return i * 0.5  # dtype-scalar
+
+    expect("FRONT_DTYPE", "dtype-scalar", h.graph)
+
+    @pto.jit
+    def w(i: pto.Tensor((4, 4), pto.DT_INT32)):
+        return pto.where(i, i, 0)  # dtype-where
+
+    expect("FRONT_DTYPE", "dtype-where", w.graph)
+
+
+def test_shapes_that_do_not_broadcast() -> None:
+    @pto.jit
+    def f(x: pto.Tensor((4, 6), pto.DT_FP32), y: pto.Tensor((4, 5), pto.DT_FP32)):
+        return x - y  # broadcast-static
+
+    expect("FRONT_BROADCAST", "broadcast-static", f.graph)
+
+    @pto.jit
+    def g(x: pto.Tensor((pto.DYNAMIC, 4), pto.DT_FP32), y: pto.Tensor((3, 4), pto.DT_FP32)):
+        return x * y  # broadcast-dynamic
+
+    expect("FRONT_BROADCAST", "broadcast-dynamic", g.graph)
+
+
+def test_tile_shape_errors() -> None:
+    @pto.jit
+    def f(x: pto.Tensor((2, 4, 8), pto.DT_FP32)):
+        pto.set_vec_tile_shapes(32, 32)
+        return pto.exp(x)  # tile-rank
+
+    err = expect("FRONT_TILE_RANK", "tile-rank", f.graph)
+    assert any("set at" in n for n in err.notes)
+
+    @pto.jit
+    def g(x: pto.Tensor((4, 8), pto.DT_FP32)):
+        pto.set_vec_tile_shapes(0, 32)  # tile-zero
+        return x + 1
+
+    expect("FRONT_TILE_SHAPE", "tile-zero", g.graph)
+
+    @pto.jit
+    def h(x: pto.Tensor((4, 8), pto.DT_FP32)):
+        pto.set_cube_tile_shapes([16, 32], [16], 16)  # tile-cube
+        return x @ pto.transpose(x)
+
+    expect("FRONT_TILE_SHAPE", "tile-cube", h.graph)
+
+
+def test_reading_a_local_never_written() -> None:
+    @pto.jit
+    def f(x: pto.Tensor((4, 8), pto.DT_FP32)):
+        t = pto.tensor([4, 8], pto.DT_FP32, "t")
+        return x + t  # unwritten
+
+    err = expect("FRONT_UNWRITTEN_READ", "unwritten", f.graph)
+    assert "t" in err.message
+
+
+def test_unknown_dtypes_and_bad_annotations() -> None:
+    def bad_annotation():  # noqa: ANN202
+        return pto.Tensor((4, 4), "float128")  # dtype-unknown
+    expect("FRONT_DTYPE_UNKNOWN", "dtype-unknown", bad_annotation)
+
+    def bad_dims():  # noqa: ANN202
+        return pto.Tensor((4, 0), pto.DT_FP32)  # annotation-zero
+    expect("FRONT_ANNOTATION", "annotation-zero", bad_dims)
+
+    @pto.jit
+    def f(x: pto.Tensor((4, 8), pto.DT_FP32)):
+        return pto.cast(x, "f33")  # cast-unknown
+
+    expect("FRONT_DTYPE_UNKNOWN", "cast-unknown", f.graph)
+
+
+def test_axes_shapes_bounds_and_operands() -> None:
+    @pto.jit
+    def axis(x: pto.Tensor((4, 8), pto.DT_FP32)):
+        return pto.sum(x, 2)  # bad-axis
+    expect("FRONT_AXIS", "bad-axis", axis.graph)
+
+    @pto.jit
+    def reshape(x: pto.Tensor((4, 8), pto.DT_FP32)):
+        return pto.reshape(x, [5, 6])  # bad-reshape
+    expect("FRONT_SHAPE", "bad-reshape", reshape.graph)
+
+    @pto.jit
+    def mm(x: pto.Tensor((4, 8), pto.DT_FP32)):
+        return x @ x  # bad-matmul
+    expect("FRONT_SHAPE", "bad-matmul", mm.graph)
+
+    @pto.jit
+    def move(x: pto.Tensor((4, 8), pto.DT_FP32), y: pto.Tensor((4, 4), pto.DT_FP32)):
+        y[:] = x  # bad-move
+    expect("FRONT_SHAPE", "bad-move", move.graph)
+
+    @pto.jit
+    def window(x: pto.Tensor((4, 8), pto.DT_FP32)):
+        return pto.view(x, [2, 4], [3, 0])  # bad-view
+    expect("FRONT_BOUNDS", "bad-view", window.graph)
+
+    @pto.jit
+    def operand(x: pto.Tensor((4, 8), pto.DT_FP32)):
+        return pto.add(x, "1")  # bad-operand
+    expect("FRONT_OPERAND", "bad-operand", operand.graph)
+
+    @pto.jit
+    def k_too_big(x: pto.Tensor((4, 8), pto.DT_FP32)):
+        return pto.topk(x, 9)  # bad-k
+    expect("FRONT_OPERAND", "bad-k", k_too_big.graph)
+
+
+def test_ops_outside_a_jit_function() -> None:
+    x = np.zeros((2, 2), np.float32)
+    expect("FRONT_OUTSIDE", "outside", lambda: pto.exp(x))  # outside
+
+
+def test_unsupported_python() -> None:
+    counter = 0
+
+    @pto.jit
+    def f(x: pto.Tensor((4, 8), pto.DT_FP32)):
+        nonlocal counter  # unsupported-nonlocal
+        counter += 1
+        return x
+
+    expect("FRONT_UNSUPPORTED", "unsupported-nonlocal", f.graph)
+
+    @pto.jit
+    def g(x: pto.Tensor((4, 8), pto.DT_FP32)):
+        yield x  # unsupported-yield
+
+    expect("FRONT_UNSUPPORTED", "unsupported-yield", g.graph)
+
+
+def test_function_and_loop_misuse() -> None:
+    @pto.jit
+    def unwritten(x: pto.Tensor((4, 8), pto.DT_FP32), y: pto.Tensor((4, 8), pto.DT_FP32)):
+        with pto.function("F", [x], [y]):  # declared-unwritten
+            pass
+        return x + 1
+
+    expect("FRONT_FUNCTION", "declared-unwritten", unwritten.graph)
+
+    @pto.jit
+    def twice(x: pto.Tensor((4, 8), pto.DT_FP32)):
+        with pto.function("A", [x], []):
+            with pto.function("B", [x], []):  # function-twice
+                return x + 1
+
+    expect("FRONT_FUNCTION", "function-twice", twice.graph)
+
+    @pto.jit
+    def step(x: pto.Tensor((4, 8), pto.DT_FP32), y: pto.Tensor((4, 8), pto.DT_FP32)):
+        for i in pto.loop(0, 4, 0):  # loop-step
+            y[i:i + 1, :] = x[i:i + 1, :]
+
+    expect("FRONT_LOOP", "loop-step", step.graph)
+
+
+def test_results_that_are_not_tensors_or_differ_from_the_annotation() -> None:
+    @pto.jit
+    def f(x: pto.Tensor((4, 8), pto.DT_FP32)):  # result-int
+        return 3
+
+    expect("FRONT_RESULT", "result-int", f.graph)
+
+    @pto.jit
+    def g(x: pto.Tensor((4, 8), pto.DT_FP32)) -> pto.Tensor((4, 8), pto.DT_FP16):  # result-annotation
+        return x + 1
+
+    expect("FRONT_RESULT", "result-annotation", g.graph)
