@@ -267,6 +267,11 @@ def _cmd_conformance(args: argparse.Namespace) -> int:
     return 0 if result.ok else 1
 
 
+def _cmd_graph(args: argparse.Namespace) -> int:
+    from .runtime.command import graph_command
+    return graph_command(args)
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="pto", description="openpto: tools for the PTO virtual ISA")
     sub = p.add_subparsers(dest="command", required=True)
@@ -345,6 +350,22 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--report", action="store_true",
                      help="a simulating backend (ascend_sim): the per-pipe table (busy cycles, utilisation, bound)")
     run.set_defaults(run=_cmd_run)
+
+    graph = sub.add_parser("graph", help="run a task graph (kernels, buffers, tasks) from a JSON file on an executor")
+    graph.add_argument("file", help="a task-graph file (JSON; the format is in docs/runtime.md)")
+    graph.add_argument("--executor", default="embedded", help="embedded (default), simulated or dask")
+    graph.add_argument("--policy", default="fifo", help="ready-queue order: fifo (default), lifo or critical")
+    graph.add_argument("--backend", default="reference", help="backend of kernels the file gives none (default reference)")
+    graph.add_argument("--profile", default=None, help="profile kernels are compiled for (default: the backend's)")
+    graph.add_argument("--workers", type=int, default=None,
+                       help="embedded: worker threads (default: CPU count); dask without --scheduler: local workers (2)")
+    graph.add_argument("--sim-profile", default="a3", help="simulated: whose cores and cycle estimates (default a3)")
+    graph.add_argument("--scheduler", metavar="ADDRESS", help="dask: a running scheduler (default: a local cluster)")
+    graph.add_argument("--seed", type=int, default=0, help="the seed random buffers draw from (default 0)")
+    graph.add_argument("--trace", metavar="FILE.json", help="write the run as Chrome/Perfetto JSON")
+    graph.add_argument("--timeline", metavar="FILE.png", help="draw the run's swimlane")
+    graph.add_argument("--out", action="append", default=[], metavar="BUFFER=FILE.npy", help="save a buffer after the run")
+    graph.set_defaults(run=_cmd_graph)
 
     conf = sub.add_parser("conformance", help="run the conformance suite against a backend")
     conf.add_argument("--backend", default="reference", help="name or package.module:attr")

@@ -59,3 +59,13 @@ def test_dask_needs_a_client_or_address() -> None:
     with pytest.raises(PTOError) as e:
         run(TaskGraph(), "dask")
     assert e.value.code == "PTO_EXECUTOR"
+
+
+def test_pto_graph_on_the_cluster(client, tmp_path: pathlib.Path, capsys) -> None:
+    from openpto.cli import main
+    outs = {n: tmp_path / f"{n}.npy" for n in ("a", "b", "c4")}
+    rc = main(["graph", str(ROOT / "examples" / "graph_diamond.json"), "--executor", "dask",
+               "--scheduler", client.scheduler.address, *[f"--out={n}={p}" for n, p in outs.items()]])
+    assert rc == 0 and "on dask" in capsys.readouterr().out
+    a, b, c4 = (np.load(outs[n]) for n in ("a", "b", "c4"))
+    np.testing.assert_allclose(c4, (a + b + a) + (a + b + b), rtol=1e-6)

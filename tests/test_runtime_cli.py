@@ -1,0 +1,95 @@
+"""``pto graph``: the example graph file runs on each executor and gives numpy's diamond;
+a broken file is PTO_GRAPH_FILE (exit 2), never a traceback; the MPMD example runs."""
+from __future__ import annotations
+
+import json
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+from openpto.cli import main
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+DIAMOND = ROOT / "examples" / "graph_diamond.json"
+
+
+@pytest.mark.parametrize("extra", [["--executor", "embedded", "--workers", "2"],
+                                   ["--executor", "simulated", "--policy", "critical"],
+                                   ["--executor", "embedded", "--policy", "lifo", "--backend", "llvm"]])
+def test_graph_file_runs_the_diamond(extra: list[str], tmp_path: pathlib.Path, capsys) -> None:
+    outs = {n: tmp_path / f"{n}.npy" for n in ("a", "b", "c4")}
+    rc = main(["graph", str(DIAMOND), "--seed", "3", "--trace", str(tmp_path / "t.json"),
+               "--timeline", str(tmp_path / "t.png"), *extra, *[f"--out={n}={p}" for n, p in outs.items()]])
+    text = capsys.readouterr().out
+    assert rc == 0 and "6 task(s)" in text and "verified:" in text
+    a, b, c4 = (np.load(outs[n]) for n in ("a", "b", "c4"))
+    c1 = a + b
+    np.testing.assert_allclose(c4, (c1 + a) + (c1 + b), rtol=1e-6)
+    assert json.loads((tmp_path / "t.json").read_text())["traceEvents"]
+    assert (tmp_path / "t.png").stat().st_size > 0
+
+
+def _write(tmp_path: pathlib.Path, doc: object) -> str:
+    p = tmp_path / "g.json"
+    p.write_text(doc if isinstance(doc, str) else json.dumps(doc))
+    (tmp_path / "vector_add.pto").write_text((ROOT / "examples" / "vector_add.pto").read_text())
+    return str(p)
+
+
+KERNELS = {"add": {"file": "vector_add.pto"}}
+BUFS = {"a": {"shape": [32, 1024]}, "c": {"shape": [32, 1024]}}
+TASK = {"kernel": "add", "args": {"a": "a", "b": "a", "c": "c", "rows": 32}}
+
+
+@pytest.mark.parametrize("doc,code", [
+    ("{not json", "PTO_GRAPH_FILE"),
+    ([], "PTO_GRAPH_FILE"),
+    ({"tasks": [], "extra": 1}, "PTO_GRAPH_FILE"),
+    ({"kernels": {"add": {}}, "tasks": []}, "PTO_GRAPH_FILE"),
+    ({"kernels": KERNELS, "buffers": {"a": {"shape": "x"}}, "tasks": []}, "PTO_GRAPH_FILE"),
+    ({"kernels": KERNELS, "buffers": {"a": {"shape": [2], "init": "noise"}}, "tasks": []}, "PTO_GRAPH_FILE"),
+    ({"kernels": KERNELS, "buffers": BUFS, "tasks": [{**TASK, "kernel": "mul"}]}, "PTO_GRAPH_FILE"),
+    ({"kernels": KERNELS, "buffers": BUFS, "tasks": [{**TASK, "args": {**TASK["args"], "c": "d"}}]}, "PTO_GRAPH_FILE"),
+    ({"kernels": KERNELS, "buffers": BUFS, "tasks": [{**TASK, "args": {**TASK["args"], "c": "c[0:x]"}}]},
+     "PTO_GRAPH_FILE"),
+    ({"kernels": KERNELS, "buffers": BUFS, "tasks": [{**TASK, "after": ["nobody"]}]}, "PTO_GRAPH_FILE"),
+    ({"kernels": KERNELS, "buffers": BUFS, "tasks": [{**TASK, "colour": 1}]}, "PTO_GRAPH_FILE"),
+    ({"kernels": KERNELS, "buffers": BUFS, "tasks": [{**TASK, "regions": {"c": "a:b"}}]}, "PTO_GRAPH_FILE"),
+    ({"kernels": KERNELS, "buffers": BUFS, "tasks": [{"label": "j", "args": {}}]}, "PTO_GRAPH_FILE"),
+    ({"kernels": KERNELS, "buffers": BUFS, "tasks": [{**TASK, "args": {**TASK["args"], "c": "c[:, 0:512]"}}]},
+     "RUNTIME_ARG_SHAPE"),
+    ({"kernels": KERNELS, "buffers": BUFS, "tasks": [{**TASK, "args": {**TASK["args"], "c": "c[0:16]"}}]},
+     "RUNTIME_TASK_FAILED"),
+    ({"kernels": KERNELS, "buffers": BUFS, "tasks": [{**TASK, "label": "x"}, {**TASK, "label": "y", "after": ["x"]},
+                                                     {"label": "z", "after": ["y"]}]}, None),
+])
+def test_bad_graph_files_are_diagnostics(doc, code, tmp_path: pathlib.Path, capsys) -> None:
+    rc = main(["graph", _write(tmp_path, doc)])
+    err = capsys.readouterr().err
+    if code is None:
+        assert rc == 0
+    else:
+        assert rc == 2 and code in err and "Traceback" not in err
+
+
+def test_bad_command_line_values(tmp_path: pathlib.Path, capsys) -> None:
+    for extra, code in ((["--executor", "gpu"], "PTO_EXECUTOR"), (["--policy", "random"], "PTO_EXECUTOR"),
+                        (["--out", "nothing"], "PTO_ARG"), (["--out", "zz=x.npy"], "PTO_ARG"),
+                        (["--executor", "simulated", "--sim-profile", "cpu"], "PTO_EXECUTOR")):
+        assert main(["graph", str(DIAMOND), *extra]) == 2
+        assert code in capsys.readouterr().err
+
+
+def test_the_mpmd_example_runs_and_checks_itself(tmp_path: pathlib.Path, capsys) -> None:
+    sys.path.insert(0, str(ROOT / "examples"))
+    try:
+        import mpmd_softmax
+    finally:
+        sys.path.remove(str(ROOT / "examples"))
+    mpmd_softmax.main(["--png-dir", str(tmp_path), "--trace", str(tmp_path / "t.json")])
+    out = capsys.readouterr().out
+    assert "== embedded: 32 cube + 32 vector tasks, 64 derived edges" in out
+    assert "== simulated: 32 cube + 32 vector tasks" in out and "simulated on a3" in out
+    assert (tmp_path / "runtime_mpmd_a3.png").exists() and (tmp_path / "runtime_mpmd_embedded.png").exists()
