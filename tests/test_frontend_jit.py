@@ -1,0 +1,217 @@
+"""@jit: argument binding and its errors, dynamic sizes, result allocation, the compile cache,
+torch interop, and the pipeline behind it (results against numpy)."""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+import openpto.frontend as pto
+from openpto.isa.diagnostics import FrontendError
+
+jit_module = importlib.import_module("openpto.frontend.jit")
+
+THIS = pathlib.Path(__file__)
+RNG = np.random.default_rng(3)
+HAVE_TORCH = importlib.util.find_spec("torch") is not None
+SCALE = 2.0
+
+
+def line_of(marker: str) -> int:
+    hits = [i for i, t in enumerate(THIS.read_text().splitlines(), 1) if t.rstrip().endswith(f"# {marker}")]
+    assert len(hits) == 1, marker
+    return hits[0]
+
+
+def np_softmax(x: np.ndarray) -> np.ndarray:
+    e = np.exp(x.astype(np.float64) - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+@pto.jit(backend="reference")
+def scaled(x: pto.Tensor((pto.dynamic("R"), 16), pto.DT_FP32), y: pto.Tensor((pto.dynamic("R"), 16), pto.DT_FP32)):
+    return x * SCALE + y
+
+
+class Counter:
+    """Counts captures and compiles by wrapping the functions jit calls."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.captures = self.compiles = 0
+        real_capture, real_compile = jit_module.capture, jit_module._compile
+
+        def capture(*a, **k):  # noqa: ANN002, ANN003, ANN202
+            self.captures += 1
+            return real_capture(*a, **k)
+
+        def compile_(*a, **k):  # noqa: ANN002, ANN003, ANN202
+            self.compiles += 1
+            return real_compile(*a, **k)
+        monkeypatch.setattr(jit_module, "capture", capture)
+        monkeypatch.setattr(jit_module, "_compile", compile_)
+
+
+@pytest.mark.parametrize("backend", ["reference", "llvm"])
+def test_returned_results_are_allocated_and_computed(backend: str) -> None:
+    @pto.jit(backend=backend)
+    def softmax(x: pto.Tensor((pto.DYNAMIC, 40), pto.DT_FP32)) -> pto.Tensor((pto.DYNAMIC, 40), pto.DT_FP32):
+        pto.set_vec_tile_shapes(16, 40)
+        e = pto.exp(x - pto.amax(x, -1, True))
+        return e / pto.sum(e, -1, True)
+
+    for rows in (1, 5, 33):
+        x = RNG.standard_normal((rows, 40)).astype(np.float32)
+        y = softmax(x)
+        assert isinstance(y, np.ndarray) and y.shape == (rows, 40) and y.dtype == np.float32
+        np.testing.assert_allclose(y, np_softmax(x), rtol=1e-5, atol=1e-6)
+
+
+def test_outputs_written_in_place_and_several_results() -> None:
+    @pto.jit(backend="reference")
+    def f(x: pto.Tensor((8, 16), pto.DT_FP32), out: pto.Tensor((8, 16), pto.DT_FP32)):
+        out[:] = x + 1
+        return pto.sum(x, 1), pto.amax(x, 0, True)
+
+    x = RNG.standard_normal((8, 16)).astype(np.float32)
+    out = np.zeros_like(x)
+    s, m = f(x, out)
+    np.testing.assert_allclose(out, x + 1, rtol=1e-6)
+    np.testing.assert_allclose(s, x.sum(1), rtol=1e-5)
+    np.testing.assert_array_equal(m, x.max(0, keepdims=True))
+
+
+def test_named_dynamic_dims_bind_from_the_arrays() -> None:
+    for rows in (1, 7):
+        x = RNG.standard_normal((rows, 16)).astype(np.float32)
+        y = RNG.standard_normal((rows, 16)).astype(np.float32)
+        np.testing.assert_allclose(scaled(x, y), x * 2 + y, rtol=1e-6)
+    assert scaled.graph(x, y).symbols == {"R": ("x", 0)}
+
+
+def test_argument_errors_point_at_the_call() -> None:
+    x = np.zeros((3, 16), np.float32)
+    cases = [
+        ("FRONT_ARG_COUNT", lambda: scaled(x)),                                     # arg-count
+        ("FRONT_ARG_COUNT", lambda: scaled(x, x, z=1)),                             # arg-extra
+        ("FRONT_ARG_TYPE", lambda: scaled(x, [[0.0] * 16] * 3)),                    # arg-type
+        ("FRONT_ARG_SHAPE", lambda: scaled(x, np.zeros((3, 8), np.float32))),       # arg-static
+        ("FRONT_ARG_SHAPE", lambda: scaled(x, np.zeros((16,), np.float32))),        # arg-rank
+        ("FRONT_ARG_SHAPE", lambda: scaled(x, np.zeros((4, 16), np.float32))),      # arg-dynamic
+        ("FRONT_ARG_DTYPE", lambda: scaled(x, np.zeros((3, 16), np.float16))),      # arg-dtype
+    ]
+    markers = ["arg-count", "arg-extra", "arg-type", "arg-static", "arg-rank", "arg-dynamic", "arg-dtype"]
+    for (code, call), marker in zip(cases, markers):
+        with pytest.raises(FrontendError) as e:
+            call()
+        assert e.value.code == code, e.value.render()
+        assert (e.value.location.file, e.value.location.line) == (str(THIS), line_of(marker))
+        assert e.value.expected is not None and e.value.actual is not None
+
+
+def test_one_compile_per_static_signature_and_warm_calls_do_no_capture(monkeypatch: pytest.MonkeyPatch) -> None:
+    counter = Counter(monkeypatch)
+
+    @pto.jit(backend="reference")
+    def f(x: pto.Tensor(), k: int = 1):
+        return x * k
+
+    a = np.ones((4, 8), np.float32)
+    f(a)
+    f(a * 2)
+    assert (counter.captures, counter.compiles) == (1, 1)
+    f(np.ones((4, 16), np.float32))             # another static shape
+    f(np.ones((4, 8), np.int32))                # another dtype
+    np.testing.assert_array_equal(f(a, 3), a * 3)   # another compile-time argument
+    assert (counter.captures, counter.compiles) == (4, 4)
+    f(a, 3)
+    assert counter.compiles == 4
+    g = f.with_options(backend="llvm")
+    np.testing.assert_array_equal(g(a, 3), a * 3)
+    assert counter.compiles == 5
+
+
+def test_dynamic_sizes_share_one_compile(monkeypatch: pytest.MonkeyPatch) -> None:
+    counter = Counter(monkeypatch)
+
+    @pto.jit(backend="reference")
+    def f(x: pto.Tensor((pto.DYNAMIC, 8), pto.DT_FP32)):
+        return x + 1
+
+    for rows in (1, 3, 17):
+        np.testing.assert_array_equal(f(np.zeros((rows, 8), np.float32)), np.ones((rows, 8), np.float32))
+    assert counter.compiles == 1
+
+
+def test_a_changed_global_is_a_new_compile(monkeypatch: pytest.MonkeyPatch) -> None:
+    counter = Counter(monkeypatch)
+    x = np.ones((2, 16), np.float32)
+    y = np.zeros((2, 16), np.float32)
+    np.testing.assert_array_equal(scaled(x, y), 2 * x)
+    before = counter.compiles
+    monkeypatch.setattr(sys.modules[__name__], "SCALE", 5.0)
+    np.testing.assert_array_equal(scaled(x, y), 5 * x)
+    assert counter.compiles == before + 1
+
+
+def test_non_contiguous_arrays_are_read_and_written() -> None:
+    @pto.jit(backend="reference")
+    def f(x: pto.Tensor((4, 8), pto.DT_FP32), out: pto.Tensor((4, 8), pto.DT_FP32)):
+        out[:] = x * 3
+
+    base = RNG.standard_normal((8, 4)).astype(np.float32)
+    out_base = np.zeros((8, 4), np.float32)
+    f(base.T, out_base.T)
+    np.testing.assert_allclose(out_base.T, base.T * 3, rtol=1e-6)
+
+
+def test_a_missing_pipeline_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "openpto.frontend.pipeline", None)
+
+    @pto.jit(backend="reference")
+    def f(x: pto.Tensor((2, 2), pto.DT_FP32)):  # no-pipeline
+        return x + 1
+
+    with pytest.raises(FrontendError) as e:
+        f(np.zeros((2, 2), np.float32))
+    assert e.value.code == "FRONT_PIPELINE" and e.value.location.line == line_of("no-pipeline")
+    np.testing.assert_array_equal(f.interpret(np.zeros((2, 2), np.float32)), np.ones((2, 2)))
+
+
+def test_stages_from_the_annotations_alone() -> None:
+    st = scaled.stages()
+    assert "mul" in st.stage("tensor") and st.stage("kernels").strip()
+
+
+@pytest.mark.skipif(not HAVE_TORCH, reason="torch not installed")
+def test_torch_cpu_tensors_in_and_out() -> None:
+    import torch
+
+    @pto.jit(backend="reference")
+    def f(x: pto.Tensor((4, 8), pto.DT_FP32), out: pto.Tensor((4, 8), pto.DT_FP32)):
+        out[:] = x * 2
+        return pto.exp(x)
+
+    x = torch.randn(4, 8)
+    out = torch.zeros(4, 8)
+    y = f(x, out)
+    assert isinstance(y, torch.Tensor)
+    torch.testing.assert_close(y, torch.exp(x))
+    torch.testing.assert_close(out, x * 2)
+
+
+@pytest.mark.skipif(not HAVE_TORCH, reason="torch not installed")
+def test_torch_bf16_tensors() -> None:
+    import torch
+
+    @pto.jit(backend="reference")
+    def f(x: pto.Tensor((4, 8), pto.DT_BF16)):
+        return x + x
+
+    x = torch.randn(4, 8).to(torch.bfloat16)
+    y = f(x)
+    assert y.dtype == torch.bfloat16
+    torch.testing.assert_close(y, x + x)
