@@ -367,6 +367,9 @@ def _parser() -> argparse.ArgumentParser:
     graph.add_argument("--out", action="append", default=[], metavar="BUFFER=FILE.npy", help="save a buffer after the run")
     graph.set_defaults(run=_cmd_graph)
 
+    from .frontend.command import add_parser as frontend_parser
+    frontend_parser(sub)
+
     conf = sub.add_parser("conformance", help="run the conformance suite against a backend")
     conf.add_argument("--backend", default="reference", help="name or package.module:attr")
     conf.add_argument("--profile", action="append", choices=profiles,

@@ -33,6 +33,16 @@ FRONT_CODES: dict[str, str] = {
     "FRONT_TILE_SHAPE": "a tile shape with an extent that is not a positive int",
     "FRONT_UNSUPPORTED": "Python the frontend cannot capture in a @jit function (yield, await, global, nonlocal)",
     "FRONT_UNWRITTEN_READ": "a local pto.tensor read before anything has written it",
+    # raised by the pipeline (tiling, partition, lowering, running)
+    "FRONT_CHECK": "Stages.check: the compiled kernels' outputs disagree with the tensor-graph interpreter on random inputs",
+    "FRONT_LOOP_STEP": "a pto.loop whose step is not positive when the compiled function runs",
+    "FRONT_MATMUL": "a matmul the pipeline cannot tile (operands not 2-D, transpose flags)",
+    "FRONT_OPTION": "an unknown pipeline option or stage name, or a bad value for one",
+    "FRONT_REDUCE_AXIS": "a reduction over an axis that has no tile form (not the last, nor the second-to-last with leading dims of 1)",
+    "FRONT_RUN_ARGUMENT": "a compiled function called without an array for a tensor, or without a value for a run-time size",
+    "FRONT_TILE_BROADCAST": "an elementwise operand whose broadcast has no tile form (only the result's shape, one value per row, or one row broadcast)",
+    "FRONT_UNSUPPORTED_OP": "an op the pipeline has no tiling or lowering rule for (named, with those it has)",
+    "FRONT_VIEW": "a view, assemble window or reshape whose rows are not consecutive rows of its tensor",
 }
 
 

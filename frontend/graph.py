@@ -82,7 +82,9 @@ class Sym:
     def __floordiv__(self, o): return self._bin("floordiv", o)  # noqa: ANN001, D105, E704
     def __rfloordiv__(self, o): return self._bin("floordiv", o, True)  # noqa: ANN001, D105, E704
     def __truediv__(self, o): return self._bin("floordiv", o)   # noqa: ANN001, D105, E704  (PyPTO spells b / tile)
+    def __rtruediv__(self, o): return self._bin("floordiv", o, True)  # noqa: ANN001, D105, E704
     def __mod__(self, o): return self._bin("mod", o)            # noqa: ANN001, D105, E704
+    def __rmod__(self, o): return self._bin("mod", o, True)     # noqa: ANN001, D105, E704
     def __lt__(self, o): return self._bin("lt", o)              # noqa: ANN001, D105, E704
     def __le__(self, o): return self._bin("le", o)              # noqa: ANN001, D105, E704
     def __gt__(self, o): return self._bin("gt", o)              # noqa: ANN001, D105, E704

@@ -271,17 +271,35 @@ class JitFunction:
         """The tensor graph: captured for these arguments, or from the annotations alone."""
         if args or kwargs or not self._signature.parameters:
             return self._entry(self._bind(args, kwargs), compiled=False).fn
-        return self._capture(self._from_annotations())
+        return self.graph_from_annotations()
 
     def stages(self, *args: Any, **kwargs: Any) -> Any:
         """Every stage of the compile (the pipeline's Stages) for these arguments, or from the
         annotations alone (dynamic sizes stay symbolic)."""
         if args or kwargs or not self._signature.parameters:
             return self._entry(self._bind(args, kwargs)).compiled.stages
-        fn = self._capture(self._from_annotations())
-        return _compile(fn, self.backend, self.profile, self.options).stages
+        return self.stages_from_annotations()
 
-    def _from_annotations(self) -> Call:
+    def graph_from_annotations(self, dims: dict[str, int] | None = None) -> Function:
+        """The tensor graph from the annotations; ``dims`` fixes dynamic sizes by name."""
+        return self._capture(self._from_annotations(dims or {}))
+
+    def stages_from_annotations(self, dims: dict[str, int] | None = None) -> Any:
+        """Every stage from the annotations; ``dims`` fixes dynamic sizes by name."""
+        return _compile(self.graph_from_annotations(dims), self.backend, self.profile, self.options).stages
+
+    def dynamic_dims(self) -> list[str]:
+        """The names of the annotations' dynamic sizes (what ``dims`` may fix)."""
+        names: list[str] = []
+        for name, ann in self.annotations().items():
+            if isinstance(ann, Tensor) and ann.shape is not None and name != "return":
+                for axis, d in enumerate(ann.shape):
+                    sym = (d.name or f"{name}_dim{axis}") if isinstance(d, Dynamic) else None
+                    if sym is not None and sym not in names:
+                        names.append(sym)
+        return names
+
+    def _from_annotations(self, dims: dict[str, int]) -> Call:
         """A call with no arguments: every tensor parameter fully annotated, the rest defaulted."""
         notes = self.annotations()
         params: list[TensorParam] = []
@@ -292,12 +310,12 @@ class JitFunction:
             if isinstance(ann, Tensor) and ann.shape is not None and ann.dtype is not None:
                 shape: list[Dim] = []
                 for axis, d in enumerate(ann.shape):
-                    if isinstance(d, Dynamic):
-                        sym = d.name or f"{name}_dim{axis}"
+                    sym = (d.name or f"{name}_dim{axis}") if isinstance(d, Dynamic) else None
+                    if sym is None or sym in dims:
+                        shape.append(dims[sym] if sym is not None else d)  # type: ignore[arg-type]
+                    else:
                         sources.setdefault(sym, (name, axis))
                         shape.append(Sym.var(sym))
-                    else:
-                        shape.append(d)
                 params.append(TensorParam(name, tuple(shape), ann.dtype))
             elif p.default is not inspect.Parameter.empty and not isinstance(ann, Tensor):
                 static[name] = p.default

@@ -215,3 +215,75 @@ def test_torch_bf16_tensors() -> None:
     y = f(x)
     assert y.dtype == torch.bfloat16
     torch.testing.assert_close(y, x + x)
+
+
+# --------------------------------------------------------------------------------------------
+# pto frontend FILE.py: any stage of a file's @jit function
+
+PROGRAM = '''
+import openpto.frontend as pto
+N = 64
+
+
+@pto.jit
+def rows(x: pto.Tensor((pto.dynamic("B"), N), pto.DT_FP32), y: pto.Tensor((pto.dynamic("B"), N), pto.DT_FP32)):
+    pto.set_semantic_label("scale")
+    y[:] = pto.exp(x) * 2
+
+
+@pto.jit
+def other(x: pto.Tensor((4, 4), pto.DT_FP32)):
+    return x + 1
+
+
+@pto.jit
+def broken(x: pto.Tensor((4, 4), pto.DT_FP32), out: pto.Tensor((4, 4), pto.DT_FP32)):
+    out[:] = x
+    out = x
+
+
+if __name__ == "__main__":
+    raise SystemExit("the command must not run this")
+'''
+
+
+def run_cli(capsys: pytest.CaptureFixture, *argv: str) -> tuple[int, str, str]:
+    from openpto.cli import main
+    rc = main(list(argv))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_cli_prints_each_stage(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture) -> None:
+    path = tmp_path / "prog.py"
+    path.write_text(PROGRAM)
+    rc, out, _ = run_cli(capsys, "frontend", str(path), "--function", "rows")
+    assert rc == 0
+    assert out.startswith("func rows(x: input f32[B, 64], y: output f32[B, 64])")
+    assert "= exp(%x)" in out and "label='scale'" in out
+    assert f"{path}:{PROGRAM.splitlines().index('    y[:] = pto.exp(x) * 2') + 1}" in out
+    rc, out, _ = run_cli(capsys, "frontend", str(path), "--function", "rows", "--stage", "pto", "--profile", "a3")
+    assert rc == 0 and "kernel @" in out and "scale" in out
+    rc, out, _ = run_cli(capsys, "frontend", str(path), "--function", "rows", "--stage", "tasks",
+                         "--dim", "B=3")
+    assert rc == 0 and "launch @" in out
+    rc, out, _ = run_cli(capsys, "frontend", str(path), "--function", "other", "--stage", "all")
+    assert rc == 0 and all(f"== {s} ==" in out for s in ("tensor", "tile", "partition", "kernels", "tasks"))
+
+
+def test_cli_errors(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture) -> None:
+    path = tmp_path / "prog.py"
+    path.write_text(PROGRAM)
+    rc, _, err = run_cli(capsys, "frontend", str(path))
+    assert rc == 2 and "PTO_ARG" in err and "--function" in err
+    rc, _, err = run_cli(capsys, "frontend", str(path), "--function", "rows", "--dim", "b=3")
+    assert rc == 2 and "PTO_ARG" in err and "one of B and" in err
+    rc, _, err = run_cli(capsys, "frontend", str(path), "--function", "broken")
+    rebind_line = PROGRAM.splitlines().index("    out = x") + 1
+    assert rc == 2 and "FRONT_OUTPUT_REBIND" in err and f"{path}:{rebind_line}:" in err
+    rc, _, err = run_cli(capsys, "frontend", str(tmp_path / "missing.py"))
+    assert rc == 2 and "PTO_FILE" in err
+    bad = tmp_path / "bad.py"
+    bad.write_text("raise ValueError('boom')\n")
+    rc, _, err = run_cli(capsys, "frontend", str(bad))
+    assert rc == 2 and "PTO_FILE" in err and "boom" in err
