@@ -16,7 +16,7 @@ import numpy as np
 
 from ..isa.diagnostics import FrontendError
 from . import graph as g
-from .graph import Dim, Sym
+from .graph import Dim
 from .lower import KernelParam, Lowered, lower
 from .options import Options
 from .partition import Kernel, KernelLoop, Partition, partition

@@ -575,7 +575,7 @@ class _Tiler:
         n = b.shape[0] if b_t else b.shape[1]
         for t, flag in ((a, a_t), (b, b_t)):
             if flag and not self.place(t).whole():
-                raise FrontendError("FRONT_MATMUL", f"a transposed matmul operand must be a whole tensor",
+                raise FrontendError("FRONT_MATMUL", "a transposed matmul operand must be a whole tensor",
                                     location=_loc(op), expected="a parameter or a computed tensor",
                                     actual=f"{t} is a window of {self.place(t).buffer.name}")
         cube = op.tiles.cube

@@ -97,7 +97,7 @@ def test_every_op_of_the_table_has_a_rule_or_a_clear_error():
     """The pipeline keys its rules by the op table's kinds: each kind is tiled, placed, or (topk)
     refused with FRONT_UNSUPPORTED_OP."""
     from openpto.frontend.ops import OPS
-    from openpto.frontend import lower as lw
+    from openpto.frontend import emit as lw
     handled = {"binary": lw.BINARY, "unary": lw.UNARY, "compare": lw.COMPARE}
     for name, spec in OPS.items():
         if spec.kind in handled:

@@ -8,7 +8,7 @@ from frontend_graphs import Builder, np_softmax, softmax
 from openpto.frontend import graph as g
 from openpto.frontend.pipeline import compile_function
 from openpto.isa import PTOError
-from openpto.isa.dtypes import F16, F32, I1, I32
+from openpto.isa.dtypes import F16, F32, I32
 
 BACKENDS = ["reference", "llvm"]
 RNG = np.random.default_rng(7)
