@@ -99,7 +99,7 @@ class DaskExecutor(Executor):
         held = blobs.get(id(module))
         if held is None:
             data = module.to_bytes()
-            held = blobs[id(module)] = (hashlib.sha256(data).hexdigest(), self.client.scatter(data, broadcast=True))
+            held = blobs[id(module)] = (hashlib.sha256(data).hexdigest(), self.client.scatter(data, broadcast=True, hash=False))
         backend = self.backend or backend_name(task.exe)
         if not backend:
             raise PTOError("PTO_EXECUTOR", f"cannot tell which backend task {task.label!r}'s executable is from",
@@ -118,7 +118,7 @@ class DaskExecutor(Executor):
         lanes: dict[tuple[str, str], str] = {}
         per_worker: dict[str, int] = {}
         failure: tuple[int, BaseException] | None = None
-        pending = as_completed()
+        pending = as_completed(with_results=True, raise_errors=False)
         stamp = f"pto-{t0}-{id(graph)}"
         owner: dict[str, int] = {}
 
@@ -134,12 +134,10 @@ class DaskExecutor(Executor):
 
         sched.start(0.0)
         submit_ready()
-        for fut in pending:
+        for fut, out in pending:
             tid = owner[fut.key]
-            try:
-                out = fut.result()
-            except BaseException as e:                     # noqa: BLE001 - the cluster lost the task
-                out = ("error", type(e).__name__, f"{type(e).__name__}: {e}")
+            if isinstance(out, BaseException):               # the cluster lost the task
+                out = ("error", type(out).__name__, f"{type(out).__name__}: {out}")
             if out[0] == "error":
                 if failure is None:
                     failure = (tid, RemoteError(out[1], out[2]))
