@@ -85,14 +85,12 @@ class Engine:
         self.queues: list[deque[Op]] = [deque() for _ in range(NPIPES)]
         self.flags: dict[tuple[int, int, int], deque[tuple[float, tuple[int, ...]]]] = {}
         self.ready: list[int] = []
-        self.issued = 0
 
     # ------------------------------------------------------------------ issue
     def issue(self, op: Op) -> None:
         """The scalar unit hands ``op`` to its pipe (program order)."""
         if self.ops is not None:
             self.ops.append(op)
-        self.issued += 1
         t = op.issue = self.t_s
         self.t_s = t + self.issue_cycles
         self.busy[S] += self.issue_cycles
@@ -111,6 +109,57 @@ class Engine:
         if q or not self._exec(p, op):
             q.append(op.copy() if op.shared else op)
         if self.ready:
+            self._drain()
+
+    def set_flag(self, op: Op) -> None:
+        """``issue`` of a SET (lower.py's flag steps call it directly): the usual case, the
+        source pipe idle-queued and not S, is run here in one call; the others go to ``issue``."""
+        p = op.pipe
+        if p == S or self.queues[p] or self.trace is not None:
+            self.issue(op)
+            return
+        if self.ops is not None:
+            self.ops.append(op)
+        t = op.issue = self.t_s
+        self.t_s = t + self.issue_cycles
+        self.busy[S] += self.issue_cycles
+        free = self.free
+        start = free[p]
+        if t > start:
+            start = free[p] = t
+        tokens = self.flags.get(op.flag)
+        if tokens is None:
+            tokens = self.flags[op.flag] = deque()
+        tokens.append((start, tuple(self.vc[p]) if self.clocks else ()))
+        dst = op.flag[1]
+        if self.queues[dst]:
+            self.ready.append(dst)
+        if self.ready:
+            self._drain()
+
+    def wait_flag(self, op: Op) -> None:
+        """``issue`` of a WAIT, the usual case (a set to take, the pipe's queue empty, not S)
+        run here in one call; the others go to ``issue``."""
+        p = op.pipe
+        tokens = self.flags.get(op.flag)
+        if not tokens or p == S or self.queues[p] or self.trace is not None:
+            self.issue(op)
+            return
+        if self.ops is not None:
+            self.ops.append(op)
+        t = op.issue = self.t_s
+        self.t_s = t + self.issue_cycles
+        self.busy[S] += self.issue_cycles
+        free = self.free
+        start = free[p]
+        if t > start:
+            start = t
+        t, clock = tokens.popleft()
+        free[p] = t if t > start else start
+        if self.clocks:
+            vc = self.vc[p]
+            vc[:] = map(max, vc, clock)
+        if self.ready:                   # left by a scalar-pipe set: drained as ``issue`` would
             self._drain()
 
     def _drain(self) -> None:

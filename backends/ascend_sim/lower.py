@@ -20,7 +20,7 @@ from ...isa.spec import Kind, Role
 from ...isa.types import Pipe, TileType
 from ...isa.values import GlobalRef
 from ..reference.lower import Context, KernelLowering
-from .engine import BARRIER, BARRIER_ALL, PIPE_INDEX, S, SET, WAIT, WORK, Op
+from .engine import BARRIER, BARRIER_ALL, PIPE_INDEX, S, SET, WAIT, WORK, Engine, Op
 from .hazards import Access
 
 
@@ -57,6 +57,23 @@ UNIT_OF_BUFFER: dict[str, str] = {"UB": "vector", "L1": "cube", "L0A": "cube", "
                                   "BT": "cube", "FB": "cube"}
 
 
+#: the engine's entry for an op class whose usual case it runs in one call (default ``Engine.issue``)
+ISSUE_BY_CLASS: dict[str, Callable[[Engine, Op], None]] = {"flag_set": Engine.set_flag, "flag_wait": Engine.wait_flag}
+
+
+class _Fixed:
+    """A plan whose op is the same at every execution (a flag with a literal id): the op is
+    made once and issued each time (queued as a copy, see ``Op.shared``)."""
+
+    __slots__ = ("op",)
+
+    def __init__(self, op: Op) -> None:
+        self.op = op
+
+    def __call__(self, regs: list, ctx: Context) -> Op:
+        return self.op
+
+
 class SimLowering(KernelLowering):
     """The reference lowering with an issue step after every tile instruction."""
 
@@ -69,6 +86,7 @@ class SimLowering(KernelLowering):
 
     def _tileop(self, s: TileOp, targets: tuple[int, ...]) -> Callable[[list, Context], None]:
         plan = self._plan(s)
+        issue = ISSUE_BY_CLASS.get(self._class(s), Engine.issue)
         if not self.values and self._timing_only(s):
             mnemonic = s.instr.mnemonic
 
@@ -76,11 +94,22 @@ class SimLowering(KernelLowering):
                 ctx.counts[mnemonic] = ctx.counts.get(mnemonic, 0) + 1
                 op = plan(regs, ctx)
                 if op is not None:
-                    ctx.sim.issue(op)      # type: ignore[attr-defined]
+                    issue(ctx.sim, op)      # type: ignore[attr-defined]
             return skip
         value = super()._tileop(s, targets)
         if not targets and self._constant_check(s):
             mnemonic, checked = s.instr.mnemonic, []
+            if isinstance(plan, _Fixed):
+                fixed = plan.op
+
+                def flag(regs: list, ctx: Context) -> None:   # the same op every time: no plan to run
+                    if checked:
+                        ctx.counts[mnemonic] = ctx.counts.get(mnemonic, 0) + 1
+                    else:
+                        value(regs, ctx)
+                        checked.append(True)
+                    issue(ctx.sim, fixed)      # type: ignore[attr-defined]
+                return flag
 
             def once(regs: list, ctx: Context) -> None:   # the operands' check ran and passed once
                 if checked:
@@ -90,14 +119,14 @@ class SimLowering(KernelLowering):
                     checked.append(True)
                 op = plan(regs, ctx)
                 if op is not None:
-                    ctx.sim.issue(op)      # type: ignore[attr-defined]
+                    issue(ctx.sim, op)      # type: ignore[attr-defined]
             return once
 
         def step(regs: list, ctx: Context) -> None:
             value(regs, ctx)
             op = plan(regs, ctx)
             if op is not None:
-                ctx.sim.issue(op)      # type: ignore[attr-defined]
+                issue(ctx.sim, op)      # type: ignore[attr-defined]
         return step
 
     def _constant_check(self, s: TileOp) -> bool:
@@ -124,6 +153,10 @@ class SimLowering(KernelLowering):
         return all(o.kind in (Kind.TILE, Kind.GLOBAL) for o in instr.operands if o.role is not Role.IN)
 
     # ------------------------------------------------------------------ plans
+    @staticmethod
+    def _class(s: TileOp) -> str:
+        return op_class(s.instr, s.instr.pipe_for(s.types()))
+
     def _plan(self, s: TileOp) -> Callable[[list, Context], Op | None]:
         instr = s.instr
         pipe = instr.pipe_for(s.types())
@@ -142,8 +175,7 @@ class SimLowering(KernelLowering):
         pipe, name, loc = (si if kind == SET else di), s.instr.mnemonic, s.loc
         arg = s.args["event_id"]
         if isinstance(arg, Lit) and isinstance(arg.value, int) and not isinstance(arg.value, bool):
-            op = Op(kind, pipe, 0.0, name, loc, flag=(si, di, arg.value), shared=True)   # one op, issued each time
-            return lambda regs, ctx: op
+            return _Fixed(Op(kind, pipe, 0.0, name, loc, flag=(si, di, arg.value), shared=True))   # one op, issued each time
         ev = self._scalar(arg)
         return lambda regs, ctx: Op(kind, pipe, 0.0, name, loc, flag=(si, di, int(ev(regs))))
 
