@@ -113,7 +113,6 @@ class Emitter:
         self.part = part
         self.places = part.graph.places
         self.prof = profiles.get(part.graph.profile)
-        self.lines: list[str] = []
         self.consts: dict[str, str] = {}
         self.params: list[KernelParam] = []
         self.buffers: dict[int, str] = {}            # id(Buffer) -> param name
@@ -121,7 +120,14 @@ class Emitter:
         self.syms: dict[object, str] = {}
         self.names: set[str] = set()
         self.tiles: dict[str, str] = {}              # tile name -> type
-        self.counter = 0
+        # the last node of this kernel reading each tensor: a tile whose tensor is read no more
+        # is written again in place by the next op of its type (fewer, hotter buffers)
+        self.last_use: dict[g.TensorValue, int] = {}
+        for i, n in enumerate(k.nodes):
+            for t in n.tensor_inputs():
+                self.last_use[t] = i
+        self.current = -1
+        self.reused: str | None = None           # the tile the current node writes in place
         self._pre: list[str] = []
         self._loop_pre: list[str] = []
         self.loop_var: str | None = None
@@ -321,6 +327,21 @@ class Emitter:
                     rowvec: bool | None = None) -> str:
         rowvec = n.is_rowvec if rowvec is None else rowvec
         typ = self.rowvec_type(n.out.dtype, blk) if rowvec else self.wide_type(n.out.dtype, blk)
+        for a in n.inputs:          # in place: an operand's tile of this type, dead after this op
+            t = a.value
+            if a.mode != "tile" or not isinstance(t, g.TensorValue) or self.last_use.get(t) != self.current:
+                continue
+            keys = [key for key in (t, (t, "tile")) if key in env]
+            tile = env[keys[0]] if keys else None
+            if tile is None or self.tiles.get(tile[1:]) != typ:
+                continue
+            if any(v == tile for key, v in env.items() if key not in keys):
+                continue
+            for key in keys:
+                del env[key]
+            env[n.out] = tile
+            self.reused = tile
+            return tile
         tile = self.declare(out, pad, n.out.name, typ, blk.vr, None if rowvec else blk.vc)
         env[n.out] = tile
         return tile
@@ -353,6 +374,18 @@ class Emitter:
 
     # nodes ---------------------------------------------------------------------------------
     def node(self, n: TileNode, blk: Block, env: dict, out: list[str], pad: str) -> None:
+        """The tile ops of one vector node for this block (loads of what it reads first, the
+        store of its result when it leaves the kernel after)."""
+        self.current = self.k.nodes.index(n)
+        self.reused = None
+        start = len(out)
+        self._node(n, blk, env, out, pad)
+        if self.reused is not None:     # written in place: the line still names the tensor
+            for i in range(start, len(out)):
+                if out[i].startswith(f"{pad}{self.reused} = "):
+                    out[i] += f"  // {n.out}"
+
+    def _node(self, n: TileNode, blk: Block, env: dict, out: list[str], pad: str) -> None:
         rowvec = n.is_rowvec
         if n.kind == "reduce":      # rows mode: the whole row is one tile
             src = self.load(n.inputs[0].value, "tile", blk, env, out, pad)  # type: ignore[arg-type]
