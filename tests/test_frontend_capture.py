@@ -491,3 +491,15 @@ def test_results_that_are_not_tensors_or_differ_from_the_annotation() -> None:
         return x + 1
 
     expect("FRONT_RESULT", "result-annotation", g.graph)
+
+
+def test_the_docs_program_prints_the_graph_the_docs_show(tmp_path: pathlib.Path) -> None:
+    import re
+    import runpy
+    doc = (THIS.parent.parent / "docs" / "frontend.md").read_text()
+    program = re.search(r"## Writing a program\n\n```python\n(.*?)```", doc, re.S).group(1)
+    shown = re.search(r"## Capture\n.*?```text\n(.*?)```", doc, re.S).group(1)
+    path = tmp_path / "prog.py"
+    path.write_text(program.replace("print(softmax.graph())", ""))
+    ns = runpy.run_path(str(path))
+    assert str(ns["softmax"].graph()).replace(str(path), "prog.py") == shown.rstrip("\n")
