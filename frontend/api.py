@@ -252,10 +252,16 @@ class TensorProxy:
     def amax(self, dim: int = -1, keepdim: bool = False): return amax(self, dim, keepdim)   # noqa: ANN201, D102, E704
     def amin(self, dim: int = -1, keepdim: bool = False): return amin(self, dim, keepdim)   # noqa: ANN201, D102, E704
     def mean(self, dim: int = -1, keepdim: bool = False): return mean(self, dim, keepdim)   # noqa: ANN201, D102, E704
-    def reshape(self, *shape): return reshape(self, shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape)  # noqa: ANN001, ANN201, D102, E501, E704
-    def transpose(self, dim0: int | None = None, dim1: int | None = None): return transpose(self, dim0, dim1)  # noqa: ANN201, D102, E501, E704
     def cast(self, dtype: object, mode: str = "rint"): return cast(self, dtype, mode)      # noqa: ANN201, D102, E704
     astype = cast
+
+    def reshape(self, *shape: Dim) -> "TensorProxy":
+        """``x.reshape(4, 8)`` or ``x.reshape([4, 8])``."""
+        one = len(shape) == 1 and isinstance(shape[0], (tuple, list))
+        return reshape(self, shape[0] if one else shape)  # type: ignore[arg-type]
+
+    def transpose(self, dim0: int | None = None, dim1: int | None = None) -> "TensorProxy":
+        return transpose(self, dim0, dim1)
 
     def move(self, value: object) -> None:
         """``x.move(y)`` is ``x[:] = y``."""
@@ -313,7 +319,8 @@ class TensorProxy:
             return
         offsets, sizes, dropped = self._window(key)
         if src is None:
-            src = full([s for i, s in enumerate(sizes) if i not in dropped], value, self.dtype).value  # type: ignore[arg-type]
+            kept = [s for i, s in enumerate(sizes) if i not in dropped]
+            src = full(kept, value, self.dtype).value  # type: ignore[arg-type]
         if dropped:
             src = reshape(src, sizes).value
         _record("assemble", (src,), {"offsets": offsets}, (self.value,))

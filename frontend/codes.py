@@ -9,39 +9,81 @@ from ..isa.diagnostics import FrontendError, Location
 
 #: code -> meaning (the row docs/diagnostics.md shows for it)
 FRONT_CODES: dict[str, str] = {
-    "FRONT_ANNOTATION": "a pto.Tensor annotation (or pto.tensor/pto.full shape) that is malformed: a dimension that is not a positive int, pto.DYNAMIC or pto.dynamic(name); or a parameter whose shape is needed without an argument to take it from",
+    "FRONT_ANNOTATION": (
+        "a pto.Tensor annotation (or pto.tensor/pto.full shape) that is malformed: a dimension that is "
+        "not a positive int, pto.DYNAMIC or pto.dynamic(name); or a parameter whose shape is needed "
+        "without an argument to take it from"),
     "FRONT_ARG_COUNT": "a @jit function called with missing, extra or unknown arguments",
     "FRONT_ARG_DTYPE": "a @jit function's array argument whose element type is not the annotated one",
-    "FRONT_ARG_SHAPE": "a @jit function's array argument whose rank or static dimensions differ from the annotation, or two arguments giving one named dynamic dimension different sizes",
-    "FRONT_ARG_TYPE": "a @jit function's tensor argument that is not a numpy array (or torch CPU tensor), or a compile-time argument that cannot be hashed",
-    "FRONT_AXIS": "a reduction, topk or transpose axis outside the tensor's rank, or a permutation that is not one",
-    "FRONT_BOUNDS": "a view or assemble window that does not lie inside its tensor (at capture for static sizes, while interpreting for run-time ones)",
-    "FRONT_BROADCAST": "operand shapes that numpy's broadcasting rules cannot join (a run-time dimension joins only itself or 1)",
-    "FRONT_DTYPE": "operand element types an op does not accept: two tensors of different dtypes (cast one with pto.cast), a dtype outside the op's set, or a scalar the tensor's dtype cannot hold",
-    "FRONT_DTYPE_UNKNOWN": "a dtype name or object the frontend does not know (pto.DT_* lists the known ones)",
-    "FRONT_FUNCTION": "pto.function used twice, nested, or listing something that is not a parameter tensor; a declared output the function never writes",
-    "FRONT_LOOP": "a pto.loop whose step is not positive (at capture when it is known, in the tensor-graph interpreter otherwise) or whose bound is not an int or run-time value",
-    "FRONT_NO_OUTPUT": "a @jit function that returns nothing and writes no parameter: it computes nothing the caller sees",
-    "FRONT_OPERAND": "an op given an operand of the wrong kind (not a tensor, int, float or run-time value; a scalar where a tensor is needed; a bad attribute value)",
-    "FRONT_OUTPUT_REBIND": "a parameter the function writes (an output) rebound by assignment (out = x), which would silently leave the caller's array unchanged; write it with out[:] = x or pto.assemble",
+    "FRONT_ARG_SHAPE": (
+        "a @jit function's array argument whose rank or static dimensions differ from the annotation, or "
+        "two arguments giving one named dynamic dimension different sizes"),
+    "FRONT_ARG_TYPE": (
+        "a @jit function's tensor argument that is not a numpy array (or torch CPU tensor), or a "
+        "compile-time argument that cannot be hashed"),
+    "FRONT_AXIS": (
+        "a reduction, topk or transpose axis outside the tensor's rank, or a permutation that is not one"),
+    "FRONT_BOUNDS": (
+        "a view or assemble window that does not lie inside its tensor (at capture for static sizes, "
+        "while interpreting for run-time ones)"),
+    "FRONT_BROADCAST": (
+        "operand shapes that numpy's broadcasting rules cannot join (a run-time dimension joins only "
+        "itself or 1)"),
+    "FRONT_DTYPE": (
+        "operand element types an op does not accept: two tensors of different dtypes (cast one with "
+        "pto.cast), a dtype outside the op's set, or a scalar the tensor's dtype cannot hold"),
+    "FRONT_DTYPE_UNKNOWN": (
+        "a dtype name or object the frontend does not know (pto.DT_* lists the known ones)"),
+    "FRONT_FUNCTION": (
+        "pto.function used twice, nested, or listing something that is not a parameter tensor; a declared"
+        " output the function never writes"),
+    "FRONT_LOOP": (
+        "a pto.loop whose step is not positive (at capture when it is known, in the tensor-graph "
+        "interpreter otherwise) or whose bound is not an int or run-time value"),
+    "FRONT_NO_OUTPUT": (
+        "a @jit function that returns nothing and writes no parameter: it computes nothing the caller "
+        "sees"),
+    "FRONT_OPERAND": (
+        "an op given an operand of the wrong kind (not a tensor, int, float or run-time value; a scalar "
+        "where a tensor is needed; a bad attribute value)"),
+    "FRONT_OUTPUT_REBIND": (
+        "a parameter the function writes (an output) rebound by assignment (out = x), which would "
+        "silently leave the caller's array unchanged; write it with out[:] = x or pto.assemble"),
     "FRONT_OUTSIDE": "a frontend op called outside a @jit function being captured",
     "FRONT_PIPELINE": "a @jit function called before the compile pipeline (frontend/pipeline.py) exists",
-    "FRONT_RESULT": "a returned value that is not a tensor of the function, or differs from the return annotation's shape or dtype",
-    "FRONT_SHAPE": "shapes an op cannot take: a reshape that changes the element count, a move or assemble whose source does not fit, matmul inner dimensions that differ, a view of another rank",
-    "FRONT_SYMBOLIC_BRANCH": "a run-time value (a dynamic size, a loop index) asked for a Python truth value or int while the program is built",
-    "FRONT_TILE_RANK": "an op tiled by the vector tile shapes set with set_vec_tile_shapes whose rank differs from theirs",
+    "FRONT_RESULT": (
+        "a returned value that is not a tensor of the function, or differs from the return annotation's "
+        "shape or dtype"),
+    "FRONT_SHAPE": (
+        "shapes an op cannot take: a reshape that changes the element count, a move or assemble whose "
+        "source does not fit, matmul inner dimensions that differ, a view of another rank"),
+    "FRONT_SYMBOLIC_BRANCH": (
+        "a run-time value (a dynamic size, a loop index) asked for a Python truth value or int while the "
+        "program is built"),
+    "FRONT_TILE_RANK": (
+        "an op tiled by the vector tile shapes set with set_vec_tile_shapes whose rank differs from "
+        "theirs"),
     "FRONT_TILE_SHAPE": "a tile shape with an extent that is not a positive int",
-    "FRONT_UNSUPPORTED": "Python the frontend cannot capture in a @jit function (yield, await, global, nonlocal)",
+    "FRONT_UNSUPPORTED": (
+        "Python the frontend cannot capture in a @jit function (yield, await, global, nonlocal)"),
     "FRONT_UNWRITTEN_READ": "a local pto.tensor read before anything has written it",
     # raised by the pipeline (tiling, partition, lowering, running)
-    "FRONT_CHECK": "Stages.check: the compiled kernels' outputs disagree with the tensor-graph interpreter on random inputs",
+    "FRONT_CHECK": (
+        "Stages.check: the compiled kernels' outputs disagree with the tensor-graph interpreter on random"
+        " inputs"),
     "FRONT_LOOP_STEP": "a pto.loop whose step is not positive when the compiled function runs",
     "FRONT_MATMUL": "a matmul the pipeline cannot tile (operands not 2-D, transpose flags)",
     "FRONT_OPTION": "an unknown pipeline option or stage name, or a bad value for one",
-    "FRONT_REDUCE_AXIS": "a reduction over an axis that has no tile form (not the last, nor the second-to-last with leading dims of 1)",
-    "FRONT_RUN_ARGUMENT": "a compiled function called without an array for a tensor, or without a value for a run-time size",
-    "FRONT_TILE_BROADCAST": "an elementwise operand whose broadcast has no tile form (only the result's shape, one value per row, or one row broadcast)",
-    "FRONT_UNSUPPORTED_OP": "an op the pipeline has no tiling or lowering rule for (named, with those it has)",
+    "FRONT_REDUCE_AXIS": (
+        "a reduction over an axis that has no tile form (not the last, nor the second-to-last with "
+        "leading dims of 1)"),
+    "FRONT_RUN_ARGUMENT": (
+        "a compiled function called without an array for a tensor, or without a value for a run-time size"),
+    "FRONT_TILE_BROADCAST": (
+        "an elementwise operand whose broadcast has no tile form (only the result's shape, one value per "
+        "row, or one row broadcast)"),
+    "FRONT_UNSUPPORTED_OP": (
+        "an op the pipeline has no tiling or lowering rule for (named, with those it has)"),
     "FRONT_VIEW": "a view, assemble window or reshape whose rows are not consecutive rows of its tensor",
 }
 
