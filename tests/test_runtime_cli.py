@@ -93,3 +93,18 @@ def test_the_mpmd_example_runs_and_checks_itself(tmp_path: pathlib.Path, capsys)
     assert "== embedded: 32 cube + 32 vector tasks, 64 derived edges" in out
     assert "== simulated: 32 cube + 32 vector tasks" in out and "simulated on a3" in out
     assert (tmp_path / "runtime_mpmd_a3.png").exists() and (tmp_path / "runtime_mpmd_embedded.png").exists()
+
+
+def test_the_docs_python_block_and_graph_file_run(tmp_path: pathlib.Path, monkeypatch, capsys) -> None:
+    import re
+    text = (ROOT / "docs" / "runtime.md").read_text()
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    monkeypatch.chdir(tmp_path)
+    for code in re.findall(r"```python\n(.*?)```", text, re.S):
+        exec(compile(code, "docs/runtime.md", "exec"), {})
+    assert (tmp_path / "graph.json").exists() and (tmp_path / "graph.png").exists()
+    doc = re.findall(r"```json\n(.*?)```", text, re.S)[0]
+    (tmp_path / "g.json").write_text(doc)
+    (tmp_path / "vector_add.pto").write_text((ROOT / "examples" / "vector_add.pto").read_text())
+    assert main(["graph", str(tmp_path / "g.json"), "--executor", "simulated"]) == 0
+    assert "verified:" in capsys.readouterr().out
