@@ -618,9 +618,13 @@ def _bound(v: object, what: str) -> Dim:
 
 
 def loop(start: object, stop: object = None, step: object = 1, name: str | None = None,
-         idx_name: str | None = None, **_ignored: object) -> Iterator[Sym]:
+         idx_name: str | None = None, **unsupported: object) -> Iterator[Sym]:
     """``for i in pto.loop(start, stop, step)``: a run-time loop; the body is captured once, with
-    ``i`` a run-time index (``pto.loop(stop)`` counts from 0)."""
+    ``i`` a run-time index (``pto.loop(stop)`` counts from 0). PyPTO's scheduling keywords
+    (unroll_list, parallel, ...) are refused rather than ignored."""
+    if unsupported:
+        raise front_error("FRONT_LOOP", f"pto.loop does not take {', '.join(unsupported)}", location=_loc(),
+                          expected="start, stop, step, name, idx_name", actual=", ".join(unsupported))
     if stop is None:
         start, stop = 0, start
     rec = current("pto.loop")

@@ -39,7 +39,8 @@ FRONT_CODES: dict[str, str] = {
         " output the function never writes"),
     "FRONT_LOOP": (
         "a pto.loop whose step is not positive (at capture when it is known, in the tensor-graph "
-        "interpreter otherwise) or whose bound is not an int or run-time value"),
+        "interpreter otherwise), whose bound is not an int or run-time value, or that is given a keyword "
+        "it does not take (PyPTO's unroll_list, parallel, ...)"),
     "FRONT_NO_OUTPUT": (
         "a @jit function that returns nothing and writes no parameter: it computes nothing the caller "
         "sees"),

@@ -478,6 +478,13 @@ def test_function_and_loop_misuse() -> None:
 
     expect("FRONT_LOOP", "loop-step", step.graph)
 
+    @pto.jit
+    def unroll(x: pto.Tensor((4, 8), pto.DT_FP32), y: pto.Tensor((4, 8), pto.DT_FP32)):
+        for i in pto.loop(0, 4, 1, unroll_list=[4, 1]):  # loop-unroll
+            y[i:i + 1, :] = x[i:i + 1, :]
+
+    expect("FRONT_LOOP", "loop-unroll", unroll.graph)
+
 
 def test_results_that_are_not_tensors_or_differ_from_the_annotation() -> None:
     @pto.jit
