@@ -128,7 +128,10 @@ class DaskExecutor(Executor):
                 if tid is None:
                     return
                 payload, blob = self._payload(tasks[tid], blobs)
-                fut = self.client.submit(_remote, payload, blob, key=f"{stamp}-{tid}", pure=False)
+                try:
+                    fut = self.client.submit(_remote, payload, blob, key=f"{stamp}-{tid}", pure=False)
+                except Exception as e:                     # noqa: BLE001 - e.g. a host function that cannot be pickled
+                    raise task_failed(tasks[tid], e) from e
                 owner[fut.key] = tid
                 pending.add(fut)
 
