@@ -199,7 +199,7 @@ class Recorder:
                 self.read.add(self.root(t).id)
         if spec.writes:
             self.written.update(self.root(o).id for o in outs)
-        if name == "view":
+        if name in ("view", "reshape"):     # both name the same elements (the kernels alias them)
             self.roots[outs[0].id] = self.root(inputs[0])  # type: ignore[arg-type]
         self.stack[-1].append(Op(name, tuple(inputs), outs, attrs, TileConfig(self.vec, self.cube),
                                  self.label, loc))

@@ -615,7 +615,8 @@ def _walk(body: list[g.Node]) -> Iterator[g.Op]:
 
 
 def _is_view(t: g.TensorValue, body: list[g.Node]) -> bool:
-    return any(op.name == "view" and t in op.outputs for op in _walk(body))
+    """Whether ``t`` names elements of another buffer (a view or a reshape of it)."""
+    return any(kind_of(op) in ("view", "reshape") and t in op.outputs for op in _walk(body))
 
 
 def tile_function(fn: g.Function, profile: str = "cpu", options: Options | None = None) -> TileGraph:

@@ -233,13 +233,28 @@ def test_transpose_permute_and_reshape() -> None:
     fn = k.graph()
     assert [(o.name, o.attrs.get("perm") or o.attrs.get("shape")) for o in fn.walk()] == \
         [("transpose", (0, 2, 1)), ("transpose", (2, 1, 0)), ("transpose", (1, 2, 0)),
-         ("reshape", (6, 4)), ("reshape", (4, 6))]
+         ("reshape", (6, 4)), ("reshape", (4, 6)), ("assemble", None), ("assemble", None)]
+    # a reshape names the parameter's elements: returning one copies it into a new result
+    reshapes = [o.outputs[0] for o in fn.walk() if o.name == "reshape"]
+    copies = [o for o in fn.walk() if o.name == "assemble"]
+    assert [c.inputs[0] for c in copies] == reshapes
+    assert [c.outputs[0] for c in copies] == fn.results[3:]
     t1, t2, p, r1, r2 = k.interpret(x)
     np.testing.assert_array_equal(t1, np.swapaxes(x, 1, 2))
     np.testing.assert_array_equal(t2, np.swapaxes(x, 0, 2))
     np.testing.assert_array_equal(p, np.transpose(x, (1, 2, 0)))
     np.testing.assert_array_equal(r1, x.reshape(6, 4))
     np.testing.assert_array_equal(r2, x.reshape(4, 6))
+
+
+@pytest.mark.parametrize("backend", ["reference", "llvm"])
+def test_a_returned_reshape_of_a_parameter_is_copied_into_the_result(backend: str) -> None:
+    @pto.jit(backend=backend)
+    def k(x: pto.Tensor((4, 8), pto.DT_FP32)):
+        return pto.reshape(x, [8, 4])
+
+    x = f32(4, 8)
+    np.testing.assert_array_equal(k(x), x.reshape(8, 4))
 
 
 def test_views_valid_shapes_indexing_and_assemble() -> None:
