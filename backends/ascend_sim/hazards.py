@@ -79,46 +79,45 @@ class Hazard:
 
 
 class _Entry:
-    """One distinct region of a space: the last read and write per pipe, and ``near``, every
-    region of the space that overlaps it (itself included), found once when the region is first
-    seen and kept in the order a scan of the pages would meet them (so races are reported in
-    the same order as by a scan)."""
+    """One distinct region of a space: per pipe that touched it, its last write and last read;
+    and ``near``, every region of the space that overlaps it (itself included, as None), found
+    once when the region is first seen and kept in the order a scan of the pages would meet them
+    (so races are reported in the same order as by a scan).
 
-    __slots__ = ("access", "reads", "writes", "pipes", "near", "seq", "first", "last", "wide", "rank", "space")
+    ``recs`` holds one list per pipe, ascending by pipe: [pipe, write epoch, write op, write
+    access, read epoch, read op, read access] (epoch 0: none yet; the clocks count from 1). A
+    repeated access updates its pipe's list in place, so it allocates nothing. No field points
+    back at the space: a run's shadow has no reference cycles and is freed as soon as it ends,
+    without waiting for the cyclic garbage collector."""
 
-    def __init__(self, access: Access, seq: int, first: int, last: int, wide: bool, space: "_Space") -> None:
+    __slots__ = ("access", "recs", "near", "seq", "first", "last", "wide", "rank")
+
+    def __init__(self, access: Access, seq: int, first: int, last: int, wide: bool) -> None:
         self.access, self.seq, self.first, self.last, self.wide = access, seq, first, last, wide
-        self.reads: list[tuple[int, Any, Access] | None] = [None] * NPIPES     # epoch, op, access
-        self.writes: list[tuple[int, Any, Access] | None] = [None] * NPIPES
-        self.pipes: list[int] = []          # the pipes with a read or a write recorded, ascending
-        self.near: list[_Entry] = []
-        self.rank: tuple[int, int] | None = None     # see ``first_use``, worked out when first needed
-        self.space = space
+        self.recs: list[list[Any]] = []
+        self.near: list[_Entry | None] = []
+        self.rank: tuple[int, int] | None = None     # see ``_Space.first_use``, worked out when first needed
 
-    def order(self, e: "_Entry") -> tuple[int, Any, int]:
-        """Where a page scan for this entry's region meets ``e``: pages in order (a wide region
-        scans every page in first-use order), each page's entries in creation order, the wide
-        entries last."""
-        if e.wide:
-            return (1, 0, e.seq)
-        if self.wide:
-            return (0, e.first_use(), e.seq)
-        return (0, max(e.first, self.first), e.seq)
-
-    def first_use(self) -> tuple[int, int]:
-        """The first-used of this region's 8 KB pages, as (the first region on it, the page): pages
-        are first used by regions in creation order, each region's in ascending order."""
-        if self.rank is None:
-            buckets = self.space.buckets
-            self.rank = min((min(n.seq for n in buckets[page >> BUCKET_PAGES] if n.first <= page <= n.last), page)
-                            for page in range(self.first, self.last + 1))
-        return self.rank
+    def rec(self, p: int) -> list[Any]:
+        """Pipe ``p``'s list, made (in pipe order) on its first access."""
+        recs = self.recs
+        for i, r in enumerate(recs):
+            q = r[0]
+            if q == p:
+                return r
+            if q > p:
+                r = [p, 0, None, None, 0, None, None]
+                recs.insert(i, r)
+                return r
+        r = [p, 0, None, None, 0, None, None]
+        recs.append(r)
+        return r
 
 
 class _Space:
     """The regions of one memory space: by exact extent, by 256 KB bucket (to find the regions a
     new one overlaps), and the wide ones. The 8 KB pages only order the reports: a new region is
-    met in the order a scan of the 8 KB pages would meet it (see ``_Entry.order``)."""
+    met in the order a scan of the 8 KB pages would meet it (see ``key``)."""
 
     __slots__ = ("exact", "buckets", "wide", "entries")
 
@@ -128,16 +127,39 @@ class _Space:
         self.wide: list[_Entry] = []
         self.entries: list[_Entry] = []
 
+    def key(self, e: _Entry) -> Callable[[_Entry], tuple[int, Any, int]]:
+        """Where a page scan for ``e``'s region meets another region: pages in order (a wide
+        region scans every page in first-use order), each page's entries in creation order, the
+        wide entries last."""
+        def order(n: _Entry | None) -> tuple[int, Any, int]:
+            if n is None:                   # ``e`` itself in its own list
+                n = e
+            if n.wide:
+                return (1, 0, n.seq)
+            if e.wide:
+                return (0, self.first_use(n), n.seq)
+            return (0, max(n.first, e.first), n.seq)
+        return order
+
+    def first_use(self, e: _Entry) -> tuple[int, int]:
+        """The first-used of ``e``'s 8 KB pages, as (the first region on it, the page): pages
+        are first used by regions in creation order, each region's in ascending order."""
+        if e.rank is None:
+            buckets = self.buckets
+            e.rank = min((min(n.seq for n in buckets[page >> BUCKET_PAGES] if n.first <= page <= n.last), page)
+                         for page in range(e.first, e.last + 1))
+        return e.rank
+
     def add(self, a: Access, key: tuple[int, int, int, int]) -> _Entry:
         """A new region: link it with every region it overlaps."""
-        first, last = a.lo >> PAGE_SHIFT, (a.hi - 1) >> PAGE_SHIFT
+        lo, hi = a.lo, a.hi
+        first, last = lo >> PAGE_SHIFT, (hi - 1) >> PAGE_SHIFT
         wide = last - first > WIDE_PAGES
-        e = _Entry(a, len(self.entries), first, last, wide, self)
+        e = _Entry(a, len(self.entries), first, last, wide)
         if wide:
             found = [n for n in self.entries if overlap(a, n.access)]
             self.wide.append(e)
             return self._link(e, a, key, found)
-        lo, hi = a.lo, a.hi
         found = []
         b0, b1 = first >> BUCKET_PAGES, last >> BUCKET_PAGES
         buckets = self.buckets
@@ -148,7 +170,7 @@ class _Space:
                 continue
             for n in lst:
                 na = n.access
-                if (b == b0 or n.first >> BUCKET_PAGES == b) and na.lo < hi and lo < na.hi and overlap(a, na):
+                if na.lo < hi and lo < na.hi and (b == b0 or n.first >> BUCKET_PAGES == b) and overlap(a, na):
                     found.append(n)          # (a region in several buckets is taken in its first shared one)
             lst.append(e)
         for n in self.wide:
@@ -159,10 +181,10 @@ class _Space:
     def _link(self, e: _Entry, a: Access, key: tuple[int, int, int, int], found: list[_Entry]) -> _Entry:
         """Record ``e`` in the near lists of the regions it overlaps (``found``) and in its own."""
         for n in found:
-            insort(n.near, e, key=n.order)
-        if overlap(a, a):
-            found.append(e)
-        e.near = sorted(found, key=e.order) if len(found) > 1 else found
+            insort(n.near, e, key=self.key(n))
+        if a.lo < a.hi and (not a.pitch or a.width > 0):      # overlap(a, a): the region has a byte
+            found.append(None)                              # (itself: None, not a reference cycle)
+        e.near = sorted(found, key=self.key(e)) if len(found) > 1 else found
         self.exact[key] = e
         self.entries.append(e)
         return e
@@ -179,7 +201,9 @@ class Shadow:
         self._seen: set[tuple] = set()
 
     def access(self, p: int, vc: list[int], op: Any) -> None:
-        """Check and record every access of ``op``, run on pipe ``p`` with clock ``vc``."""
+        """Check and record every access of ``op``, run on pipe ``p`` with clock ``vc``: every
+        other pipe's last write (and, for a write, last read) of an overlapping region must be
+        at most what ``vc`` knows of that pipe."""
         epoch = vc[p]
         spaces = self.spaces
         for a in op.accesses:
@@ -191,20 +215,27 @@ class Shadow:
             if e is None:
                 e = space.add(a, key)
             write = a.write
+            mine = None
             for n in e.near:
-                for q in n.pipes:
+                if n is None:
+                    n = e
+                for r in n.recs:
+                    q = r[0]
                     if q == p:
+                        if n is e:
+                            mine = r
                         continue
-                    w = n.writes[q]
-                    if w is not None and w[0] > vc[q]:
-                        self._race(w[1], q, w[2], op, p, a)
-                    if write:
-                        r = n.reads[q]
-                        if r is not None and r[0] > vc[q]:
-                            self._race(r[1], q, r[2], op, p, a)
-            (e.writes if write else e.reads)[p] = (epoch, op, a)
-            if p not in e.pipes:
-                insort(e.pipes, p)
+                    known = vc[q]
+                    if r[1] > known:
+                        self._race(r[2], q, r[3], op, p, a)
+                    if write and r[4] > known:
+                        self._race(r[5], q, r[6], op, p, a)
+            if mine is None:
+                mine = e.rec(p)
+            if write:
+                mine[1], mine[2], mine[3] = epoch, op, a
+            else:
+                mine[4], mine[5], mine[6] = epoch, op, a
 
     def _race(self, first: Any, q: int, fa: Access, second: Any, p: int, sa: Access) -> None:
         key = (id(first.loc), first.name, id(second.loc), second.name, fa.space)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass
+from itertools import count
+from operator import attrgetter, itemgetter
 from typing import Any, Callable, Mapping
 
 from ...assembler.ir import Kernel, Lit, MemRef, PipeLit, TileOp, Value
@@ -227,8 +229,7 @@ class SimLowering(KernelLowering):
                 tiles.append((self.slots[a.name], writes, a.name, a.type))
                 end = buffer_name(a.type.loc)       # an inout tile's write covers its read
             elif isinstance(a, MemRef):
-                globals_.append((self.slots[a.base.name], [self.read(i) for i in a.indices], writes,
-                                 a.base.name, a.base.type))
+                globals_.append((self.slots[a.base.name], list(a.indices), writes, a.base.name, a.base.type))
                 end = "GM"
             else:
                 continue
@@ -243,29 +244,58 @@ class SimLowering(KernelLowering):
         self.units.update(u for u in (UNIT_OF_PIPE.get(pipe),
                                       *(UNIT_OF_BUFFER.get(buffer_name(t.loc)) for _, _, _, t in tiles)) if u)
         hbm = self._hbm(cls, pipe, src_end, dst_end, tiles, globals_)
-
+        reads_l2 = hbm is not None and dst_end != "GM" and bool(globals_)    # a read whose bytes L2 may hold
+        l2_base, l2_tile = (globals_[0][0], tiles[0][0]) if reads_l2 else (0, 0)
         tile_slots = [(slot, w) for slot, w, _, _ in tiles]
-        indexers = [_indexer(idx) for _, idx, _, _, _ in globals_]     # each global's indices, once per run
+        pick = _picker([slot for slot, _, _, _ in tiles])
+        indexers = [_indexer([self._index(i) for i in idx]) for _, idx, _, _, _ in globals_]
         gms = [(base, w, gname, gtype, getattr(getattr(gtype, "layout", None), "name", "ND") == "ND")
                for base, _, w, gname, gtype in globals_]
+        key = next(_PLAN_KEYS)          # this instruction's entry in a run's ``Placement.memo``
+
+        def statics(regs: list, ctx: Context, tiles_now: tuple[Any, ...], place: Any) -> _Static:
+            st = _Static(place.version, tiles_now, tuple(map(_VALID, tiles_now)), cost(regs))
+            st.accesses = [place.tile(regs[slot], w) for slot, w in tile_slots] if place.track else None
+            st.rows, st.cols = regs[window_tile].valid if window_tile is not None else (1, 1)
+            st.moved = hbm(regs, ctx, _NO_INDICES) if hbm is not None and not reads_l2 else 0
+            st.size = _valid_bytes(regs[l2_tile]) if reads_l2 else 0
+            return st
 
         def plan(regs: list, ctx: Context) -> Op:
             place = ctx.place    # type: ignore[attr-defined]
-            ats = [at(regs) for at in indexers] if indexers else _NO_INDICES
-            moved = hbm(regs, ctx, ats) if hbm is not None else 0
+            tiles_now = pick(regs)
+            st = place.memo.get(key)
+            if st is None or st.version != place.version or st.tiles != tiles_now \
+                    or st.valids != tuple(map(_VALID, tiles_now)):
+                st = place.memo[key] = statics(regs, ctx, tiles_now, place)
+            if not indexers:
+                return Op(WORK, pi, st.cycles, name, loc, st.accesses, None, st.moved)
+            ats = [at(regs) for at in indexers]
+            moved = st.moved
+            if reads_l2:                 # a window no block of the launch has read before crosses HBM
+                seen = ctx.l2        # type: ignore[attr-defined]
+                if seen is None:
+                    moved = st.size
+                else:
+                    got = (id(regs[l2_base]), ats[0], regs[l2_tile].valid)
+                    if got not in seen:
+                        seen.add(got)
+                        moved = st.size
             if not place.track:
-                return Op(WORK, pi, cost(regs), name, loc, None, None, moved)
-            tile = place.tile
-            acc = [tile(regs[slot], w) for slot, w in tile_slots]
-            if gms:
-                rows, cols = regs[window_tile].valid if window_tile is not None else (1, 1)
-                for (base, w, gname, gtype, nd), at in zip(gms, ats):
-                    got = place.rows(regs[base], at[0], at[1], rows, cols, w, (gname, at)) \
-                        if nd and len(at) == 2 else None
-                    acc.append(got if got is not None else
-                               self._global(place, regs[base], at, gtype, (rows, cols), w, gname))
-            return Op(WORK, pi, cost(regs), name, loc, acc, None, moved)
+                return Op(WORK, pi, st.cycles, name, loc, None, None, moved)
+            acc = list(st.accesses)
+            rows, cols = st.rows, st.cols
+            for (base, w, gname, gtype, nd), at in zip(gms, ats):
+                got = place.rows(regs[base], at[0], at[1], rows, cols, w, (gname, at)) \
+                    if nd and len(at) == 2 else None
+                acc.append(got if got is not None else
+                           self._global(place, regs[base], at, gtype, (rows, cols), w, gname))
+            return Op(WORK, pi, st.cycles, name, loc, acc, None, moved)
         return plan
+
+    def _index(self, v: Any) -> int | Callable[[list], Any]:
+        """An index operand: its register slot, or a function giving its value."""
+        return self.slots[v.name] if isinstance(v, Value) else self._scalar(v)
 
     def _hbm(self, cls: str, pipe: Pipe, src: str | None, dst: str | None, tiles: list[tuple[int, bool, str, TileType]],
              globals_: list[Any]) -> Callable[[list, Context, list], int] | None:
@@ -339,15 +369,49 @@ class SimLowering(KernelLowering):
 _NO_INDICES: list = []
 
 
-def _indexer(idx: list[Callable[[list], Any]]) -> Callable[[list], tuple[Any, ...]]:
-    """The index tuple of a global operand from the registers (unrolled for the usual 1 or 2)."""
-    if len(idx) == 2:
-        i, j = idx
-        return lambda regs: (i(regs), j(regs))
-    if len(idx) == 1:
-        (i,) = idx
-        return lambda regs: (i(regs),)
-    return lambda regs: tuple(f(regs) for f in idx)
+def _indexer(idx: list[int | Callable[[list], Any]]) -> Callable[[list], tuple[Any, ...]]:
+    """The index tuple of a global operand from the registers: each index a register slot (an
+    int) or a function of the registers; unrolled for the usual two slots."""
+    if len(idx) == 2 and all(isinstance(i, int) for i in idx):
+        a, b = idx
+        return lambda regs: (regs[a], regs[b])
+    get = [(lambda regs, i=i: regs[i]) if isinstance(i, int) else i for i in idx]
+    if len(get) == 2:
+        f, g = get
+        return lambda regs: (f(regs), g(regs))
+    return lambda regs: tuple(f(regs) for f in get)
+
+
+def _picker(slots: list[int]) -> Callable[[list], tuple[Any, ...]]:
+    """The tiles in ``slots`` as a tuple (C-level ``itemgetter`` for two or more)."""
+    if len(slots) > 1:
+        return itemgetter(*slots)
+    if slots:
+        (only,) = slots
+        return lambda regs: (regs[only],)
+    return lambda regs: ()
+
+
+_VALID = attrgetter("valid")
+_PLAN_KEYS = count()
+
+
+def _valid_bytes(t: Any) -> int:
+    """Bytes of a tile's valid region (its packed size scaled by the valid fraction)."""
+    rows, cols = t.type.shape
+    r, c = t.valid
+    return t.type.nbytes * r * c // max(rows * cols, 1)
+
+
+class _Static:
+    """What one tile instruction issues that stays put while its tiles, their valid regions and
+    the placement do (kept per run in ``Placement.memo``): cycles, the tiles' regions, the
+    window shape, the HBM bytes of a write (or the tile bytes of a read, L2 permitting)."""
+
+    __slots__ = ("version", "tiles", "valids", "cycles", "accesses", "rows", "cols", "moved", "size")
+
+    def __init__(self, version: int, tiles: tuple[Any, ...], valids: tuple[Any, ...], cycles: float) -> None:
+        self.version, self.tiles, self.valids, self.cycles = version, tiles, valids, cycles
 
 
 def _by_bytes(slots: list[int], cycles: Callable[[int], float]) -> Callable[[list], float]:

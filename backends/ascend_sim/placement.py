@@ -34,6 +34,8 @@ class Placement:
         self.names: dict[int, str] = {}
         self._tiles: dict[tuple[int, bool], Access] = {}      # a placed tile's region, read / written
         self._arrays: dict[int, tuple[int, int, int, int, int, int]] = {}   # id(2-D array) -> its geometry
+        self.version = 0          # counts placements, so what is worked out from them can be kept meanwhile
+        self.memo: dict[int, Any] = {}    # per static instruction, what its issue keeps (lower.py's plans)
         top: dict[str, int] = {}
         for name, t, obj in tiles:
             self.names[id(obj)] = name
@@ -55,6 +57,7 @@ class Placement:
                                 location=loc or Location(kernel=self.kernel),
                                 expected=f"address + {t.nbytes} <= {cap}", actual=f"{at} + {t.nbytes} = {at + t.nbytes}")
         self.where[id(obj)] = (buffer_name(t.loc), at, t.nbytes)
+        self.version += 1
         self._tiles.pop((id(obj), False), None)
         self._tiles.pop((id(obj), True), None)
 
