@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..isa.dtypes import F32, I32
+from ..isa.dtypes import F32, I1, I32, DType
 from ..isa.types import Location as Loc
 from . import graph as g
 from .emit import COL_REDUCE, COMBINE, Block, Emitter, KernelParam, LoweredKernel, _identity, _round_up
@@ -224,7 +224,86 @@ class TransposeKernel(Emitter):
         return self.close(top, body)
 
 
-KERNELS = {"grid": RowKernel, "rows": RowKernel, "colloop": RowKernel, "colreduce": ColReduceKernel,
+class TopkKernel(Emitter):
+    """One row block of whole rows per invocation; k selection passes, each picking per row the
+    best available element (the op table's order: NaN first when largest, last otherwise; equal
+    values by the lower index), storing its value and index at column j and marking it taken."""
+
+    def emit(self) -> LoweredKernel:
+        k = self.k
+        n = k.nodes[0]
+        src = n.inputs[0].value
+        assert isinstance(src, g.TensorValue)
+        idxs: g.TensorValue = n.extra["indices"]
+        dt, largest, is_float = src.dtype, n.extra["largest"], src.dtype.is_float
+        tr, tc = k.tile
+        top: list[str] = []
+        body: list[str] = []
+        p, q = "    ", "      "
+        inv = self.open_invocations(top, body)
+        rows_v = self.value(k.rows, top)
+        r = "%" + self.fresh("r")
+        body.append(f"{p}{r} = arith.muli {inv}, {self.const(tr)} : index")
+        vr = self.extent(body, p, rows_v, r, tr, "vr") if not (isinstance(k.rows, int) and k.rows % tr == 0) else None
+        vr_s = "?" if vr else str(tr)
+
+        def wide(name: str, d: DType) -> str:
+            return self.declare(body, p, name, self.tile_type(tr, tc, d, vr_s, str(tc)), vr, None)
+
+        def rowvec(name: str, d: DType) -> str:
+            return self.declare(body, p, name, self.tile_type(tr, 1, d, vr_s, "1"), vr, None)
+
+        x = wide(src.name, dt)
+        body.append(f"{p}{x} = tload {self.gindex(self.places[src], r, self.const(0), body, p)}")
+        ci = self.declare(body, p, "col", self.tile_type(1, tc, I32, "1", str(tc)), None, None)
+        body.append(f"{p}{ci} = tci 0 {{descending = false}}")
+        cix, av, zero = wide("colidx", I32), wide("avail", I32), wide("zero", I32)
+        body += [f"{p}{cix} = tcolexpand {ci}", f"{p}{av} = texpands 1", f"{p}{zero} = texpands 0"]
+        sent, low = wide("sentinel", dt), wide("lowest", dt)
+        body += [f"{p}{sent} = texpands {_identity('max' if largest else 'min', dt)}",
+                 f"{p}{low} = texpands {_identity('max', dt)}"]
+        nan = wide("isnan", I1) if is_float else None
+        if nan is not None:
+            body.append(f"{p}{nan} = tcmp {x}, {x} {{cmpMode = #pto.cmp<NE>}}")
+        avn = wide("avail_num", I32) if is_float else av
+        man, cand, mx, e, pp = (wide("usable", I1), wide("cand", dt), wide("best_row", dt), wide("ties", I1),
+                                wide("first_of", I32))
+        best, anyp, idxp = rowvec("best", dt), rowvec("any_num", I32), rowvec("idx_num", I32)
+        ix, oh, v, val = wide("pick_row", I32), wide("pick", I1), wide("picked", dt), rowvec("value", dt)
+        if is_float:
+            qq, anyq, idxq = wide("nan_of", I32), rowvec("any_nan", I32), rowvec("idx_nan", I32)
+            use, idx = rowvec("use", I1), rowvec("index", I32)
+        j = "%" + self.fresh("j")
+        body.append(f"{p}scf.for {j} = {self.const(0)} to {self.const(n.extra['k'])} step {self.const(1)} {{")
+        if is_float:      # NaNs take no part in the numeric choice
+            body.append(f"{q}{avn} = tsel {nan}, {zero}, {av}")
+        body += [f"{q}{man} = tcmps {avn}, 0 {{cmpMode = #pto.cmp<NE>}}",
+                 f"{q}{cand} = tsel {man}, {x}, {sent}",
+                 f"{q}{best} = {'trowmax' if largest else 'trowmin'} {cand}",
+                 f"{q}{mx} = trowexpand {best}",
+                 f"{q}{e} = tcmp {cand}, {mx} {{cmpMode = #pto.cmp<EQ>}}",
+                 f"{q}{pp} = tsel {e}, {avn}, {zero}",
+                 f"{q}{anyp}, {idxp} = trowargmax {pp}"]          # the first available best value
+        if is_float:
+            body += [f"{q}{qq} = tsel {nan}, {av}, {zero}",
+                     f"{q}{anyq}, {idxq} = trowargmax {qq}"]      # the first available NaN
+            body += ([f"{q}{use} = tcmps {anyq}, 0 {{cmpMode = #pto.cmp<NE>}}", f"{q}{idx} = tsel {use}, {idxq}, {idxp}"]
+                     if largest else
+                     [f"{q}{use} = tcmps {anyp}, 0 {{cmpMode = #pto.cmp<NE>}}", f"{q}{idx} = tsel {use}, {idxp}, {idxq}"])
+        else:
+            idx = idxp
+        body += [f"{q}{ix} = trowexpand {idx}",
+                 f"{q}{oh} = tcmp {cix}, {ix} {{cmpMode = #pto.cmp<EQ>}}",
+                 f"{q}{v} = tsel {oh}, {x}, {low}",
+                 f"{q}{val} = trowmax {v}",                       # the picked element, bit for bit
+                 f"{q}{av} = tsel {oh}, {zero}, {av}",
+                 f"{q}tstore {self.gindex(self.places[n.out], r, j, body, q)}, {val}",
+                 f"{q}tstore {self.gindex(self.places[idxs], r, j, body, q)}, {idx}",
+                 f"{p}}}"]
+        return self.close(top, body)
+
+
+KERNELS = {"topk": TopkKernel, "grid": RowKernel, "rows": RowKernel, "colloop": RowKernel, "colreduce": ColReduceKernel,
            "matmul": MatmulKernel, "transpose": TransposeKernel}
 
 

@@ -35,7 +35,7 @@ class Kernel:
     index: int
     nodes: list[TileNode]
     unit: str                                 # vector / cube
-    mode: str                                 # grid / rows / colloop / colreduce / matmul
+    mode: str                                 # grid / rows / colloop / colreduce / matmul / transpose / topk
     tile: tuple[int, int]
     rows: Dim
     cols: Dim
@@ -201,6 +201,9 @@ class _Partitioner:
         elif n.kind == "transpose":
             k.mode = "transpose"
             k.why.append("a transpose moves tile (i, j) to (j, i): a kernel of its own")
+        elif n.kind == "topk":
+            k.mode = "topk"
+            k.why.append(f"topk selects {n.extra['k']} values per row over whole rows: a kernel of its own")
         elif n.kind == "reduce" and n.reduce_axis == "col":
             k.mode = "colreduce"
             k.why.append("a column reduction walks the row tiles of each column block: a kernel of its own")
@@ -226,7 +229,7 @@ class _Partitioner:
                 return False
         if k.mode == "matmul":
             return self._join_cube(k, n)
-        if k.mode in ("colreduce", "transpose") or n.kind in ("matmul", "transpose") or (
+        if k.mode in ("colreduce", "transpose", "topk") or n.kind in ("matmul", "transpose", "topk") or (
                 n.kind == "reduce" and n.reduce_axis == "col"):
             return False
         base = k.nodes[0]
@@ -345,6 +348,10 @@ class _Partitioner:
                 if n.kind == "copy" or outside or t in keep or t in aliased:
                     if t not in k.writes:
                         k.writes.append(t)
+                if n.kind == "topk":            # both results leave the kernel
+                    for t in (n.out, n.extra["indices"]):
+                        if t not in k.writes:
+                            k.writes.append(t)
 
 
 def _vars(d: Dim) -> set[str]:

@@ -123,6 +123,15 @@ class _Run:
                     acc += a[i:i + tm, kk:kk + tk].astype(np.float64) @ b[kk:kk + tk, j:j + tn].astype(np.float64)
                 out[i:i + tm, j:j + tn] = acc.astype(out.dtype)
 
+    def _topk(self, n: TileNode) -> None:
+        """Each row block selects on its own whole rows (the kernel's invocation)."""
+        src = self.of(n.inputs[0].value)  # type: ignore[arg-type]
+        vals, idxs = self.of(n.out), self.of(n.extra["indices"])
+        attrs = {"k": n.extra["k"], "axis": 1, "largest": n.extra["largest"]}
+        for rs, _ in self.tiles(n, *src.shape):
+            v, i = OPS["topk"].numpy([src[rs]], attrs, (n.out.dtype, n.extra["indices"].dtype))
+            vals[rs], idxs[rs] = v, i
+
     def _transpose(self, n: TileNode) -> None:
         src, out = self.of(n.inputs[0].value), self.of(n.out)  # type: ignore[arg-type]
         for rs, cs in self.tiles(n, *src.shape):

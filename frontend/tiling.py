@@ -33,6 +33,9 @@ def kind_of(op: g.Op) -> str:
     return spec.kind
 
 
+#: row-sized tiles a topk kernel keeps at once (values, candidates, masks, index and availability)
+TOPK_TILES = 12
+
 #: kinds that run on the vector unit, tile by tile
 ELEMENTWISE = ("binary", "unary", "compare", "select", "cast", "full", "copy")
 
@@ -465,9 +468,7 @@ class _Tiler:
     def _op(self, op: g.Op) -> TileNode | None:
         kind = kind_of(op)
         if kind == "topk":
-            raise FrontendError("FRONT_UNSUPPORTED_OP", "topk has no tile lowering yet", location=_loc(op),
-                                expected="ops other than topk", actual=op.name,
-                                notes=["the tensor-graph interpreter runs it; the kernels do not"])
+            return self._topk(op)
         if kind == "view":
             src = op.inputs[0]
             assert isinstance(src, g.TensorValue)
@@ -545,6 +546,37 @@ class _Tiler:
         return TileNode(op, "reduce", out, rows, cols, (tr, tc), [Access(src, "tile")], why,
                         reduce=red, extra={"axis_kind": axis_kind, "mean": op.name == "mean",
                                            "length": src.shape[axis]})
+
+    def _topk(self, op: g.Op) -> TileNode:
+        """topk along the last axis: a row block of whole rows per invocation, k selection passes
+        (frontend/lower.py, TopkKernel); the indices output rides in ``extra``."""
+        src = op.inputs[0]
+        vals, idxs = op.outputs
+        assert isinstance(src, g.TensorValue)
+        axis = int(op.attrs.get("axis", src.rank - 1))
+        cols = src.shape[-1]
+        why_not = ("topk is tiled along the last axis" if axis != src.rank - 1 else
+                   "topk's row length must be known at compile time" if not isinstance(cols, int) else
+                   f"the {TOPK_TILES} working tiles of one {cols}-element row do not fit the vector buffer"
+                   if TOPK_TILES * cols * 4 > self.prof.capacity[Loc.VEC] else "")
+        if why_not:
+            raise FrontendError("FRONT_UNSUPPORTED_OP", f"topk: {why_not}", location=_loc(op),
+                                expected="topk over the last axis of a tensor whose last dim is a static size "
+                                         f"with {TOPK_TILES} x 4 bytes per element fitting the vector buffer",
+                                actual=f"axis {axis} of {src.type_str()}",
+                                notes=["transpose (or reshape) so the selected axis is last"])
+        rows, _ = matrix(src.shape)
+        vec = op.tiles.vec
+        (tr, _), why = pick_tile(src.shape, src.dtype, vec, self.budget, op)
+        fit = max(1, self.prof.capacity[Loc.VEC] // (TOPK_TILES * int(cols) * 4))
+        tr = min(tr, fit)
+        self.place(src)
+        self.place(vals)
+        self.place(idxs)
+        return TileNode(op, "topk", vals, rows, cols, (tr, int(cols)), [Access(src, "tile")],
+                        why + f"; whole {cols}-element rows, {op.attrs['k']} selection passes",
+                        extra={"k": int(op.attrs["k"]), "largest": bool(op.attrs.get("largest", True)),
+                               "indices": idxs})
 
     def _transpose(self, op: g.Op) -> TileNode:
         """A 2-D transpose: input tile (i, j) becomes output tile (j, i) (TTRANS)."""

@@ -1715,5 +1715,27 @@ DECISIONS: tuple[Decision, ...] = (
              "Computing in float64 and rounding once per op makes the oracle correctly rounded for the "
              "arithmetic ops, so backend differences are the backends'. Keying the cache on the values the "
              "function reads (not just its text) stops a changed module constant from reusing a stale "
-             "kernel."),
+             "kernel."),    Decision("Frontend topk lowering",
+             "The PTO ISA has no top-k instruction: TSORT32 sorts 32-element blocks and TMRGSORT merges "
+             "sorted record lists (f16/f32 only on a2/a3/a5, and never with NaN last); the frontend's topk "
+             "(values and i32 indices along an axis, largest or smallest, ties by the lower index, NaN the "
+             "largest) has to be built from other instructions.",
+             "topk is tiled along the last axis only, on whole rows (the row length static, its working "
+             "tiles, 12 x 4 bytes per element, within the vector buffer), a row block per invocation, in "
+             "a kernel of its own. Each of k passes (an scf.for) picks per row the first available "
+             "element of the best value: the available non-NaN elements (an i32 availability tile) give "
+             "the best value by TROWMAX/TROWMIN over a TSEL with an infinite (or the integer extreme) "
+             "sentinel; a TCMP EQ against that value, masked by availability, gives the candidates and "
+             "TROWARGMAX of the 0/1 mask the first of them; a second TROWARGMAX over the available NaNs "
+             "gives the first NaN, which wins when largest and loses otherwise (TCMPS on its found flag, "
+             "TSEL on the indices). The value is copied from the picked column (TCMP of a TCI column index "
+             "against the index, TSEL, TROWMAX), so -0 keeps its sign; the pick is marked taken; the value "
+             "and index are stored at column j. Other axes and run-time row lengths are "
+             "FRONT_UNSUPPORTED_OP naming why.",
+             "k selection passes cost O(k x n) per row but use only plain vector instructions (the kernels "
+             "are tested for f32 and i32 on cpu and f32 on a3; pto.check refuses a dtype a profile lacks), "
+             "and choosing by availability instead of overwriting picked values with "
+             "-inf keeps rows that hold -inf, integer extremes, signed zeros and NaNs in the op table's "
+             "exact order; a sort-and-merge network would need NaN-last handling and power-of-four padding "
+             "it does not have."),
 )

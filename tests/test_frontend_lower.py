@@ -11,6 +11,7 @@ from openpto.frontend.lower import lower
 from openpto.frontend.partition import partition
 from openpto.frontend.pipeline import compile_function
 from openpto.frontend.tiling import tile_function
+from openpto.isa.dtypes import I32
 from test_frontend_programs import layernorm, mlp, seed2
 
 PROGRAMS = {"softmax": lambda: softmax(70, 100), "layernorm": lambda: layernorm(50, 300),
@@ -95,8 +96,8 @@ def test_stage_printouts_and_picture(tmp_path):
 
 
 def test_every_op_of_the_table_has_a_rule_or_a_clear_error():
-    """The pipeline keys its rules by the op table's kinds: each kind is tiled, placed, or (topk)
-    refused with FRONT_UNSUPPORTED_OP."""
+    """The pipeline keys its rules by the op table's kinds: each kind is tiled or placed; a shape
+    a rule cannot lower (topk over a leading axis) is refused with FRONT_UNSUPPORTED_OP."""
     from openpto.frontend.ops import OPS
     from openpto.frontend import emit as lw
     handled = {"binary": lw.BINARY, "unary": lw.UNARY, "compare": lw.COMPARE}
@@ -108,7 +109,9 @@ def test_every_op_of_the_table_has_a_rule_or_a_clear_error():
                                  "assemble", "topk", "full"), spec.kind
     b = Builder("tk")
     x = b.tensor("x", (8, 16))
-    b.ret(b.op("topk", x, shape=(8, 4), out="v", k=4, axis=1, largest=True))
+    v, i = g.TensorValue("v", (4, 16), x.dtype), g.TensorValue("i", (4, 16), I32)
+    b.op("topk", x, outputs=(v, i), k=4, axis=0, largest=True)
+    b.ret(v, i)
     with pytest.raises(pto.PTOError) as e:
         tile_function(b.function(), "cpu")
     assert e.value.code == "FRONT_UNSUPPORTED_OP"
