@@ -31,7 +31,7 @@ from .hazards import Hazard, Shadow
 from .lower import SimContext, SimLowering
 from .multicore import Launch, core_kind, core_name, schedule
 from .placement import Placement
-from .replay import Replayer
+from .replay import FirstPass, Replayer
 
 HAZARD_MODES = ("collect", "raise", "off")
 
@@ -73,20 +73,27 @@ class AscendSimExecutable(Executable):
         block_num = self._check_launch(kernel, block_num)
         k, low, outs = self._kernels[kernel]
         values = bind(k, args, kwargs)
+        if block_num == 1:
+            eng, ctx, found = self._block(k, low, values, [] if trace else None)
+            kind = core_kind(low.units)
+            launch = Launch([eng], [core_name(kind, 0)], kind)
+            for e in eng.trace or ():
+                e["core"] = launch.cores[0]
+            return self._result(k, values, outs, ctx.counts, found, launch, eng.trace)
         counts: dict[str, int] = {}
-        found: list[Hazard] = []
+        found = []
         l2: set = set()
-        alone = block_num == 1
-        first: list[Engine] = []
-        shared = GlobalAccesses(k.name) if not alone and self.hazards != "off" else None
+        first: list[Any] = []
+        timer = FirstPass(self.machine, k.name)
+        shared = GlobalAccesses(k.name) if self.hazards != "off" else None
         for b in range(block_num):
-            eng, ctx = self._block(k, low, values, b, block_num, [] if trace and alone else None, l2, record=not alone)
+            timed, ctx, hazards = self._launched_block(k, low, values, b, block_num, l2, timer)
             for name, n in ctx.counts.items():
                 counts[name] = counts.get(name, 0) + n
-            first.append(eng)
-            found.extend(eng.shadow.hazards)
+            first.append(timed)
+            found.extend(hazards)
             if shared is not None:
-                shared.add_block(b, eng.ops, ctx.place.describe)
+                shared.add_block(b, timed.ops, ctx.place.describe)
         if shared is not None:                # races between blocks on global memory
             found.extend(shared.races(self.hazards))
         kind = core_kind(low.units)
@@ -101,17 +108,12 @@ class AscendSimExecutable(Executable):
             if events is not None:
                 traces[b] = events
             return eng
-        if alone:
-            launch = Launch(first, [core_name(kind, 0)], kind)
-            events = first[0].trace
-            for e in events or ():
-                e["core"] = launch.cores[0]
-        else:
-            launch = schedule(self.machine, kind, first, replay if trace else Replayer(self.machine, k.name, first))
-            if trace and not traces:          # placed without a replay: time each block where it runs
-                for b, eng in enumerate(launch.engines):
-                    replay(b, eng.start, launch.cores[b], {})
-            events = [e for b in sorted(traces) for e in traces[b]] if trace else None
+        launch = schedule(self.machine, kind, first, replay if trace else
+                          Replayer(self.machine, k.name, first, timer.shape))
+        if trace and not traces:          # placed without a replay: time each block where it runs
+            for b, eng in enumerate(launch.engines):
+                replay(b, eng.start, launch.cores[b], {})
+        events = [e for b in sorted(traces) for e in traces[b]] if trace else None
         return self._result(k, values, outs, counts, found, launch, events)
 
     def _result(self, k: Any, values: dict[str, Any], outs: list[str], counts: dict[str, int], found: list[Hazard],
@@ -139,8 +141,9 @@ class AscendSimExecutable(Executable):
                                  in enumerate(zip(engines, launch.cores))],
                          hbm_bytes=moved, hbm_gbps=moved / max(time_us * 1e3, 1e-9))
 
-    def _block(self, k: Any, low: SimLowering, values: dict[str, Any], b: int, block_num: int,
-               events: list[dict[str, Any]] | None, l2: set, record: bool = False) -> tuple[Engine, SimContext]:
+    def _setup(self, k: Any, low: SimLowering, values: dict[str, Any], b: int, block_num: int,
+               l2: set | None) -> tuple[list[Any], Shadow, SimContext]:
+        """A block's registers (the reference's), tile placement, race shadow and context."""
         regs = ReferenceExecutable._registers(low, k, values)     # the reference's registers and tiles
         slot_names = {i: n for n, i in low.slots.items()}
         named: list[tuple[str, TileType, Any]] = [(p.name, p.type, regs[low.slots[p.name]]) for p in k.params
@@ -150,20 +153,53 @@ class AscendSimExecutable(Executable):
                     if isinstance(values[p.name], np.ndarray) and not isinstance(p.type, TileType)}
         place = Placement(self.machine, k.name, named, low.manual, globals_, track=self.hazards != "off")
         shadow = Shadow(k.name, self.hazards, place.describe)
-        eng = Engine(self.machine, k.name, shadow, events, b, record=record)
-        ctx = SimContext(strict=self.strict and self.values, block_idx=b, block_num=block_num, sim=eng,
-                         place=place, l2=l2)
+        ctx = SimContext(strict=self.strict and self.values, block_idx=b, block_num=block_num, place=place, l2=l2)
+        return regs, shadow, ctx
+
+    def _block(self, k: Any, low: SimLowering, values: dict[str, Any],
+               events: list[dict[str, Any]] | None) -> tuple[Engine, SimContext, list[Hazard]]:
+        """A kernel run on one core: each instruction issued to the engine as it is reached."""
+        regs, shadow, ctx = self._setup(k, low, values, 0, 1, None)
+        eng = Engine(self.machine, k.name, shadow, events, 0)
+        ctx.issuers = (eng.issue, eng.set_flag, eng.wait_flag)
         with np.errstate(all="ignore"):
             for step in low.body:
                 step(regs, ctx)
-        pending = eng.finish()
+        return eng, ctx, self._pending(k, shadow, eng.finish())
+
+    def _launched_block(self, k: Any, low: SimLowering, values: dict[str, Any], b: int, block_num: int,
+                        l2: set, timer: FirstPass) -> tuple[Any, SimContext, list[Hazard]]:
+        """Block ``b`` of a launch: its values first, its ops recorded, then timed by ``timer``
+        (once per distinct op stream). When the values fail, the ops issued before the failure
+        are timed first, so a race or deadlock among them is raised before it, as when each
+        instruction is issued as it is reached."""
+        regs, shadow, ctx = self._setup(k, low, values, b, block_num, l2)
+        ops: list[Any] = []
+        ctx.issuers = (ops.append,) * 3
+        failed = None
+        try:
+            with np.errstate(all="ignore"):
+                for step in low.body:
+                    step(regs, ctx)
+        except PTOError as e:
+            failed = e
+        if failed is not None:
+            eng = Engine(self.machine, k.name, shadow, None, b)
+            for op in ops:
+                eng.issue(op)
+            raise failed
+        timed, pending = timer.time(b, ops, shadow)
+        return timed, ctx, self._pending(k, shadow, pending)
+
+    def _pending(self, k: Any, shadow: Shadow, pending: list[str]) -> list[Hazard]:
+        """The shadow's races, then the flags left set (raised in "raise" mode)."""
         for text in pending:
             if self.hazards == "raise":
                 raise OrderError("ORDER_FLAG_PENDING", text, location=Location(kernel=k.name),
                                  expected="every flag set consumed by a wait", actual=text)
             if self.hazards == "collect":
                 shadow.hazards.append(Hazard("ORDER_FLAG_PENDING", text, Location(kernel=k.name)))
-        return eng, ctx
+        return shadow.hazards
 
 
 class AscendSimBackend(Backend):

@@ -22,15 +22,18 @@ from ...isa.spec import Kind, Role
 from ...isa.types import Pipe, TileType
 from ...isa.values import GlobalRef
 from ..reference.lower import Context, KernelLowering
-from .engine import BARRIER, BARRIER_ALL, PIPE_INDEX, S, SET, WAIT, WORK, Engine, Op
+from .engine import BARRIER, BARRIER_ALL, PIPE_INDEX, S, SET, WAIT, WORK, Op
 from .hazards import Access
 
 
 @dataclass
 class SimContext(Context):
-    """The reference's per-run state plus this run's engine and tile placement."""
+    """The reference's per-run state plus where its ops go and the tile placement. ``issuers``:
+    (issue, set_flag, wait_flag) of the run's engine; or, for a block of a launch, which records
+    its ops and has them timed after its values (``replay.FirstPass``), the ops list's append
+    three times."""
 
-    sim: Any = None
+    issuers: tuple[Callable[[Op], None], ...] = ()
     place: Any = None
     l2: set | None = None       # global windows read so far in this launch (later reads hit L2)
 
@@ -59,8 +62,9 @@ UNIT_OF_BUFFER: dict[str, str] = {"UB": "vector", "L1": "cube", "L0A": "cube", "
                                   "BT": "cube", "FB": "cube"}
 
 
-#: the engine's entry for an op class whose usual case it runs in one call (default ``Engine.issue``)
-ISSUE_BY_CLASS: dict[str, Callable[[Engine, Op], None]] = {"flag_set": Engine.set_flag, "flag_wait": Engine.wait_flag}
+#: the entry of ``SimContext.issuers`` an op class takes (default 0, ``Engine.issue``): the
+#: engine runs a flag's usual case in one call
+ISSUER_OF_CLASS: dict[str, int] = {"flag_set": 1, "flag_wait": 2}
 
 
 class _Fixed:
@@ -88,7 +92,7 @@ class SimLowering(KernelLowering):
 
     def _tileop(self, s: TileOp, targets: tuple[int, ...]) -> Callable[[list, Context], None]:
         plan = self._plan(s)
-        issue = ISSUE_BY_CLASS.get(self._class(s), Engine.issue)
+        which = ISSUER_OF_CLASS.get(self._class(s), 0)
         if not self.values and self._timing_only(s):
             mnemonic = s.instr.mnemonic
 
@@ -96,7 +100,7 @@ class SimLowering(KernelLowering):
                 ctx.counts[mnemonic] = ctx.counts.get(mnemonic, 0) + 1
                 op = plan(regs, ctx)
                 if op is not None:
-                    issue(ctx.sim, op)      # type: ignore[attr-defined]
+                    ctx.issuers[which](op)      # type: ignore[attr-defined]
             return skip
         value = super()._tileop(s, targets)
         if not targets and self._constant_check(s):
@@ -110,7 +114,7 @@ class SimLowering(KernelLowering):
                     else:
                         value(regs, ctx)
                         checked.append(True)
-                    issue(ctx.sim, fixed)      # type: ignore[attr-defined]
+                    ctx.issuers[which](fixed)      # type: ignore[attr-defined]
                 return flag
 
             def once(regs: list, ctx: Context) -> None:   # the operands' check ran and passed once
@@ -121,14 +125,14 @@ class SimLowering(KernelLowering):
                     checked.append(True)
                 op = plan(regs, ctx)
                 if op is not None:
-                    issue(ctx.sim, op)      # type: ignore[attr-defined]
+                    ctx.issuers[which](op)      # type: ignore[attr-defined]
             return once
 
         def step(regs: list, ctx: Context) -> None:
             value(regs, ctx)
             op = plan(regs, ctx)
             if op is not None:
-                issue(ctx.sim, op)      # type: ignore[attr-defined]
+                ctx.issuers[which](op)      # type: ignore[attr-defined]
         return step
 
     def _constant_check(self, s: TileOp) -> bool:

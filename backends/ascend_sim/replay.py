@@ -1,4 +1,11 @@
-"""Re-timing a launch's recorded blocks, once per distinct replay.
+"""Timing a launch's recorded blocks, once per distinct op stream (first pass) and once per
+distinct replay (the HBM re-timing rounds).
+
+First pass: each block of a launch records its ops while its values are computed and is timed
+after, alone from cycle 0 (``FirstPass``). The times, the vector clocks at each access and the
+flags left set depend only on the op stream (each op's kind, pipe, cycles, flag and whether it
+crosses HBM): blocks with the same stream share one engine run; each block's race shadow then
+checks its own accesses at the clocks that run logged.
 
 A multi-core launch replays every block's recorded ops with HBM-stretched transfer times until
 the placement settles (``multicore.schedule``). A replay's times depend only on the op stream
@@ -15,17 +22,18 @@ from typing import Any
 
 from ...isa.machines import Machine
 from .engine import Engine, Op
+from .hazards import Shadow
 
 
 class Timed:
-    """What a launch reads of a replayed block (``Engine``'s fields of the same names): where it
-    started, its busy cycles per pipe, its transfers and its last cycle."""
+    """What a launch reads of a timed block (``Engine``'s fields of the same names): where it
+    started, its busy cycles per pipe, its transfers, its last cycle and (first pass) its ops."""
 
-    __slots__ = ("start", "busy", "transfers", "end")
+    __slots__ = ("start", "busy", "transfers", "end", "ops")
 
     def __init__(self, start: float, busy: list[float], transfers: list[tuple[float, float, int, int]],
-                 end: float) -> None:
-        self.start, self.busy, self.transfers, self.end = start, busy, transfers, end
+                 end: float, ops: list[Op] | None = None) -> None:
+        self.start, self.busy, self.transfers, self.end, self.ops = start, busy, transfers, end, ops
 
     def cycles(self) -> float:
         return self.end
@@ -36,14 +44,78 @@ def _shape(ops: list[Op]) -> tuple[Any, ...]:
     return tuple((op.kind, op.pipe, op.cycles, op.flag, bool(op.hbm)) for op in ops)
 
 
+class _Logged:
+    """A race shadow's stand-in for the engine: every access is checked by the block's shadow
+    and logged with the clock it was checked at (for the blocks that share the run)."""
+
+    def __init__(self, shadow: Shadow, log: list[tuple[Op, int, tuple[int, ...]]]) -> None:
+        self.shadow, self.log, self.mode = shadow, log, shadow.mode
+
+    def access(self, p: int, vc: list[int], op: Op) -> None:
+        self.log.append((op, p, tuple(vc)))
+        self.shadow.access(p, vc, op)
+
+
+class _Run:
+    """One distinct op stream's first-pass run: the engine, its accesses as (op position, pipe,
+    clock), the op position of each transfer and the flags left set."""
+
+    __slots__ = ("eng", "log", "moved", "pending")
+
+    def __init__(self, eng: Engine, ops: list[Op], log: list[tuple[Op, int, tuple[int, ...]]],
+                 pending: list[str]) -> None:
+        where = {id(op): i for i, op in enumerate(ops)}
+        self.eng, self.pending = eng, pending
+        self.log = [(where[id(op)], p, vc) for op, p, vc in log]
+        self.moved = [where[k] for _, _, _, k in eng.transfers]
+
+
+class FirstPass:
+    """``time(block, ops, shadow)`` for each block of a launch in turn: its first timing, alone
+    from cycle 0, shared with the earlier blocks of the same op stream. ``shape`` lists each
+    timed block's stream (an index), for the ``Replayer``."""
+
+    def __init__(self, machine: Machine, kernel: str) -> None:
+        self.machine, self.kernel = machine, kernel
+        self.runs: dict[tuple[Any, ...], tuple[int, _Run]] = {}
+        self.shape: list[int] = []
+
+    def time(self, b: int, ops: list[Op], shadow: Shadow) -> tuple[Engine | Timed, list[str]]:
+        """Block ``b``'s timing (an ``Engine``, or a ``Timed`` on its own ops) and the flags it
+        leaves set; its accesses are checked by ``shadow``. A deadlock is raised as the engine
+        finds it."""
+        key = _shape(ops)
+        got = self.runs.get(key)
+        if got is None:
+            log: list[tuple[Op, int, tuple[int, ...]]] = []
+            eng = Engine(self.machine, self.kernel, _Logged(shadow, log) if shadow.mode != "off" else shadow,  # type: ignore[arg-type]
+                         None, b, record=True)
+            for op in ops:
+                eng.issue(op)
+            got = self.runs[key] = (len(self.runs), _Run(eng, ops, log, eng.finish()))
+            self.shape.append(got[0])
+            return eng, got[1].pending
+        self.shape.append(got[0])
+        run = got[1]
+        access = shadow.access
+        for i, p, vc in run.log:
+            access(p, vc, ops[i])     # type: ignore[arg-type]
+        eng = run.eng
+        transfers = [(t0, t1, ops[i].hbm, id(ops[i])) for (t0, t1, _, _), i in zip(eng.transfers, run.moved)]
+        return Timed(eng.start, eng.busy, transfers, eng.cycles(), ops), run.pending
+
+
 class Replayer:
     """``replay(block, start, core, stretch)`` for ``multicore.schedule``: each distinct replay
-    timed once. ``first``: the blocks' first runs, their ops recorded."""
+    timed once. ``first``: the blocks' first runs, their ops recorded; ``shape``: each block's
+    op stream as an index (``FirstPass.shape``; worked out here when not given)."""
 
-    def __init__(self, machine: Machine, kernel: str, first: list[Engine]) -> None:
+    def __init__(self, machine: Machine, kernel: str, first: list[Engine | Timed],
+                 shape: list[int] | None = None) -> None:
         self.machine, self.kernel, self.first = machine, kernel, first
         shapes: dict[tuple[Any, ...], int] = {}
-        self.shape = [shapes.setdefault(_shape(eng.ops or []), len(shapes)) for eng in first]
+        self.shape = shape if shape is not None else [shapes.setdefault(_shape(eng.ops or []), len(shapes))
+                                                      for eng in first]
         self.moving = [[op for op in eng.ops or () if op.hbm] for eng in first]   # each block's transfers
         self.done: dict[tuple[Any, ...], tuple[int, Engine]] = {}
 
