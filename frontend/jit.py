@@ -95,6 +95,12 @@ class JitFunction:
         self.backend = backend
         self.profile = profile
         self.options = dict(options or {})
+        # how a call runs (frontend/tasks.py): not pipeline knobs, so not part of the compile key
+        self.executor = self.options.pop("executor", "sequential")
+        self.policy = self.options.pop("policy", "fifo")
+        from .tasks import check_run_options
+        check_run_options(self.executor, self.policy)
+        self.last_run: Any = None       # the runtime's RunRecord of the last call (not sequential)
         self._signature = inspect.signature(fn)
         self._annotations: dict[str, Any] | None = None
         frame = user_frame()      # string annotations may name the decorating scope's locals
@@ -110,7 +116,8 @@ class JitFunction:
     def with_options(self, *, backend: str | None = None, profile: str | None = None,
                      **options: Any) -> "JitFunction":
         """The same function with other compile options (merged over these)."""
-        return JitFunction(self.fn, backend or self.backend, profile or self.profile, {**self.options, **options})
+        return JitFunction(self.fn, backend or self.backend, profile or self.profile,
+                           {"executor": self.executor, "policy": self.policy, **self.options, **options})
 
     def __repr__(self) -> str:
         return f"<jit {self.fn.__qualname__} backend={self.backend} profile={self.profile}>"
@@ -258,7 +265,13 @@ class JitFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         call = self._bind(args, kwargs)
         entry = self._entry(call)
-        return self._run(call, entry, entry.compiled)
+        if self.executor == "sequential":
+            return self._run(call, entry, entry.compiled)
+        return self._run(call, entry, functools.partial(self._run_tasks, entry.compiled))
+
+    def _run_tasks(self, compiled: Any, arrays: dict, symbols: dict) -> None:
+        """Run a call as a runtime task graph on this function's executor; keep its record."""
+        self.last_run = compiled(arrays, symbols, self.executor, self.policy)
 
     def interpret(self, *args: Any, **kwargs: Any) -> Any:
         """Run the captured tensor graph with the numpy interpreter (the oracle), no compile."""
@@ -365,7 +378,8 @@ def _compile(fn: Function, backend: str, profile: str, options: dict) -> Any:
 
 def jit(fn: Callable | None = None, *, backend: str = "llvm", profile: str = "cpu",
         **options: Any) -> Any:
-    """Decorate a tensor function: ``@jit`` or ``@jit(backend=..., profile=..., **pipeline options)``."""
+    """Decorate a tensor function: ``@jit`` or ``@jit(backend=..., profile=..., executor=..., policy=...,
+    **pipeline options)``."""
     if fn is None:
         return lambda f: JitFunction(f, backend, profile, options)
     if not callable(fn):

@@ -156,9 +156,12 @@ class CompiledFunction:
             out.append(_Prepared(s.code, bufs, syms, first, count, s.invocations))  # type: ignore[arg-type]
         return out
 
-    def __call__(self, arrays: dict[str, np.ndarray], symbols: dict[str, int] | None = None) -> None:
+    def __call__(self, arrays: dict[str, np.ndarray], symbols: dict[str, int] | None = None,
+                 executor: Any = "sequential", policy: Any = "fifo") -> Any:
         """Run the function: ``arrays`` by parameter and result name (outputs written in place),
-        ``symbols`` the values of the run-time dims and scalar parameters."""
+        ``symbols`` the values of the run-time dims and scalar parameters. ``executor``
+        "sequential" launches in program order here (returns None); any other runs the call as
+        a runtime task graph (frontend/tasks.py) and returns its ``RunRecord``."""
         env: dict[str, int] = dict(symbols or {})
         roots: dict[int, np.ndarray] = {}
         writeback: list[tuple[np.ndarray, np.ndarray]] = []
@@ -172,10 +175,15 @@ class CompiledFunction:
         for b in self._workspace:
             shape = tuple(_eval(d, env) for d in b.tensor.shape)
             roots[id(b)] = np.empty(shape, dtype=b.dtype.np_dtype)
-        views: dict[int, np.ndarray] = {}
-        self._run(self._plan, env, roots, views)
+        record = None
+        if executor == "sequential":
+            self._run(self._plan, env, roots, {})
+        else:
+            from .tasks import run_graph
+            record = run_graph(self, env, roots, executor, policy)
         for orig, staged in writeback:
             orig[...] = staged
+        return record
 
     def _array(self, name: str, arrays: dict[str, np.ndarray], writeback: list) -> np.ndarray:
         if name not in arrays:

@@ -69,14 +69,37 @@ def read_params(kernel: Kernel) -> set[str]:
     return out
 
 
+#: per kernel (by identity, the kernel kept with its answer): (reads, writes, core type). A graph
+#: built per call (the frontend's) adds the same few kernels again and again; walking each
+#: kernel once keeps adding a task cheap
+_PER_KERNEL: dict[int, tuple[Kernel, tuple[frozenset[str], frozenset[str], str]]] = {}
+_PER_KERNEL_SIZE = 512
+
+
+def _analysed(kernel: Kernel) -> tuple[frozenset[str], frozenset[str], str]:
+    hit = _PER_KERNEL.get(id(kernel))
+    if hit is not None and hit[0] is kernel:
+        return hit[1]
+    found = (frozenset(read_params(kernel)), frozenset(written_params(kernel)), _core_type(kernel))
+    if len(_PER_KERNEL) >= _PER_KERNEL_SIZE:
+        _PER_KERNEL.pop(next(iter(_PER_KERNEL)))
+    _PER_KERNEL[id(kernel)] = (kernel, found)
+    return found
+
+
 def kernel_access(kernel: Kernel) -> tuple[frozenset[str], frozenset[str]]:
     """(parameters read, parameters written), both derived from the declarations' roles."""
-    return frozenset(read_params(kernel)), frozenset(written_params(kernel))
+    r, w, _ = _analysed(kernel)
+    return r, w
 
 
 def kernel_core_type(kernel: Kernel) -> str:
     """"cube" when any instruction runs on a cube pipe (M, MTE1, FIX) or uses a cube-side tile
     (L1, L0A/B/C, bias, scaling), else "vector": the simulator's own classification."""
+    return _analysed(kernel)[2]
+
+
+def _core_type(kernel: Kernel) -> str:
     for s in kernel.walk():
         if not isinstance(s, TileOp):
             continue

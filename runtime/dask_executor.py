@@ -146,8 +146,12 @@ class DaskExecutor(Executor):
                     failure = (tid, RemoteError(out[1], out[2]))
                 continue
             _, worker, thread, start, end, arrays = out
-            for name, value in arrays.items():
-                tasks[tid].args[name][...] = value
+            for name, value in arrays.items():       # only the bytes the task owns: tasks on other
+                region = tasks[tid].regions.get(name)  # regions of one binding may run at once
+                if region is None:
+                    tasks[tid].args[name][...] = value
+                else:
+                    tasks[tid].args[name][region] = value[region]
             if (worker, thread) not in lanes:
                 k = per_worker[worker] = per_worker.get(worker, -1) + 1
                 lanes[(worker, thread)] = f"dask_{worker}_{k}"

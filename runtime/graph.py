@@ -41,6 +41,7 @@ class Task:
     touched_reads: tuple[Span, ...] = ()
     touched_writes: tuple[Span, ...] = ()
     cost: float = 1.0
+    regions: dict[str, Any] = field(default_factory=dict)     # binding -> the index narrowing it
 
     @property
     def what(self) -> str:
@@ -106,7 +107,8 @@ class TaskGraph:
         decl_r = self._named(spans, reads, k.name) if reads is not None else touched_r
         decl_w = self._named(spans, writes, k.name) if writes is not None else touched_w
         return self._add(Task(len(self.tasks), label or f"{k.name}#{len(self.tasks)}", ctype, k.name, exe, None,
-                              args, blocks, decl_r, decl_w, touched_r, touched_w, float(cost)), after)
+                              args, blocks, decl_r, decl_w, touched_r, touched_w, float(cost),
+                              dict(regions or {})), after)
 
     def host(self, fn: Callable[..., Any], args: Mapping[str, Any] | None = None, *, label: str | None = None,
              reads: Iterable[str] | None = None, writes: Iterable[str] | None = None,
@@ -121,7 +123,7 @@ class TaskGraph:
         r = self._named(spans, reads, None) if reads is not None else tuple(spans.values())
         w = self._named(spans, writes, None) if writes is not None else tuple(spans.values())
         return self._add(Task(len(self.tasks), label or f"{name}#{len(self.tasks)}", "host", None, None, fn,
-                              args, 1, r, w, r, w, float(cost)), after)
+                              args, 1, r, w, r, w, float(cost), dict(regions or {})), after)
 
     def join(self, after: Sequence[Task] = (), label: str | None = None) -> Task:
         """A zero-work task that completes as soon as every task in ``after`` has."""
