@@ -91,19 +91,31 @@ class RowKernel(Emitter):
 
 
 class ColReduceKernel(Emitter):
-    """One column block per invocation: partial column reductions over the row tiles."""
+    """One column block per invocation: partial column reductions over the row tiles. A reduction
+    over a middle axis has ``groups`` such matrices stacked in its (groups x length) x inner view;
+    invocation i then takes group i // column blocks."""
 
     def emit(self) -> LoweredKernel:
         k = self.k
         n = k.nodes[0]
+        src = n.inputs[0].value
+        assert isinstance(src, g.TensorValue)
+        src_place, out_place = n.extra.get("src_place") or self.places[src], n.extra.get("out_place") or self.places[n.out]
+        grouped = "groups" in n.extra
         tr, tc = k.tile
         top: list[str] = []
         body: list[str] = []
         p, q = "    ", "      "
         inv = self.open_invocations(top, body)
         rows_v, cols_v = self.value(k.rows, top), self.value(k.cols, top)
+        if grouped:
+            grp, cb = self.split(body, p, inv, self.value(k.grid[1], top))
+            base = "%" + self.fresh("g0")
+            body.append(f"{p}{base} = arith.muli {grp}, {rows_v} : index")
+        else:
+            grp, cb, base = self.const(0), inv, self.const(0)
         c = "%" + self.fresh("c")
-        body.append(f"{p}{c} = arith.muli {inv}, {self.const(tc)} : index")
+        body.append(f"{p}{c} = arith.muli {cb}, {self.const(tc)} : index")
         vc = self.extent(body, p, cols_v, c, tc, "vc") if not (isinstance(k.cols, int) and k.cols % tc == 0) else None
         colblk = Block(self.const(0), None, "1", c, vc, "?" if vc else str(tc))
         dt = n.out.dtype
@@ -113,13 +125,14 @@ class ColReduceKernel(Emitter):
         body.append(f"{p}scf.for {r} = {self.const(0)} to {rows_v} step {self.const(tr)} {{")
         vr = self.extent(body, q, rows_v, r, tr, "vr") if not (isinstance(k.rows, int) and k.rows % tr == 0) else None
         blk = Block(r, vr, "?" if vr else str(tr), c, vc, colblk.vc_s)
-        src = self.load(n.inputs[0].value, "tile", blk, {}, body, q)  # type: ignore[arg-type]
+        tile = self.declare(body, q, src.name, self.wide_type(src.dtype, blk), vr, vc)
+        body.append(f"{q}{tile} = tload {self.gindex(src_place, self.add(base, r, body, q), c, body, q)}")
         part = self.declare(body, q, n.out.name + "_part", self.colvec_type(dt, blk), None, vc)
-        body.append(f"{q}{part} = {COL_REDUCE[n.reduce]} {src}")  # type: ignore[index]
+        body.append(f"{q}{part} = {COL_REDUCE[n.reduce]} {tile}")  # type: ignore[index]
         body.append(f"{q}{acc} = {COMBINE[n.reduce]} {acc}, {part}")  # type: ignore[index]
         body.append(f"{p}}}")
         self.scale_mean(n, acc, body, p)
-        body.append(f"{p}tstore {self.gindex(self.places[n.out], self.const(0), c, body, p)}, {acc}")
+        body.append(f"{p}tstore {self.gindex(out_place, grp, c, body, p)}, {acc}")
         return self.close(top, body)
 
 

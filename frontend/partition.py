@@ -72,8 +72,8 @@ class Kernel:
         nr, nc = self.grid
         if self.mode in ("grid", "matmul", "transpose"):
             return g.sym_binop("mul", nr, nc)
-        if self.mode == "colreduce":
-            return nc
+        if self.mode == "colreduce":       # per column block, in every group of a middle-axis reduction
+            return g.sym_binop("mul", nc, self.nodes[0].extra.get("groups", 1))
         return nr
 
     def describe(self) -> str:

@@ -89,7 +89,16 @@ class _Run:
             out[rs, cs] = np.broadcast_to(res, out[rs, cs].shape)
 
     def _reduce(self, n: TileNode) -> None:
+        if "groups" in n.extra:         # a middle axis: each group's column reduction on its own
+            src, out = self.matrix(n.extra["src_place"]), self.matrix(n.extra["out_place"])
+            length = _eval(n.rows, self.env)
+            for grp in range(out.shape[0]):
+                out[grp:grp + 1] = self._columns(n, src[grp * length:(grp + 1) * length])
+            return
         src = self.of(n.inputs[0].value)  # type: ignore[arg-type]
+        if n.extra["axis_kind"] == "col":
+            self.of(n.out).reshape(1, -1)[...] = self._columns(n, src)
+            return
         rows, cols = src.shape
         red = n.reduce
         row = n.extra["axis_kind"] == "row"
@@ -105,6 +114,21 @@ class _Run:
             acc = acc / _eval(n.extra["length"], self.env)
         out = self.rows_view(n.out) if row else self.of(n.out).reshape(1, -1)
         out[...] = acc.astype(out.dtype)
+
+    def _columns(self, n: TileNode, src: np.ndarray) -> np.ndarray:
+        """Partial column reductions per tile, combined over the row tiles (1 x cols)."""
+        red = n.reduce
+        acc = None
+        for rs, cs in self.tiles(n, *src.shape):
+            part = _PARTIAL[red](src[rs, cs].astype(np.float64), axis=0, keepdims=True)  # type: ignore[index]
+            if acc is None:
+                acc = np.full((1, src.shape[1]), np.nan)
+                seen = np.zeros(acc.shape, bool)
+            acc[:, cs] = np.where(seen[:, cs], _COMBINE[red](acc[:, cs], part), part)  # type: ignore[index]
+            seen[:, cs] = True
+        if n.extra.get("mean"):
+            acc = acc / _eval(n.extra["length"], self.env)
+        return acc.astype(n.out.dtype.np_dtype)
 
     def _matmul(self, n: TileNode) -> None:
         a, b = (self.of(x.value) for x in n.inputs)  # type: ignore[arg-type]

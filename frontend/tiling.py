@@ -527,25 +527,29 @@ class _Tiler:
             axis += src.rank
         red = {"sum": "sum", "mean": "sum", "amax": "max", "amin": "min"}[op.name]
         rows, cols = matrix(src.shape)
-        if axis == src.rank - 1:
-            axis_kind = "row"
-        elif axis == src.rank - 2 and all(dims_equal(d, 1) for d in src.shape[:axis]):
-            axis_kind = "col"
-        else:
-            raise FrontendError("FRONT_REDUCE_AXIS", f"{op.name} over axis {axis} of a rank-{src.rank} "
-                                "tensor has no tile form yet", location=_loc(op),
-                                expected="the last axis, or the second-to-last with leading dims of 1",
-                                actual=f"axis {axis} of {src.type_str()}",
-                                notes=["transpose or reshape so the reduced axis is last"])
         vec = op.tiles.vec
         if vec is not None and len(vec) == out.rank and out.rank != src.rank:
             vec = tuple(vec[:axis]) + (1,) + tuple(vec[axis:])
-        (tr, tc), why = pick_tile(src.shape, src.dtype, vec, self.budget, op)
+        extra = {"axis_kind": "row" if axis == src.rank - 1 else "col", "mean": op.name == "mean",
+                 "length": src.shape[axis]}
+        if axis == src.rank - 1 or (axis == src.rank - 2 and all(dims_equal(d, 1) for d in src.shape[:axis])):
+            (tr, tc), why = pick_tile(src.shape, src.dtype, vec, self.budget, op)
+        else:    # a middle axis: groups of column reductions over the (groups x length) x inner view
+            groups, length, inner = prod(src.shape[:axis]), src.shape[axis], prod(src.shape[axis + 1:])
+            rows, cols = length, inner
+            sub = None
+            if vec is not None:
+                t = _align_tile(tuple(vec), src.rank)
+                sub = (math.prod(t[axis:-1]) if axis < src.rank - 1 else 1, t[-1])
+            (tr, tc), why = pick_tile((length, inner), src.dtype, sub, self.budget, op)
+            why += f"; {groups} group(s) of column reductions over rows of {inner} elements"
+            extra.update(groups=groups,
+                         src_place=reshaped(self.place(src), (sym_binop("mul", groups, length), inner), op),
+                         out_place=reshaped(self.place(out), (groups, inner), op))
         self.place(src)
         self.place(out)
         return TileNode(op, "reduce", out, rows, cols, (tr, tc), [Access(src, "tile")], why,
-                        reduce=red, extra={"axis_kind": axis_kind, "mean": op.name == "mean",
-                                           "length": src.shape[axis]})
+                        reduce=red, extra=extra)
 
     def _topk(self, op: g.Op) -> TileNode:
         """topk along the last axis: a row block of whole rows per invocation, k selection passes

@@ -115,13 +115,14 @@ def test_window_with_non_consecutive_rows_is_refused():
     assert e.value.code == "FRONT_VIEW"
 
 
-def test_reduction_over_a_middle_axis_is_a_clear_error():
+def test_reduction_over_a_middle_axis_is_groups_of_column_reductions():
     b = Builder("f")
     x = b.tensor("x", (4, 8, 16))
     b.ret(b.op("sum", x, shape=(4, 16), axis=1, keepdim=False))
-    with pytest.raises(PTOError) as e:
-        tile_function(b.function(), "cpu")
-    assert e.value.code == "FRONT_REDUCE_AXIS"
+    (node,) = tile_function(b.function(), "cpu").nodes()
+    assert node.reduce_axis == "col" and node.extra["groups"] == 4
+    assert (node.rows, node.cols) == (8, 16)                       # one group: 8 rows of 16
+    assert (node.extra["src_place"].rows, node.extra["out_place"].rows) == (32, 4)
 
 
 def test_bad_options_are_refused():
