@@ -1,0 +1,116 @@
+"""The first timing of a launch's blocks (``replay.FirstPass``): each block records its ops while
+its values run and is timed after, one engine run per distinct op stream. Every block must come
+out as if it had been issued on its own engine as it ran: the same cycles, busy cycles,
+transfers (on its own ops) and races; and an error must be the one an instruction-by-instruction
+issue would meet first."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import openpto as pto
+from openpto.backends.ascend_sim import replay
+from openpto.backends.ascend_sim.engine import Engine
+from openpto.backends.ascend_sim.hazards import Shadow
+
+T = "!pto.tile<32x256xf32>"
+M = "!pto.memref<?x256xf32>"
+
+
+def _vadd(flags: bool, tail: str = "") -> str:
+    """c = a + b over 32 rows in even blocks and 64 in odd ones (two op streams); without
+    ``flags`` the loads, the add and the store race. ``tail`` runs after the loop."""
+    sync = {"load": "", "add": "", "store": ""}
+    if flags:
+        sync = {"load": "    set_flag #pto.pipe<MTE2>, #pto.pipe<V>, 0\n    wait_flag #pto.pipe<MTE2>, #pto.pipe<V>, 0\n",
+                "add": "    set_flag #pto.pipe<V>, #pto.pipe<MTE3>, 0\n    wait_flag #pto.pipe<V>, #pto.pipe<MTE3>, 0\n",
+                "store": "    set_flag #pto.pipe<MTE3>, #pto.pipe<MTE2>, 0\n    wait_flag #pto.pipe<MTE3>, #pto.pipe<MTE2>, 0\n"}
+    return f"""kernel @vadd(%a : {M}, %b : {M}, %c : {M}, %per : index, %far : index) {{
+  .const %c0 = 0 : index
+  .const %c2 = 2 : index
+  .const %c32 = 32 : index
+  .tile %ta : {T}
+  .tile %tb : {T}
+  .tile %tc : {T}
+  %blk = pto.get_block_idx
+  %r0 = arith.muli %blk, %per : index
+  %odd = arith.remui %blk, %c2 : index
+  %extra = arith.muli %odd, %c32 : index
+  %r1a = arith.addi %r0, %c32 : index
+  %r1 = arith.addi %r1a, %extra : index
+  scf.for %r = %r0 to %r1 step %c32 {{
+    %ta = tload %a[%r, %c0] : ({M}) -> {T}
+    %tb = tload %b[%r, %c0] : ({M}) -> {T}
+{sync["load"]}    %tc = tadd %ta, %tb : ({T}, {T}) -> {T}
+{sync["add"]}    tstore %c[%r, %c0], %tc : ({M}, {T})
+{sync["store"]}  }}
+{tail}}}"""
+
+
+def _args(blocks: int, far: int = 0) -> tuple[Any, ...]:
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((blocks * 64, 256)).astype(np.float32)
+    b = rng.standard_normal((blocks * 64, 256)).astype(np.float32)
+    return a, b, np.zeros_like(a), 64, far
+
+
+@pytest.mark.parametrize("flags", [True, False])
+def test_each_block_is_timed_as_if_issued_on_its_own_engine(flags: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    timed: list[tuple[int, list[Any], Shadow, Any, list[str]]] = []
+    timers: list[replay.FirstPass] = []
+    real = replay.FirstPass.time
+
+    def spy(self: replay.FirstPass, b: int, ops: list[Any], shadow: Shadow) -> Any:
+        got, pending = real(self, b, ops, shadow)
+        timed.append((b, ops, shadow, got, pending))
+        if self not in timers:
+            timers.append(self)
+        return got, pending
+    monkeypatch.setattr(replay.FirstPass, "time", spy)
+    exe = pto.compile(pto.parse(_vadd(flags)), "ascend_sim", "a3")
+    a, b, c, per, far = _args(6)
+    res = exe.run("vadd", a, b, c, per, far, block_num=6)
+    for blk in range(6):                                  # the values: 32 rows in even blocks, 64 in odd
+        rows = slice(blk * 64, blk * 64 + (64 if blk % 2 else 32))
+        np.testing.assert_array_equal(c[rows], a[rows] + b[rows])
+    (timer,) = timers
+    assert len(timer.runs) == 2 and timer.shape == [0, 1, 0, 1, 0, 1]     # two streams, each run once
+    races = 0
+    for blk, ops, shadow, got, pending in timed:
+        own = Shadow("vadd", "collect", shadow.describe)
+        eng = Engine(exe.machine, "vadd", own, None, blk)
+        for op in ops:
+            eng.issue(op)
+        assert eng.finish() == pending
+        assert (got.cycles(), got.busy, got.transfers) == (eng.cycles(), eng.busy, eng.transfers)
+        assert [h.message for h in shadow.hazards] == [h.message for h in own.hazards]
+        races += len(own.hazards)
+    assert (races > 0) == (not flags) and res.counters["races"] >= races   # (and the blocks' shared rows: none)
+
+
+def test_a_race_before_a_failing_instruction_is_raised_first() -> None:
+    """Unsynchronised, the first block's add races with its loads; after the loop a load far out
+    of bounds faults. Issued as it runs, the race comes first: so it does in a launch."""
+    tail = f"  %tb = tload %b[%far, %c0] : ({M}) -> {T}\n"
+    for blocks in (1, 3):
+        exe = pto.compile(pto.parse(_vadd(False, tail)), "ascend_sim", "a3", hazards="raise")
+        with pytest.raises(pto.PTOError) as e:
+            exe.run("vadd", *_args(blocks, far=10_000), block_num=blocks)
+        assert e.value.code == "ORDER_RACE"
+    exe = pto.compile(pto.parse(_vadd(True, tail)), "ascend_sim", "a3", hazards="raise")
+    with pytest.raises(pto.PTOError) as e:                 # synchronised: the fault itself
+        exe.run("vadd", *_args(3, far=10_000), block_num=3)
+    assert e.value.code == "RUNTIME_OOB"
+
+
+def test_a_deadlock_before_a_failing_instruction_is_raised_first() -> None:
+    tail = (f"  wait_flag #pto.pipe<V>, #pto.pipe<S>, %odd\n"      # a run-time id: no static check
+            f"  %tb = tload %b[%far, %c0] : ({M}) -> {T}\n")
+    exe = pto.compile(pto.parse(_vadd(True, tail)), "ascend_sim", "a3")
+    for blocks in (1, 3):
+        with pytest.raises(pto.PTOError) as e:
+            exe.run("vadd", *_args(blocks, far=10_000), block_num=blocks)
+        assert e.value.code == "ORDER_DEADLOCK"
+        assert "S (the scalar unit) waits on flag (V -> S, id 0)" in str(e.value.notes)
