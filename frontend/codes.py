@@ -75,9 +75,6 @@ FRONT_CODES: dict[str, str] = {
     "FRONT_LOOP_STEP": "a pto.loop whose step is not positive when the compiled function runs",
     "FRONT_MATMUL": "a matmul the pipeline cannot tile (operands not 2-D, transpose flags)",
     "FRONT_OPTION": "an unknown pipeline option or stage name, or a bad value for one",
-    "FRONT_REDUCE_AXIS": (
-        "a reduction over an axis that has no tile form (not the last, nor the second-to-last with "
-        "leading dims of 1)"),
     "FRONT_RUN_ARGUMENT": (
         "a compiled function called without an array for a tensor, or without a value for a run-time size"),
     "FRONT_TILE_BROADCAST": (
