@@ -165,6 +165,33 @@ def _require_arguments(kernel: Kernel, given: dict[str, object]) -> None:
                           "(with --shape NAME=AxB for dynamic dims); scalars always need --arg"])
 
 
+def _check_outs(outs: list[tuple[str, str]], values: dict[str, object]) -> None:
+    for name, _ in outs:   # before the run, so a typo does not cost one
+        if name not in values:
+            raise PTOError("PTO_ARG", f"--out names no parameter %{name}", expected=", ".join(values),
+                           actual=name)
+
+
+def _fill_shared(kernels: list[Kernel], given: dict[str, object], shapes: dict[str, tuple[int, ...]],
+                 args: argparse.Namespace) -> dict[str, object]:
+    """Values for several kernels run in order: a parameter name is one buffer or scalar for
+    every kernel that has it (given, or filled for the first kernel that needs it)."""
+    from .backends.inputs import fill
+    known = {p.name for k in kernels for p in k.params}
+    for what, names in (("--arg", given), ("--shape", shapes)):
+        unknown = sorted(set(names) - known)
+        if unknown:
+            raise PTOError("PTO_ARG", f"{what} names no parameter of the kernels run: %{unknown[0]}",
+                           expected=", ".join(sorted(known)), actual=", ".join(unknown))
+    values = dict(given)
+    for i, k in enumerate(kernels):
+        if not (args.random or args.zeros):
+            _require_arguments(k, values)
+        mine = {n: s for n, s in shapes.items() if any(p.name == n for p in k.params)}
+        values = fill(k, values, mine, args.seed + i if args.random else None)
+    return values
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     import copy
     import time
@@ -182,17 +209,23 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.report and not exe.simulates:     # before the run, so the run is not wasted
         raise PTOError("PTO_OPTION", f"--report needs a simulating backend; {args.backend} reports no cycles",
                        expected="--backend ascend_sim", actual=args.backend)
-    kernel = _kernel(m, args.kernel)
+    kernels = [_kernel(m, name) for name in (args.kernel or [None])]
     given = {n: literal(v) for n, v in map(parse_assignment, args.arg)}
     shapes = {n: parse_shape(v) for n, v in map(parse_assignment, args.shape)}
     outs = list(map(parse_assignment, args.out))
+    if len(kernels) > 1 or args.executor:       # a task graph: the kernels in order on shared buffers
+        from .runtime.command import run_kernels
+        values = _fill_shared(kernels, given, shapes, args)
+        _check_outs(outs, values)
+        rc = run_kernels(args, exe, kernels, values)
+        for name, path in outs:
+            save(path, values[name])
+        return rc
+    kernel = kernels[0]
     if not (args.random or args.zeros):
         _require_arguments(kernel, given)
     values = fill(kernel, given, shapes, args.seed if args.random else None)
-    for name, _ in outs:   # before the run, so a typo does not cost one
-        if name not in values:
-            raise PTOError("PTO_ARG", f"--out names no parameter %{name}", expected=", ".join(values),
-                           actual=name)
+    _check_outs(outs, values)
     pristine = copy.deepcopy(values) if args.compare_with else None
     start = time.perf_counter()
     res = exe.run(kernel.name, block_num=args.block_num, trace=bool(args.trace or args.timeline), **values)
@@ -319,11 +352,23 @@ def _parser() -> argparse.ArgumentParser:
     bk = sub.add_parser("backends", help="list backends: availability, profiles, instruction coverage")
     bk.set_defaults(run=_cmd_backends)
 
-    run = sub.add_parser("run", help="run a kernel on a backend")
+    run = sub.add_parser("run", help="run a kernel on a backend, or several in order as a task graph")
     run.add_argument("file")
     run.add_argument("--backend", default="reference", help="name or package.module:attr")
     run.add_argument("--profile", choices=profiles, default=None)
-    run.add_argument("--kernel", help="kernel to run (needed when the module has several)")
+    run.add_argument("--kernel", action="append", default=None,
+                     help="kernel to run (needed when the module has several); repeated: run the kernels in "
+                          "this order as a task graph, parameters of one name sharing one buffer or scalar")
+    run.add_argument("--executor", default=None,
+                     help="run as a task graph on embedded (the default with several --kernel), simulated or "
+                          "dask; --trace/--timeline then draw its tasks per core")
+    run.add_argument("--policy", default="fifo", help="task graph: ready-queue order fifo (default), lifo, critical")
+    run.add_argument("--workers", type=int, default=None,
+                     help="task graph: embedded worker threads (default: CPUs) or dask local processes (2)")
+    run.add_argument("--sim-profile", default=None,
+                     help="task graph, simulated: whose cores and cycle estimates (default: --profile if it has "
+                          "a machine model, else a3)")
+    run.add_argument("--scheduler", metavar="ADDRESS", help="task graph, dask: a running scheduler (default: local)")
     run.add_argument("--arg", action="append", default=[], metavar="NAME=VALUE",
                      help="an argument: an array file (NAME.<dtype>.npy, e.g. x.bf16.npy holding raw bits; "
                           "a strided view as NAME.<dtype>.npz; any other .npy as saved), true/false, "

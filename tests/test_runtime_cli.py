@@ -108,3 +108,78 @@ def test_the_docs_python_block_and_graph_file_run(tmp_path: pathlib.Path, monkey
     (tmp_path / "vector_add.pto").write_text((ROOT / "examples" / "vector_add.pto").read_text())
     assert main(["graph", str(tmp_path / "g.json"), "--executor", "simulated"]) == 0
     assert "verified:" in capsys.readouterr().out
+
+
+# --------------------------------------------------------------------------------------------
+# pto run FILE --kernel a --kernel b: a module's kernels in order as a task graph
+
+def _two_kernels(tmp_path: pathlib.Path) -> str:
+    """vector_add (c = a + b) then softmax reading c (its %x renamed): they share %c and %rows."""
+    add = (ROOT / "examples" / "vector_add.pto").read_text()
+    soft = (ROOT / "examples" / "softmax.pto").read_text().replace("%x", "%c")
+    p = tmp_path / "two.pto"
+    p.write_text(add + "\n" + soft)
+    return str(p)
+
+
+ROWS = ["--arg", "rows=64"] + [f"--shape={n}=64x1024" for n in ("a", "b", "c", "y")]
+
+
+@pytest.mark.parametrize("extra", [[], ["--executor", "embedded", "--workers", "2", "--policy", "lifo"],
+                                   ["--executor", "simulated", "--profile", "a3", "--backend", "llvm"]])
+def test_run_several_kernels_as_a_task_graph(extra: list[str], tmp_path: pathlib.Path, capsys) -> None:
+    outs = {n: tmp_path / f"{n}.npy" for n in ("a", "b", "c", "y")}
+    rc = main(["run", _two_kernels(tmp_path), "--kernel", "vector_add", "--kernel", "softmax", "--random",
+               *ROWS, "--trace", str(tmp_path / "t.json"), "--timeline", str(tmp_path / "t.png"), *extra,
+               *[f"--out={n}={p}" for n, p in outs.items()]])
+    text = capsys.readouterr().out
+    assert rc == 0 and "2 task(s)" in text and "verified:" in text
+    if "simulated" in extra:
+        assert "AIV_0" in text and "simulated on a3" in text
+    a, b, c, y = (np.load(outs[n]) for n in ("a", "b", "c", "y"))
+    assert not np.array_equal(a, b)                                  # each array drawn on its own
+    np.testing.assert_allclose(c, a + b, rtol=1e-6)
+    s = (a + b).astype(np.float64)
+    e = np.exp(s - s.max(1, keepdims=True))
+    np.testing.assert_allclose(y, e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-7)
+    events = json.loads((tmp_path / "t.json").read_text())["traceEvents"]
+    names = {e.get("name") for e in events}
+    assert {"vector_add", "softmax"} <= names and any(e.get("ph") == "s" for e in events)   # the RAW arrow
+    assert (tmp_path / "t.png").stat().st_size > 0
+
+
+def test_run_one_kernel_twice_and_on_an_executor(tmp_path: pathlib.Path, capsys) -> None:
+    a = np.arange(32 * 1024, dtype=np.float32).reshape(32, 1024)
+    np.save(tmp_path / "a.npy", a)
+    c = tmp_path / "c.npy"
+    rc = main(["run", str(ROOT / "examples" / "vector_add.pto"), "--kernel", "vector_add", "--kernel",
+               "vector_add", "--arg", f"a={tmp_path / 'a.npy'}", "--arg", f"b={tmp_path / 'a.npy'}",
+               "--arg", "rows=32", "--zeros", "--shape", "c=32x1024", "--out", f"c={c}"])
+    text = capsys.readouterr().out
+    assert rc == 0 and "vector_add#1 -> vector_add#2" in text          # the critical path: WAW on c
+    np.testing.assert_array_equal(np.load(c), 2 * a)
+    rc = main(["run", str(ROOT / "examples" / "vector_add.pto"), "--executor", "simulated", "--random",
+               "--arg", "rows=32", *[f"--shape={n}=32x1024" for n in "abc"]])
+    assert rc == 0 and "1 task(s) on simulated" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("extra,code", [
+    (["--arg", "nothing=1"], "PTO_ARG"),
+    (["--shape", "zz=2x2"], "PTO_ARG"),
+    (["--compare-with", "reference"], "PTO_ARG"),
+    (["--executor", "gpu"], "PTO_EXECUTOR"),
+    (["--policy", "random"], "PTO_EXECUTOR"),
+    (["--out", "nothing=x.npy"], "PTO_ARG"),
+    (["--kernel", "missing"], "PTO_KERNEL"),
+])
+def test_run_task_graph_errors_are_diagnostics(extra: list[str], code: str, tmp_path: pathlib.Path, capsys) -> None:
+    rc = main(["run", _two_kernels(tmp_path), "--kernel", "vector_add", "--kernel", "softmax", "--random",
+               *ROWS, *extra])
+    err = capsys.readouterr().err
+    assert rc == 2 and code in err and "Traceback" not in err
+
+
+def test_run_task_graph_needs_every_value(tmp_path: pathlib.Path, capsys) -> None:
+    rc = main(["run", _two_kernels(tmp_path), "--kernel", "vector_add", "--kernel", "softmax", "--arg", "rows=64"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "PTO_ARG" in err and "--random" in err
