@@ -2,10 +2,11 @@
 
 ``@jit(executor="sequential")`` (the default) launches the kernels in program order from the
 pipeline (frontend/pipeline.py): the least Python per call. Any other executor (``embedded``,
-``simulated``, ``dask``, or an ``runtime.Executor`` instance) gets, per call, a task graph with
-one kernel task per launch of ``merge`` invocations (per iteration of a loop the frontend keeps
-on the host), bound to numpy views of the call's arrays, labelled with the frontend's kernel
-names (semantic labels included) and typed cube or vector as the partition placed it.
+``simulated``, ``dask`` on the default ``distributed`` client, or a ``runtime.Executor``
+instance) gets, per call, a task graph with one kernel task per launch of ``merge``
+invocations (per iteration of a loop the frontend keeps on the host), bound to numpy views of
+the call's arrays, labelled with the frontend's kernel names (semantic labels included) and
+typed cube or vector as the partition placed it.
 
 Each task's bindings are narrowed (``regions=``) to the rows, and where a kernel tiles both ways
 the columns, that its invocations reach, worked out from the kernel's mode, tile shape and the
@@ -269,6 +270,8 @@ def _executor(executor: Any, profile: str) -> Any:
     from ..runtime import Executor, get_executor
     if isinstance(executor, Executor):
         return executor
+    if executor == "dask":
+        return get_executor("dask", client=_dask_client())
     key = (executor, profile)
     exe = _BY_NAME.get(key)
     if exe is None:
@@ -276,3 +279,19 @@ def _executor(executor: Any, profile: str) -> Any:
         options = {"profile": profile if profile in MACHINES else "a3"} if executor == "simulated" else {}
         exe = _BY_NAME[key] = get_executor(executor, **options)
     return exe
+
+
+def _dask_client() -> Any:
+    """The process's default ``distributed.Client`` (the last one created), as dask itself uses."""
+    from ..isa.diagnostics import PTOError
+    try:
+        import distributed
+    except ImportError:
+        raise PTOError("PTO_EXECUTOR", "the dask executor needs dask.distributed, the optional extra",
+                       expected="pip install 'openpto[dask]'", actual="distributed is not installed") from None
+    try:
+        return distributed.default_client()
+    except ValueError:
+        raise PTOError("PTO_EXECUTOR", "executor='dask' runs on the default dask client, and there is none",
+                       expected="distributed.Client(...) created first, or executor=DaskExecutor(client=...)",
+                       actual="no client") from None

@@ -331,3 +331,27 @@ def test_a_failing_task_is_runtime_task_failed_naming_the_kernel():
     with pytest.raises(PTOError) as e:
         run(rec.graph)
     assert e.value.code == "RUNTIME_TASK_FAILED" and "k0_amax_sub_exp_sum_div_output" in e.value.message
+
+
+# --------------------------------------------------------------------------------------------
+# dask: the default client of the process (a LocalCluster of two worker processes)
+
+def test_dask_executor_on_the_default_client():
+    distributed = pytest.importorskip("distributed", reason="the dask extra (pip install 'openpto[dask]') "
+                                                           "is not installed")
+    fn = seed1(executor="dask", profile="a3", merge=1)
+    with pytest.raises(PTOError) as e:
+        fn(rand(M, N))
+    assert e.value.code == "PTO_EXECUTOR" and "default dask client" in e.value.message
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cl, \
+            distributed.Client(cl):
+        for _ in range(2):                     # three row blocks of one output, on two processes at once
+            x = rand(M, N, seed=_)
+            np.testing.assert_allclose(fn(x), np_softmax(x), rtol=1e-5, atol=1e-7)
+            rec = check_record(fn, 3)
+            assert {r.lane.split("_")[0] for r in rec.runs} == {"dask"}
+        attn = scores_softmax(executor="dask", profile="a3", merge=1)
+        q, k = rand(Q, K, seed=7), rand(S, K, seed=8)
+        np.testing.assert_allclose(attn(q, k), np_softmax(q.astype(np.float64) @ k.T.astype(np.float64)),
+                                   rtol=1e-4, atol=1e-6)
+        check_record(attn)
