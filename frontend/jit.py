@@ -99,7 +99,7 @@ class JitFunction:
         self.executor = self.options.pop("executor", "sequential")
         self.policy = self.options.pop("policy", "fifo")
         from .tasks import check_run_options
-        check_run_options(self.executor, self.policy)
+        check_run_options(self.executor, self.policy, profile)
         self.last_run: Any = None       # the runtime's RunRecord of the last call (not sequential)
         self._signature = inspect.signature(fn)
         self._annotations: dict[str, Any] | None = None

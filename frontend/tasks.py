@@ -42,11 +42,18 @@ def executor_names() -> tuple[str, ...]:
     return (SEQUENTIAL, *EXECUTORS)
 
 
-def check_run_options(executor: Any, policy: Any) -> None:
-    """``FRONT_OPTION`` for an executor or policy the runtime does not have (at decoration,
-    not at the first call)."""
+def check_run_options(executor: Any, policy: Any, profile: str | None = None) -> None:
+    """``FRONT_OPTION`` for an executor or policy the runtime does not have, or the simulated
+    executor on a profile with no machine model (at decoration, not at the first call)."""
+    from ..isa.machines import MACHINES
     from ..runtime import Executor
     from ..runtime.scheduler import POLICIES, Policy
+    if executor == "simulated" and profile is not None and profile not in MACHINES:
+        raise FrontendError("FRONT_OPTION", f"the simulated executor times kernels on a machine profile; "
+                            f"these are compiled for {profile!r}, which has none",
+                            expected="profile=" + " | ".join(MACHINES), actual=profile,
+                            notes=["a kernel compiled for one profile may be illegal on another "
+                                   "(cpu's tiles are not a3's), so the simulator is not given it"])
     if not (isinstance(executor, Executor) or executor in executor_names()):
         raise FrontendError("FRONT_OPTION", f"unknown executor {executor!r}",
                             expected=" | ".join(executor_names()) + " or a runtime.Executor", actual=repr(executor))
@@ -257,7 +264,7 @@ def _add_steps(cf: "CompiledFunction", graph: "TaskGraph", steps: list["Step"], 
 def run_graph(cf: "CompiledFunction", env: dict[str, int], roots: dict[int, np.ndarray], executor: Any,
               policy: Any) -> "RunRecord":
     """Build the call's task graph and run it: an executor by name (``simulated`` on the
-    compiled profile when it has a machine model, else a3) or an ``Executor`` instance."""
+    compiled profile) or an ``Executor`` instance."""
     graph = build_graph(cf, env, roots)
     return _executor(executor, cf.profile).run(graph, policy)
 
@@ -275,8 +282,7 @@ def _executor(executor: Any, profile: str) -> Any:
     key = (executor, profile)
     exe = _BY_NAME.get(key)
     if exe is None:
-        from ..isa.machines import MACHINES
-        options = {"profile": profile if profile in MACHINES else "a3"} if executor == "simulated" else {}
+        options = {"profile": profile} if executor == "simulated" else {}
         exe = _BY_NAME[key] = get_executor(executor, **options)
     return exe
 

@@ -314,7 +314,8 @@ def test_with_options_keeps_the_executor_and_the_compile():
 
 @pytest.mark.parametrize("options,word", [({"executor": "threads"}, "executor"),
                                           ({"policy": "random"}, "policy"),
-                                          ({"executor": 3}, "executor")])
+                                          ({"executor": 3}, "executor"),
+                                          ({"executor": "simulated", "profile": "cpu"}, "simulated")])
 def test_bad_executor_or_policy_is_front_option(options, word):
     with pytest.raises(PTOError) as e:
         seed1(**options)
