@@ -31,7 +31,7 @@ from .hazards import Hazard, Shadow
 from .lower import SimContext, SimLowering
 from .multicore import Launch, core_kind, core_name, schedule
 from .placement import Placement
-from .replay import FirstPass, Replayer
+from .replay import EachBlock, FirstPass, Replayer
 
 HAZARD_MODES = ("collect", "raise", "off")
 
@@ -108,7 +108,7 @@ class AscendSimExecutable(Executable):
             if events is not None:
                 traces[b] = events
             return eng
-        launch = schedule(self.machine, kind, first, replay if trace else
+        launch = schedule(self.machine, kind, first, EachBlock(replay, first) if trace else
                           Replayer(self.machine, k.name, first, timer.shape))
         if trace and not traces:          # placed without a replay: time each block where it runs
             for b, eng in enumerate(launch.engines):
@@ -124,7 +124,7 @@ class AscendSimExecutable(Executable):
         per_core: dict[str, float] = {}
         for eng, core in zip(engines, launch.cores):
             per_core[core] = max(per_core.get(core, 0.0), eng.cycles())
-        moved = sum(b for eng in engines for _, _, b, _ in eng.transfers)
+        moved = sum(eng.hbm_bytes() for eng in engines)
         counts["instructions"] = sum(counts.values())
         counts["cycles"] = int(round(cycles))
         counts["races"] = sum(1 for h in found if h.code == "ORDER_RACE")

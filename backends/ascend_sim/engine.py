@@ -273,3 +273,7 @@ class Engine:
 
     def cycles(self) -> float:
         return max(max(self.free), self.t_s)
+
+    def hbm_bytes(self) -> int:
+        """The bytes its transfers moved across HBM."""
+        return sum(t[2] for t in self.transfers)

@@ -18,7 +18,10 @@ own ops (they are the keys the HBM shares are computed by).
 """
 from __future__ import annotations
 
-from typing import Any
+from functools import partial
+from typing import Any, Callable
+
+import numpy as np
 
 from ...isa.machines import Machine
 from .engine import Engine, Op
@@ -27,16 +30,30 @@ from .hazards import Shadow
 
 class Timed:
     """What a launch reads of a timed block (``Engine``'s fields of the same names): where it
-    started, its busy cycles per pipe, its transfers, its last cycle and (first pass) its ops."""
+    started, its busy cycles per pipe, its transfers, its last cycle and (first pass) its ops.
+    The transfers may be given as a function making them, called when they are first read (a
+    shared replay's, renamed to the block's own ops: most rounds never read them)."""
 
-    __slots__ = ("start", "busy", "transfers", "end", "ops")
+    __slots__ = ("start", "busy", "_transfers", "end", "ops", "moved")
 
-    def __init__(self, start: float, busy: list[float], transfers: list[tuple[float, float, int, int]],
-                 end: float, ops: list[Op] | None = None) -> None:
-        self.start, self.busy, self.transfers, self.end, self.ops = start, busy, transfers, end, ops
+    def __init__(self, start: float, busy: list[float],
+                 transfers: list[tuple[float, float, int, int]] | Callable[[], list[tuple[float, float, int, int]]],
+                 end: float, ops: list[Op] | None = None, moved: int | None = None) -> None:
+        self.start, self.busy, self._transfers, self.end, self.ops = start, busy, transfers, end, ops
+        self.moved = moved            # the HBM bytes of the transfers, when known without them
+
+    @property
+    def transfers(self) -> list[tuple[float, float, int, int]]:
+        t = self._transfers
+        if callable(t):
+            t = self._transfers = t()
+        return t
 
     def cycles(self) -> float:
         return self.end
+
+    def hbm_bytes(self) -> int:
+        return self.moved if self.moved is not None else sum(t[2] for t in self.transfers)
 
 
 def _shape(ops: list[Op]) -> tuple[Any, ...]:
@@ -117,11 +134,48 @@ class Replayer:
         self.shape = shape if shape is not None else [shapes.setdefault(_shape(eng.ops or []), len(shapes))
                                                       for eng in first]
         self.moving = [[op for op in eng.ops or () if op.hbm] for eng in first]   # each block's transfers
+        self.bytes = [sum(op.hbm for op in moving) for moving in self.moving]
         self.done: dict[tuple[Any, ...], tuple[int, Engine]] = {}
+        self._fast: dict[tuple[Any, ...], tuple[int, Engine, tuple[np.ndarray, np.ndarray]]] = {}
 
     def __call__(self, b: int, start: float, core: str, stretch: dict[int, float]) -> Timed:
         moving = self.moving[b]
         key = (self.shape[b], start, tuple(stretch.get(id(op), 1.0) for op in moving))
+        src, eng = self._engine(b, key, start, core, stretch)
+        return Timed(start, eng.busy, self._renamed(src, eng, b), eng.cycles())
+
+    def round(self, starts: list[float], cores: list[str], factors: np.ndarray,
+              offsets: list[int]) -> tuple[list[Timed], np.ndarray, np.ndarray]:
+        """``multicore.Retimer.round``: a block whose (op stream, start, stretch factors) was
+        timed before takes that timing, found by the factors' bytes; the rest run an engine."""
+        timed: list[Timed] = []
+        t0s: list[np.ndarray] = []
+        t1s: list[np.ndarray] = []
+        fast = self._fast
+        for b, (start, core) in enumerate(zip(starts, cores)):
+            f = factors[offsets[b]:offsets[b + 1]]
+            key = (self.shape[b], start, f.tobytes())
+            got = fast.get(key)
+            if got is None:
+                stretch = dict(zip(map(id, self._ran(b)), f.tolist()))
+                src, eng = self._engine(b, (self.shape[b], start, tuple(stretch.get(id(op), 1.0)
+                                                                          for op in self.moving[b])),
+                                        start, core, stretch)
+                times = (np.array([t[0] for t in eng.transfers], dtype=float),
+                         np.array([t[1] for t in eng.transfers], dtype=float))
+                got = fast[key] = (src, eng, times)
+            src, eng, (t0, t1) = got
+            timed.append(Timed(start, eng.busy, partial(self._renamed, src, eng, b), eng.cycles(),
+                               moved=self.bytes[b]))
+            t0s.append(t0)
+            t1s.append(t1)
+        empty = np.ones(0)
+        return timed, np.concatenate(t0s) if t0s else empty, np.concatenate(t1s) if t1s else empty
+
+    def _engine(self, b: int, key: tuple[Any, ...], start: float, core: str,
+                stretch: dict[int, float]) -> tuple[int, Engine]:
+        """The replay of ``key`` (op stream, start, factors on the block's transfers in op
+        order), timed by block ``b``'s ops if no block's was before."""
         got = self.done.get(key)
         if got is None:
             eng = Engine(self.machine, self.kernel, None, None, b, start=start, core=core, stretch=stretch)
@@ -129,10 +183,32 @@ class Replayer:
                 eng.issue(op)
             eng.finish()
             got = self.done[key] = (b, eng)
-        src, eng = got
+        return got
+
+    def _ran(self, b: int) -> list[Op]:
+        """Block ``b``'s transfers in the order its engine runs them (the same in every replay)."""
+        own = {id(op): op for op in self.moving[b]}
+        return [own[k] for _, _, _, k in self.first[b].transfers]
+
+    def _renamed(self, src: int, eng: Engine, b: int) -> list[tuple[float, float, int, int]]:
+        """``src``'s replay ``eng``'s transfers on block ``b``'s own ops."""
         if src == b:
-            transfers = eng.transfers
-        else:                           # the same times, on this block's own ops
-            own = dict(zip(map(id, self.moving[src]), moving))
-            transfers = [(t0, t1, own[k].hbm, id(own[k])) for t0, t1, _, k in eng.transfers]
-        return Timed(start, eng.busy, transfers, eng.cycles())
+            return eng.transfers
+        own = dict(zip(map(id, self.moving[src]), self.moving[b]))
+        return [(t0, t1, own[k].hbm, id(own[k])) for t0, t1, _, k in eng.transfers]
+
+
+class EachBlock:
+    """``multicore.Retimer`` for a traced launch: every block re-timed by its own engine
+    (``replay(block, start, core, stretch)``), so each block's events are its own."""
+
+    def __init__(self, replay: Callable[[int, float, str, dict[int, float]], Engine], first: list[Any]) -> None:
+        self.replay = replay
+        self.keys = [[k for _, _, _, k in eng.transfers] for eng in first]   # each block's, in run order
+
+    def round(self, starts: list[float], cores: list[str], factors: np.ndarray,
+              offsets: list[int]) -> tuple[list[Engine], np.ndarray, np.ndarray]:
+        engines = [self.replay(b, start, core, dict(zip(self.keys[b], factors[offsets[b]:offsets[b + 1]].tolist())))
+                   for b, (start, core) in enumerate(zip(starts, cores))]
+        flat = [t for eng in engines for t in eng.transfers]
+        return engines, np.array([t[0] for t in flat], dtype=float), np.array([t[1] for t in flat], dtype=float)
