@@ -356,3 +356,18 @@ def test_dask_executor_on_the_default_client():
         np.testing.assert_allclose(attn(q, k), np_softmax(q.astype(np.float64) @ k.T.astype(np.float64)),
                                    rtol=1e-4, atol=1e-6)
         check_record(attn)
+
+
+def test_the_docs_running_section_runs(tmp_path, monkeypatch, capsys):
+    import pathlib
+    import re
+    text = (pathlib.Path(__file__).resolve().parent.parent / "docs" / "frontend.md").read_text()
+    code = re.search(r"## Running: executors and traces.*?```python\n(.*?)```", text, re.S).group(1)
+    monkeypatch.chdir(tmp_path)
+    ns: dict = {"__name__": "frontend_docs"}
+    exec(compile(code, "docs/frontend.md", "exec"), ns)
+    rec = ns["rec"]
+    assert len(rec.graph) == 20 and "20 task(s) on simulated" in capsys.readouterr().out
+    assert {rec.lane_of(t)[:3] for t in rec.graph.tasks} == {"AIC", "AIV"}
+    assert (tmp_path / "attn.json").exists() and (tmp_path / "attn.png").exists()
+    assert all(("SCORES" in t.label) == (t.core == "cube") for t in rec.graph.tasks)
