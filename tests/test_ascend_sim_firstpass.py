@@ -114,3 +114,38 @@ def test_a_deadlock_before_a_failing_instruction_is_raised_first() -> None:
             exe.run("vadd", *_args(blocks, far=10_000), block_num=blocks)
         assert e.value.code == "ORDER_DEADLOCK"
         assert "S (the scalar unit) waits on flag (V -> S, id 0)" in str(e.value.notes)
+
+
+def test_a_block_whose_windows_move_unlike_the_first_ones_is_checked_itself() -> None:
+    """Every block runs the same op stream; block b stores rows of %a at (n - 1 - b) * 16 and then,
+    with no flag from MTE3 to MTE2, loads rows b * 16: only the middle block loads what it just
+    stored. Its windows are not the first block's moved by one offset, so its own race is found
+    although the first block, whose timing it shares, has none."""
+    t = "!pto.tile<16x64xf32>"
+    m = "!pto.memref<?x64xf32>"
+    text = f"""kernel @k(%x : {m}, %a : {m}) {{
+  .const %c0 = 0 : index
+  .const %c1 = 1 : index
+  .const %c16 = 16 : index
+  .tile %t : {t}
+  .tile %u : {t}
+  %blk = pto.get_block_idx
+  %n = pto.get_block_num
+  %last = arith.subi %n, %c1 : index
+  %back = arith.subi %last, %blk : index
+  %s = arith.muli %back, %c16 : index
+  %l = arith.muli %blk, %c16 : index
+  %t = tload %x[%l, %c0] : ({m}) -> {t}
+  set_flag #pto.pipe<MTE2>, #pto.pipe<MTE3>, 0
+  wait_flag #pto.pipe<MTE2>, #pto.pipe<MTE3>, 0
+  tstore %a[%s, %c0], %t : ({m}, {t})
+  %u = tload %a[%l, %c0] : ({m}) -> {t}
+}}"""
+    exe = pto.compile(pto.parse(text), "ascend_sim", "a3")
+    x = np.ones((48, 64), np.float32)                 # (each block reads its own rows: no L2 hit)
+    res = exe.run("k", x, np.zeros((48, 64), np.float32), block_num=3)
+    own = [h.message for h in res.hazards if h.message.endswith("no flag or barrier orders them")]
+    assert own == ["TSTORE (MTE3, line 16) writes %a[16, 0] and TLOAD (MTE2, line 17) reads %a[16, 0]: both touch "
+                   "global %a bytes [4096, 8192) and no flag or barrier orders them"]
+    across = [h.message for h in res.hazards if "in block" in h.message]
+    assert across                                   # blocks 0 and 2 meet on each other's rows too

@@ -5,7 +5,8 @@ First pass: each block of a launch records its ops while its values are computed
 after, alone from cycle 0 (``FirstPass``). The times, the vector clocks at each access and the
 flags left set depend only on the op stream (each op's kind, pipe, cycles, flag and whether it
 crosses HBM): blocks with the same stream share one engine run; each block's race shadow then
-checks its own accesses at the clocks that run logged.
+checks its own accesses at the clocks that run logged, unless they are the run's moved by one
+offset per memory space and the run found no race (``_Run.alike``).
 
 A multi-core launch replays every block's recorded ops with HBM-stretched transfer times until
 the placement settles (``multicore.schedule``). A replay's times depend only on the op stream
@@ -74,17 +75,36 @@ class _Logged:
 
 
 class _Run:
-    """One distinct op stream's first-pass run: the engine, its accesses as (op position, pipe,
-    clock), the op position of each transfer and the flags left set."""
+    """One distinct op stream's first-pass run: the engine, its ops, its accesses as (op
+    position, pipe, clock), the op position of each transfer, the flags left set and whether
+    its block's shadow found no race."""
 
-    __slots__ = ("eng", "log", "moved", "pending")
+    __slots__ = ("eng", "ops", "log", "moved", "pending", "clean")
 
     def __init__(self, eng: Engine, ops: list[Op], log: list[tuple[Op, int, tuple[int, ...]]],
-                 pending: list[str]) -> None:
+                 pending: list[str], clean: bool) -> None:
         where = {id(op): i for i, op in enumerate(ops)}
-        self.eng, self.pending = eng, pending
+        self.eng, self.ops, self.pending, self.clean = eng, ops, pending, clean
         self.log = [(where[id(op)], p, vc) for op, p, vc in log]
         self.moved = [where[k] for _, _, _, k in eng.transfers]
+
+    def alike(self, ops: list[Op]) -> bool:
+        """Whether every access of ``ops`` is this run's, moved by one offset per memory space
+        (same extent, pitch, width, read or write). A shift common to a space keeps which
+        regions are the same and which overlap, so with the same clocks the same pairs race:
+        none, when this run found none."""
+        shift: dict[str, int] = {}
+        mine = self.ops
+        for i, _, _ in self.log:
+            got, had = ops[i].accesses, mine[i].accesses
+            if len(got) != len(had):     # type: ignore[arg-type]
+                return False
+            for a, h in zip(got, had):   # type: ignore[arg-type]
+                d = a.lo - h.lo
+                if (a.hi - h.hi != d or a.space != h.space or a.pitch != h.pitch or a.width != h.width
+                        or a.write != h.write or shift.setdefault(a.space, d) != d):
+                    return False
+        return True
 
 
 class FirstPass:
@@ -109,14 +129,16 @@ class FirstPass:
                          None, b, record=True)
             for op in ops:
                 eng.issue(op)
-            got = self.runs[key] = (len(self.runs), _Run(eng, ops, log, eng.finish()))
+            pending = eng.finish()
+            got = self.runs[key] = (len(self.runs), _Run(eng, ops, log, pending, not shadow.hazards))
             self.shape.append(got[0])
             return eng, got[1].pending
         self.shape.append(got[0])
         run = got[1]
-        access = shadow.access
-        for i, p, vc in run.log:
-            access(p, vc, ops[i])     # type: ignore[arg-type]
+        if not (run.clean and run.alike(ops)):      # check this block's own accesses at the run's clocks
+            access = shadow.access
+            for i, p, vc in run.log:
+                access(p, vc, ops[i])     # type: ignore[arg-type]
         eng = run.eng
         transfers = [(t0, t1, ops[i].hbm, id(ops[i])) for (t0, t1, _, _), i in zip(eng.transfers, run.moved)]
         return Timed(eng.start, eng.busy, transfers, eng.cycles(), ops), run.pending
