@@ -1740,4 +1740,27 @@ DECISIONS: tuple[Decision, ...] = (
              "-inf keeps rows that hold -inf, integer extremes, signed zeros and NaNs in the op table's "
              "exact order; a sort-and-merge network would need NaN-last handling and power-of-four padding "
              "it does not have."),
+    Decision("Frontend tasks on the runtime",
+             "PyPTO hands its compiled function to a runtime that schedules it as tasks with dependencies; "
+             "what a task is, how its dependencies are found and whether every call goes through a "
+             "scheduler is not fixed by the public pages.",
+             "A @jit call runs either sequentially (the default: the pipeline launches its tasks in program "
+             "order, nothing recorded) or, with executor= embedded, simulated, dask or a runtime.Executor, "
+             "as a runtime.TaskGraph built per call: one kernel task per launch of merge invocations and "
+             "per iteration of a loop kept on the host, labelled with the kernel's name (semantic labels "
+             "included) and the invocation range and loop indices, typed cube or vector by the partition, "
+             "its global tensors bound as views of the call's arrays and narrowed with regions= to the "
+             "rows (and, for a tile of a grid or matmul kernel, the columns) its invocations reach through "
+             "the operands' windows; operands not modelled (broadcasts along rows or columns keep whole "
+             "columns or bindings; a matmul's B and transposed A, column reductions, transposes, kernels "
+             "with a loop inside) keep the whole binding. The dependencies are the runtime's byte-range "
+             "ones; fn.last_run holds the RunRecord. The simulated executor needs a profile with a machine "
+             "model (FRONT_OPTION otherwise); executor='dask' uses the default distributed client.",
+             "A runtime call costs about 75 us plus 40-130 us per task of Python here (argument checks, "
+             "spans, scheduling, recording, worker threads), against 20 us above the kernel for the "
+             "sequential path, so the issue's < 50 us warm-call target keeps sequential the default and "
+             "the runtime opt-in, for swimlanes, simulated NPU time and spreading large tasks. Regions "
+             "computed from the kernel's mode and places make tiles of one tensor independent; keeping the "
+             "whole binding wherever the access pattern is not modelled can only add ordering, never lose "
+             "it, and a test checks task by task that no kernel reads or writes outside its regions."),
 )
