@@ -143,12 +143,13 @@ def _footprints(k: Kernel, places: dict[g.TensorValue, Place], first: int, count
 
     for n in k.nodes:
         if n.kind == "matmul":
-            a, bm = n.inputs[0].value, n.inputs[1].value
-            out[id(places[bm].buffer)] = None                       # every K row of its columns
-            if n.extra.get("a_trans"):
-                out[id(places[a].buffer)] = None
+            pa, pb = places.get(n.inputs[0].value), places.get(n.inputs[1].value)  # type: ignore[arg-type]
+            if pb is not None:
+                out[id(pb.buffer)] = None                           # every K row of its columns
+            if pa is not None and n.extra.get("a_trans"):
+                out[id(pa.buffer)] = None
             else:
-                add(places.get(a), False)                           # its rows, every K column
+                add(pa, False)                                      # its rows, every K column
             add(n.extra.get("target") or places.get(n.out), True)
             continue
         if box is None:

@@ -111,6 +111,19 @@ def blocks(**options):
     return fn
 
 
+def windows(**options):
+    """Column windows: a view at column 32 read by two grid kernels writing the two column
+    halves of one output, one of them with a per-column broadcast operand."""
+    @pto.jit(**options)
+    def fn(x: pto.Tensor((64, 128), pto.DT_FP32), bias: pto.Tensor((64,), pto.DT_FP32),
+           out: pto.Tensor((64, 128), pto.DT_FP32)):
+        pto.set_vec_tile_shapes(16, 32)
+        v = pto.view(x, [64, 64], [0, 32])
+        pto.assemble(pto.exp(v) + bias, [0, 64], out)
+        pto.assemble(v * 2.0, [0, 0], out)
+    return fn
+
+
 def check_record(fn, tasks: int | None = None) -> RunRecord:
     rec = fn.last_run
     assert isinstance(rec, RunRecord) and isinstance(rec.graph, TaskGraph)
@@ -263,6 +276,7 @@ def regions_hold(graph: TaskGraph, seed: int = 0) -> int:
     (scores_softmax, lambda: (rand(Q, K), rand(S, K)), "cpu"),
     (seed2, lambda: (rand(5, N1, N2, DIM), np.zeros((5, N1, N2, DIM), np.float32)), "a3"),
     (blocks, lambda: (rand(40, 64), np.zeros((40, 64), np.float32)), "cpu"),
+    (windows, lambda: (rand(64, 128), rand(64), np.zeros((64, 128), np.float32)), "a3"),
 ])
 @pytest.mark.parametrize("merge", [1, 2])
 def test_task_regions_cover_what_kernels_touch(program, args, profile, merge):
@@ -285,6 +299,19 @@ def test_grid_kernel_tiles_are_independent():
     g = check_record(scale, 8).graph
     assert not any(g.preds)
     assert regions_hold(g) == 16
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_column_windows_and_broadcasts(executor):
+    fn = windows(executor=executor, profile="a3", merge=1)
+    x, bias = rand(64, 128, seed=9), rand(64, seed=10)
+    out = np.zeros_like(x)
+    fn(x, bias, out)
+    v = x[:, 32:96].astype(np.float64)
+    np.testing.assert_allclose(out, np.concatenate([v * 2, np.exp(v) + bias], axis=1), rtol=1e-5, atol=1e-6)
+    if executor != "sequential":
+        g = check_record(fn).graph
+        assert not any(g.preds)             # tiles of one kernel, and the two column halves: independent
 
 
 def test_simulated_trace_has_user_labels_on_aic_and_aiv(tmp_path):
