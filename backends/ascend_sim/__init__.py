@@ -152,7 +152,7 @@ class AscendSimExecutable(Executable):
         globals_ = {p.name: values[p.name] for p in k.params
                     if isinstance(values[p.name], np.ndarray) and not isinstance(p.type, TileType)}
         place = Placement(self.machine, k.name, named, low.manual, globals_, track=self.hazards != "off")
-        shadow = Shadow(k.name, self.hazards, place.describe)
+        shadow = Shadow(k.name, self.hazards, place.describe, [(lo, hi) for lo, hi, _ in place.globals])
         ctx = SimContext(strict=self.strict and self.values, block_idx=b, block_num=block_num, place=place, l2=l2)
         return regs, shadow, ctx
 

@@ -11,7 +11,7 @@ dictionary look-up and a pass over its overlapping regions' recorded pipes.
 """
 from __future__ import annotations
 
-from bisect import insort
+from bisect import bisect_right, insort
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -119,13 +119,19 @@ class _Space:
     new one overlaps), and the wide ones. The 8 KB pages only order the reports: a new region is
     met in the order a scan of the 8 KB pages would meet it (see ``key``)."""
 
-    __slots__ = ("exact", "buckets", "wide", "entries")
+    __slots__ = ("exact", "buckets", "wide", "entries", "count")
 
     def __init__(self) -> None:
         self.exact: dict[tuple[int, int, int, int], _Entry] = {}
         self.buckets: dict[int, list[_Entry]] = {}
         self.wide: list[_Entry] = []
         self.entries: list[_Entry] = []
+        self.count = 0            # sequence numbers handed out: regions in the order first seen
+
+    def reserve(self) -> int:
+        """The next sequence number (a region logged now and recorded later takes it then)."""
+        self.count += 1
+        return self.count - 1
 
     def key(self, e: _Entry) -> Callable[[_Entry], tuple[int, Any, int]]:
         """Where a page scan for ``e``'s region meets another region: pages in order (a wide
@@ -150,12 +156,13 @@ class _Space:
                          for page in range(e.first, e.last + 1))
         return e.rank
 
-    def add(self, a: Access, key: tuple[int, int, int, int]) -> _Entry:
-        """A new region: link it with every region it overlaps."""
+    def add(self, a: Access, key: tuple[int, int, int, int], seq: int | None = None) -> _Entry:
+        """A new region (first seen as number ``seq``, by default now): link it with every
+        region it overlaps."""
         lo, hi = a.lo, a.hi
         first, last = lo >> PAGE_SHIFT, (hi - 1) >> PAGE_SHIFT
         wide = last - first > WIDE_PAGES
-        e = _Entry(a, len(self.entries), first, last, wide)
+        e = _Entry(a, self.reserve() if seq is None else seq, first, last, wide)
         if wide:
             found = [n for n in self.entries if overlap(a, n.access)]
             self.wide.append(e)
@@ -190,15 +197,45 @@ class _Space:
         return e
 
 
+class _Quiet:
+    """A range of global memory (caller arrays, those that overlap merged) whose accesses cannot
+    race so far: every one by a single pipe, or every one a read. They are only logged, each
+    with the sequence number its region would have taken, and recorded in the shadow when an
+    access that could race arrives (``Shadow._wake``). A kernel's inputs are mostly only read
+    and its outputs written by one pipe: their windows, each new, then cost a log entry."""
+
+    __slots__ = ("lo", "hi", "log", "readers", "writers")
+
+    def __init__(self, lo: int, hi: int) -> None:
+        self.lo, self.hi = lo, hi
+        self.log: list[tuple[int, int, Any, Access, int]] | None = []     # pipe, epoch, op, access, seq
+        self.readers = self.writers = 0                                   # bit masks of pipes
+
+
+def _ranges(arrays: list[tuple[int, int]]) -> list[_Quiet]:
+    """The arrays' byte ranges, overlapping ones merged, in address order."""
+    out: list[_Quiet] = []
+    for lo, hi in sorted(arrays):
+        if out and lo < out[-1].hi:
+            out[-1].hi = max(out[-1].hi, hi)
+        else:
+            out.append(_Quiet(lo, hi))
+    return out
+
+
 class Shadow:
     """Last accesses per region and pipe; ``mode`` "raise" raises the first race, "collect" keeps
-    them in ``hazards``, "off" tracks nothing."""
+    them in ``hazards``, "off" tracks nothing. ``arrays``: the byte ranges of the caller's
+    global arrays, whose accesses are only logged while they cannot race (``_Quiet``)."""
 
-    def __init__(self, kernel: str, mode: str, describe: Callable[[Access, int, int], str]) -> None:
+    def __init__(self, kernel: str, mode: str, describe: Callable[[Access, int, int], str],
+                 arrays: list[tuple[int, int]] = ()) -> None:    # type: ignore[assignment]
         self.kernel, self.mode, self.describe = kernel, mode, describe
         self.spaces: dict[str, _Space] = {}
         self.hazards: list[Hazard] = []
         self._seen: set[tuple] = set()
+        self._quiet = _ranges(arrays)
+        self._starts = [g.lo for g in self._quiet]
 
     def access(self, p: int, vc: list[int], op: Any) -> None:
         """Check and record every access of ``op``, run on pipe ``p`` with clock ``vc``: every
@@ -207,6 +244,8 @@ class Shadow:
         epoch = vc[p]
         spaces = self.spaces
         for a in op.accesses:
+            if a.space == "GM" and self._starts and self._logged(p, epoch, op, a):
+                continue
             space = spaces.get(a.space)
             if space is None:
                 space = spaces[a.space] = _Space()
@@ -236,6 +275,49 @@ class Shadow:
                 mine[1], mine[2], mine[3] = epoch, op, a
             else:
                 mine[4], mine[5], mine[6] = epoch, op, a
+
+    def _logged(self, p: int, epoch: int, op: Any, a: Access) -> bool:
+        """Log the global access ``a`` if its array range stays unable to race with it; False
+        when it must be checked (its range recorded first, or every range when it crosses one)."""
+        i = bisect_right(self._starts, a.lo) - 1
+        g = self._quiet[i] if i >= 0 else None
+        if g is None or a.hi > g.hi:
+            for g in self._quiet:
+                self._wake(g)
+            return False
+        if g.log is None:
+            return False
+        bit = 1 << p
+        if ((g.readers | g.writers) if a.write else g.writers) & ~bit:      # another pipe, and a write
+            self._wake(g)
+            return False
+        space = self.spaces.get("GM")
+        if space is None:
+            space = self.spaces["GM"] = _Space()
+        g.log.append((p, epoch, op, a, space.reserve()))
+        if a.write:
+            g.writers |= bit
+        else:
+            g.readers |= bit
+        return True
+
+    def _wake(self, g: _Quiet) -> None:
+        """Record a range's logged accesses in order, as if each had been checked when made (none
+        could race: one pipe, or only reads); its later accesses are checked."""
+        log, g.log = g.log, None
+        if not log:
+            return
+        space = self.spaces["GM"]
+        for p, epoch, op, a, seq in log:
+            key = (a.lo, a.hi, a.pitch, a.width)
+            e = space.exact.get(key)
+            if e is None:
+                e = space.add(a, key, seq)
+            r = e.rec(p)
+            if a.write:
+                r[1], r[2], r[3] = epoch, op, a
+            else:
+                r[4], r[5], r[6] = epoch, op, a
 
     def _race(self, first: Any, q: int, fa: Access, second: Any, p: int, sa: Access) -> None:
         key = (id(first.loc), first.name, id(second.loc), second.name, fa.space)
