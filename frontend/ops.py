@@ -348,18 +348,18 @@ def _matmul_shape(ops: Sequence[Operand], attrs: dict) -> tuple[Shape, ...]:
         if not isinstance(t, TensorValue):
             raise front_error("FRONT_OPERAND", "matmul multiplies two tensors", expected="tensors",
                               actual=type(t).__name__)
-    if a.rank < 2 or a.rank != b.rank:
-        raise front_error("FRONT_SHAPE", "matmul takes two tensors of one rank, at least 2",
+    if a.rank < 2 or b.rank < 2:
+        raise front_error("FRONT_SHAPE", "matmul takes two tensors of rank 2 or more",
                           expected="[..., m, k] @ [..., k, n]",
                           actual=f"{shape_str(a.shape)} @ {shape_str(b.shape)}")
     m, k = _mk(a, attrs.get("a_trans", False))
     k2, n = _mk(b, attrs.get("b_trans", False))
-    batch = a.shape[:-2]
-    if not same_dim(k, k2) or not all(same_dim(x, y) for x, y in zip(batch, b.shape[:-2])):
+    if not same_dim(k, k2):
         raise front_error("FRONT_SHAPE", "matmul operands do not agree",
-                          expected="equal inner (k) dimensions and equal batch dimensions",
+                          expected="equal inner (k) dimensions",
                           actual=f"{shape_str(a.shape)} @ {shape_str(b.shape)}"
                                  f" (a_trans={attrs.get('a_trans', False)}, b_trans={attrs.get('b_trans', False)})")
+    batch = broadcast([a.shape[:-2], b.shape[:-2]])     # numpy's matmul broadcasts the batch dims
     return (tuple(batch) + (m, n),)
 
 

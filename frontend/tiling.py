@@ -138,8 +138,12 @@ class Place:
 def window(base: Place, shape: tuple[Dim, ...], offsets: tuple[Dim, ...], full: tuple[Dim, ...],
            op: g.Op | None) -> Place:
     """The place of the window ``shape`` at ``offsets`` of a tensor of shape ``full`` at ``base``;
-    its rows must be consecutive rows of the base matrix (``FRONT_VIEW`` otherwise)."""
-    k = len(full)
+    its rows must be consecutive rows of the base matrix (``FRONT_VIEW`` otherwise). Shapes of
+    lower rank are aligned on the last dims (leading 1s, offsets 0), as a batch's matrix is."""
+    k = max(len(full), len(shape), len(offsets))
+    full = (1,) * (k - len(full)) + tuple(full)
+    shape = (1,) * (k - len(shape)) + tuple(shape)
+    offsets = (0,) * (k - len(offsets)) + tuple(offsets)
     if k == 0:
         return base
     lead = list(range(k - 1))
@@ -656,5 +660,7 @@ def _is_view(t: g.TensorValue, body: list[g.Node]) -> bool:
 
 
 def tile_function(fn: g.Function, profile: str = "cpu", options: Options | None = None) -> TileGraph:
-    """The tile graph of ``fn`` for ``profile`` (tile shapes: the ops' own, else defaults)."""
-    return _Tiler(fn, profile, options or Options()).run()
+    """The tile graph of ``fn`` for ``profile`` (tile shapes: the ops' own, else defaults);
+    N-D broadcasts and batched matmuls first become loops over 2-D ones (frontend/batching.py)."""
+    from .batching import expand_batches
+    return _Tiler(expand_batches(fn), profile, options or Options()).run()
