@@ -27,52 +27,11 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # the shared benchmarks/machine.py
 from machine import best_of, calibration, machine  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))
+from frontend_seeds import load_seed  # noqa: E402  (the seed programs: examples/frontend/)
 import openpto as pto  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-
-#: the issue's two seed programs, verbatim but for the import line (sizes set per module)
-SEED1 = '''
-import openpto.frontend as pypto
-
-@pypto.frontend.jit
-def test_softmax(input: pypto.Tensor((M, N), pypto.DT_FP32)) -> pypto.Tensor((M, N), pypto.DT_FP32):
-    pypto.set_vec_tile_shapes(32, 32)
-    rowmax = pypto.amax(input, -1, True)
-    sub_res = pypto.sub(input, rowmax)
-    exp_res = pypto.exp(sub_res)
-    esum = pypto.sum(exp_res, -1, True)
-    output = pypto.div(exp_res, esum)
-    return output
-'''
-
-SEED2 = '''
-import openpto.frontend as pto
-
-def softmax_core(x):
-    rowmax = pto.row_max_single(x)
-    sub = pto.sub(x, rowmax)
-    exp = pto.exp(sub)
-    esum = pto.row_sum_single(exp)
-    return pto.div(exp, esum)
-
-@pto.jit
-def softmax(input_tensor: pto.Tensor((pto.DYNAMIC, N1, N2, DIM), pto.DT_FP32),
-            output_tensor: pto.Tensor((pto.DYNAMIC, N1, N2, DIM), pto.DT_FP32)):
-    tensor_shape = input_tensor.shape
-    b = tensor_shape[0]
-    n1, n2, dim = tensor_shape[1:]
-    tile_b = pto.symbolic_scalar(1)
-    b_loop = b / tile_b
-    pto.set_vec_tile_shapes(1, 4, 1, 64)
-    with pto.function("SOFTMAX", [input_tensor], [output_tensor]):
-        for idx in pto.loop(0, b_loop, 1, name="LOOP_L0_bIdx", idx_name="idx"):
-            b_offset = idx * tile_b
-            input_view = pto.view(input_tensor, [1, n1, n2, dim], [b_offset, 0, 0, 0])
-            softmax_out = pto.tensor([1, n1, n2, dim], pto.DT_FP32, "softmax_out")
-            softmax_out[:] = softmax_core(input_view)
-            pto.assemble(softmax_out, [b_offset, 0, 0, 0], output_tensor)
-'''
 
 LAYERNORM = '''
 import openpto.frontend as pto
@@ -197,7 +156,7 @@ def measure(quick: bool, repeat: int) -> tuple[list[dict], dict[str, float]]:
         return t
 
     # softmax: numpy, hand-written, frontend (seed 1)
-    seed1 = program(SEED1, M=rows_n, N=cols_n)
+    seed1 = load_seed("softmax", M=rows_n, N=cols_n)
     sm = seed1.test_softmax.with_options(backend="llvm")
     checked(sm(x), np_softmax(x), "softmax")
     hand_sm = pto.compile(pto.load(str(ROOT / "examples" / "softmax.pto")), "llvm", profile="cpu")
@@ -223,7 +182,7 @@ def measure(quick: bool, repeat: int) -> tuple[list[dict], dict[str, float]]:
 
     # the dynamic-batch seed: one compile for every batch size
     n1, n2, dim = (8, 4, 256) if quick else (64, 8, 256)
-    seed2 = program(SEED2, N1=n1, N2=n2, DIM=dim)
+    seed2 = load_seed("softmax_dynamic", N1=n1, N2=n2, DIM=dim)
     dyn = seed2.softmax.with_options(backend="llvm")
     for b in (1, 3, 17):
         xb = rng.standard_normal((b, n1, n2, dim)).astype(np.float32)
@@ -237,7 +196,7 @@ def measure(quick: bool, repeat: int) -> tuple[list[dict], dict[str, float]]:
 
     # cold compile of the seed-1 softmax, warm call overhead on a tiny shape
     first, llvm = cold_compile(seed1, x, 2 if quick else 3)
-    tiny_mod = program(SEED1, M=8, N=64)
+    tiny_mod = load_seed("softmax", M=8, N=64)
     tiny = tiny_mod.test_softmax.with_options(backend="llvm")
     xt = rng.standard_normal((8, 64)).astype(np.float32)
     checked(tiny(xt), np_softmax(xt), "softmax 8x64")

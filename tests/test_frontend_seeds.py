@@ -2,69 +2,22 @@
 for several shapes (edge tiles: sizes that are not multiples of the tile shape) and dynamic
 batch sizes 1, 3, 17, against numpy written here.
 
-Each program is written into a file (with its module-level sizes) and imported, so it runs as a
-user's module does (capture reads its source)."""
-import importlib.util
-import itertools
+The programs are examples/frontend/softmax.py and softmax_dynamic.py, each written into a file
+with other module-level sizes and imported, so it runs as a user's module does (capture reads its
+source)."""
 
 import numpy as np
 import pytest
 
-
-SEED1 = '''
-import openpto.frontend as pypto
-
-@pypto.frontend.jit
-def test_softmax(input: pypto.Tensor((M, N), pypto.DT_FP32)) -> pypto.Tensor((M, N), pypto.DT_FP32):
-    pypto.set_vec_tile_shapes(32, 32)
-    rowmax = pypto.amax(input, -1, True)
-    sub_res = pypto.sub(input, rowmax)
-    exp_res = pypto.exp(sub_res)
-    esum = pypto.sum(exp_res, -1, True)
-    output = pypto.div(exp_res, esum)
-    return output
-'''
-
-SEED2 = '''
-import openpto.frontend as pto
-
-def softmax_core(x):
-    rowmax = pto.row_max_single(x)
-    sub = pto.sub(x, rowmax)
-    exp = pto.exp(sub)
-    esum = pto.row_sum_single(exp)
-    return pto.div(exp, esum)
-
-@pto.jit
-def softmax(input_tensor: pto.Tensor((pto.DYNAMIC, N1, N2, DIM), pto.DT_FP32),
-            output_tensor: pto.Tensor((pto.DYNAMIC, N1, N2, DIM), pto.DT_FP32)):
-    tensor_shape = input_tensor.shape
-    b = tensor_shape[0]
-    n1, n2, dim = tensor_shape[1:]
-    tile_b = pto.symbolic_scalar(1)
-    b_loop = b / tile_b
-    pto.set_vec_tile_shapes(1, 4, 1, 64)
-    with pto.function("SOFTMAX", [input_tensor], [output_tensor]):
-        for idx in pto.loop(0, b_loop, 1, name="LOOP_L0_bIdx", idx_name="idx"):
-            b_offset = idx * tile_b
-            input_view = pto.view(input_tensor, [1, n1, n2, dim], [b_offset, 0, 0, 0])
-            softmax_out = pto.tensor([1, n1, n2, dim], pto.DT_FP32, "softmax_out")
-            softmax_out[:] = softmax_core(input_view)
-            pto.assemble(softmax_out, [b_offset, 0, 0, 0], output_tensor)
-'''
-
-_count = itertools.count()
+from frontend_seeds import load_seed, seed_source
 
 
 def load(tmp_path, source: str, **sizes):
-    """The program as a module of its own, its sizes set at module level."""
-    name = f"seed_{next(_count)}"
-    path = tmp_path / f"{name}.py"
-    path.write_text("".join(f"{k} = {v}\n" for k, v in sizes.items()) + source)
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    """The seed example ``source`` as a module of its own with these module-level sizes."""
+    return load_seed(source, tmp_path, **sizes)
+
+
+SEED1, SEED2 = "softmax", "softmax_dynamic"
 
 
 def on(jitted, backend):
@@ -108,7 +61,8 @@ def test_seed1_stages_name_the_source_lines(tmp_path):
     stages = mod.test_softmax.stages(x)
     text = str(stages.partition)
     print(text)
-    assert "seed_" in text and ".py:9" in text and "invoked 2 times" in text
+    amax_line = 1 + next(i for i, t in enumerate(seed_source(SEED1).splitlines()) if "pypto.amax(" in t)
+    assert "seed_" in text and f".py:{amax_line}" in text and "invoked 2 times" in text
     stages.check()
 
 
@@ -119,3 +73,13 @@ def test_seed1_torch_tensors(tmp_path):
     out = mod.test_softmax(x)
     assert isinstance(out, torch.Tensor)
     np.testing.assert_allclose(out.numpy(), np_softmax(x.numpy()), rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("name", [SEED1, SEED2])
+def test_the_seed_examples_run_as_scripts(name, capsys):
+    """``python examples/frontend/<name>.py`` checks itself against numpy and says so."""
+    import runpy
+
+    from frontend_seeds import EXAMPLES
+    runpy.run_path(str(EXAMPLES / f"{name}.py"), run_name="__main__")
+    assert "equal to numpy" in capsys.readouterr().out
