@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass
 from itertools import count
-from operator import attrgetter, itemgetter
+from operator import attrgetter, is_not, itemgetter
 from typing import Any, Callable, Mapping
 
 from ...assembler.ir import Kernel, Lit, MemRef, PipeLit, TileOp, Value
@@ -24,6 +24,7 @@ from ...isa.values import GlobalRef
 from ..reference.lower import Context, KernelLowering
 from .engine import BARRIER, BARRIER_ALL, PIPE_INDEX, S, SET, WAIT, WORK, Op
 from .hazards import Access
+from .placement import at_rows
 
 
 @dataclass
@@ -256,6 +257,8 @@ class SimLowering(KernelLowering):
         gms = [(base, w, gname, gtype, getattr(getattr(gtype, "layout", None), "name", "ND") == "ND")
                for base, _, w, gname, gtype in globals_]
         key = next(_PLAN_KEYS)          # this instruction's entry in a run's ``Placement.memo``
+        bases = [base for base, _, _, _, _ in gms]
+        one = gms[0] if len(gms) == 1 else None          # the usual case: one global operand
 
         def statics(regs: list, ctx: Context, tiles_now: tuple[Any, ...], place: Any) -> _Static:
             st = _Static(place.version, tiles_now, tuple(map(_VALID, tiles_now)), cost(regs))
@@ -263,6 +266,9 @@ class SimLowering(KernelLowering):
             st.rows, st.cols = regs[window_tile].valid if window_tile is not None else (1, 1)
             st.moved = hbm(regs, ctx, _NO_INDICES) if hbm is not None and not reads_l2 else 0
             st.size = _valid_bytes(regs[l2_tile]) if reads_l2 else 0
+            st.arrays = [regs[base] for base in bases]
+            st.geos = [place.geometry(regs[base], st.rows, st.cols) if nd else None
+                       for base, _, _, _, nd in gms]
             return st
 
         def plan(regs: list, ctx: Context) -> Op:
@@ -270,11 +276,11 @@ class SimLowering(KernelLowering):
             tiles_now = pick(regs)
             st = place.memo.get(key)
             if st is None or st.version != place.version or st.tiles != tiles_now \
-                    or st.valids != tuple(map(_VALID, tiles_now)):
+                    or st.valids != tuple(map(_VALID, tiles_now)) or any(map(is_not, st.arrays, map(regs.__getitem__, bases))):
                 st = place.memo[key] = statics(regs, ctx, tiles_now, place)
             if not indexers:
                 return Op(WORK, pi, st.cycles, name, loc, st.accesses, None, st.moved)
-            ats = [at(regs) for at in indexers]
+            ats = [at(regs) for at in indexers] if one is None else [indexers[0](regs)]
             moved = st.moved
             if reads_l2:                 # a window no block of the launch has read before crosses HBM
                 seen = ctx.l2        # type: ignore[attr-defined]
@@ -288,12 +294,16 @@ class SimLowering(KernelLowering):
             if not place.track:
                 return Op(WORK, pi, st.cycles, name, loc, None, None, moved)
             acc = list(st.accesses)
-            rows, cols = st.rows, st.cols
-            for (base, w, gname, gtype, nd), at in zip(gms, ats):
-                got = place.rows(regs[base], at[0], at[1], rows, cols, w, (gname, at)) \
-                    if nd and len(at) == 2 else None
+            if one is not None:
+                at, geo = ats[0], st.geos[0]
+                got = at_rows(geo, at[0], at[1], one[1], (one[2], at)) if geo is not None and len(at) == 2 else None
                 acc.append(got if got is not None else
-                           self._global(place, regs[base], at, gtype, (rows, cols), w, gname))
+                           self._global(place, regs[one[0]], at, one[3], (st.rows, st.cols), one[1], one[2]))
+                return Op(WORK, pi, st.cycles, name, loc, acc, None, moved)
+            for (base, w, gname, gtype, _), at, geo in zip(gms, ats, st.geos):
+                got = at_rows(geo, at[0], at[1], w, (gname, at)) if geo is not None and len(at) == 2 else None
+                acc.append(got if got is not None else
+                           self._global(place, regs[base], at, gtype, (st.rows, st.cols), w, gname))
             return Op(WORK, pi, st.cycles, name, loc, acc, None, moved)
         return plan
 
@@ -408,11 +418,12 @@ def _valid_bytes(t: Any) -> int:
 
 
 class _Static:
-    """What one tile instruction issues that stays put while its tiles, their valid regions and
-    the placement do (kept per run in ``Placement.memo``): cycles, the tiles' regions, the
-    window shape, the HBM bytes of a write (or the tile bytes of a read, L2 permitting)."""
+    """What one tile instruction issues that stays put while its tiles, their valid regions, its
+    global arrays and the placement do (kept per run in ``Placement.memo``): cycles, the tiles'
+    regions, the window shape and its geometry over each array, the HBM bytes of a write (or
+    the tile bytes of a read, L2 permitting)."""
 
-    __slots__ = ("version", "tiles", "valids", "cycles", "accesses", "rows", "cols", "moved", "size")
+    __slots__ = ("version", "tiles", "valids", "cycles", "accesses", "rows", "cols", "moved", "size", "arrays", "geos")
 
     def __init__(self, version: int, tiles: tuple[Any, ...], valids: tuple[Any, ...], cycles: float) -> None:
         self.version, self.tiles, self.valids, self.cycles = version, tiles, valids, cycles

@@ -19,6 +19,21 @@ from ...isa.types import TileType
 from .hazards import Access
 
 
+#: a window shape over one array (``Placement.geometry``): the array's address, the last row and
+#: column a window may start at, the strides, the bytes from a window's start to its end, and
+#: its pitch and row width (0, 0: one contiguous range)
+Rows = tuple[int, int, int, int, int, int, int, int]
+
+
+def at_rows(geo: Rows, r0: int, c0: int, write: bool, what: Any) -> Access | None:
+    """The window of shape ``geo`` at row ``r0``, column ``c0``; None when it leaves the array."""
+    base, rmax, cmax, s0, s1, span, pitch, width = geo
+    if not (0 <= r0 <= rmax and 0 <= c0 <= cmax):
+        return None
+    lo = base + r0 * s0 + c0 * s1
+    return Access("GM", lo, lo + span, write, what, pitch, width)
+
+
 def _span(a: np.ndarray) -> tuple[int, int]:
     lo, hi = np.lib.array_utils.byte_bounds(a)
     return lo, max(hi, lo + 1)
@@ -92,11 +107,17 @@ class Placement:
                       f"%{self.names.get(id(root), 'a tile')} (window)", pitch, width)
 
     def rows(self, array: np.ndarray, r0: int, c0: int, rows: int, cols: int, write: bool,
-             what: str) -> Access | None:
+             what: Any) -> Access | None:
         """``window(array[r0:r0 + rows, c0:c0 + cols])`` computed from the array's address and
         strides without making the view, for the common case (a 2-D array, the window inside it,
         more than one row, unit element stride, rows apart by at least a row); None otherwise
         (the caller takes the general path)."""
+        geo = self.geometry(array, rows, cols)
+        return None if geo is None else at_rows(geo, r0, c0, write, what)
+
+    def geometry(self, array: np.ndarray, rows: int, cols: int) -> Rows | None:
+        """What ``at_rows`` needs for ``rows x cols`` windows of ``array``, or None when they do
+        not take the common form (see ``rows``)."""
         geo = self._arrays.get(id(array))
         if geo is None:
             if array.ndim != 2:
@@ -105,14 +126,9 @@ class Placement:
                                              *array.strides, array.itemsize)
         base, nr, nc, s0, s1, item = geo
         width = cols * item
-        if not (rows > 1 and cols > 0 and 0 <= r0 and r0 + rows <= nr and 0 <= c0 and c0 + cols <= nc
-                and s1 == item and s0 >= width):
+        if not (rows > 1 and cols > 0 and s1 == item and s0 >= width):
             return None
-        lo = base + r0 * s0 + c0 * s1
-        hi = lo + (rows - 1) * s0 + width
-        if s0 == width:
-            return Access("GM", lo, hi, write, what)
-        return Access("GM", lo, hi, write, what, s0, width)
+        return (base, nr - rows, nc - cols, s0, s1, (rows - 1) * s0 + width) + ((0, 0) if s0 == width else (s0, width))
 
     def window(self, view: np.ndarray, write: bool, what: str) -> Access:
         """The global bytes of a numpy window: a row window when rows are contiguous."""
