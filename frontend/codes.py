@@ -73,13 +73,14 @@ FRONT_CODES: dict[str, str] = {
         "Stages.check: the compiled kernels' outputs disagree with the tensor-graph interpreter on random"
         " inputs"),
     "FRONT_LOOP_STEP": "a pto.loop whose step is not positive when the compiled function runs",
-    "FRONT_MATMUL": "a matmul the pipeline cannot tile (operands not 2-D, transpose flags)",
+    "FRONT_MATMUL": (
+        "a matmul the pipeline cannot tile (a transpose flag on an operand with a batch, or on a window)"),
     "FRONT_OPTION": "an unknown pipeline option or stage name, or a bad value for one",
     "FRONT_RUN_ARGUMENT": (
         "a compiled function called without an array for a tensor, or without a value for a run-time size"),
     "FRONT_TILE_BROADCAST": (
-        "an elementwise operand whose broadcast has no tile form (only the result's shape, one value per "
-        "row, or one row broadcast)"),
+        "an elementwise operand the tiler cannot read whole, per row or per column (the batch pass makes "
+        "every numpy broadcast such groups first: only a hand-built tile graph meets it)"),
     "FRONT_UNSUPPORTED_OP": (
         "an op the pipeline has no tiling or lowering rule for (named, with those it has)"),
     "FRONT_VIEW": "a view, assemble window or reshape whose rows are not consecutive rows of its tensor",
