@@ -192,3 +192,30 @@ def test_mismatched_batches_are_a_capture_error():
     with pytest.raises(PTOError) as e:
         f.graph()
     assert e.value.code == "FRONT_BROADCAST"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_broadcast_inside_a_user_loop_nests_its_batch_loop(backend):
+    """A pto.loop body with a [1,2,1,16] view + [1,8,16]: the batch loop over the 2 runs inside
+    the kernel, the user's loop around it; tile graph and kernels agree with the interpreter."""
+    @pto.jit(backend=backend)
+    def f(x: pto.Tensor((4, 2, 1, 16), pto.DT_FP32), y: pto.Tensor((1, 8, 16), pto.DT_FP32),
+          out: pto.Tensor((4, 2, 8, 16), pto.DT_FP32)):
+        for i in pto.loop(0, 4, 1):
+            v = pto.view(x, [1, 2, 1, 16], [i, 0, 0, 0])
+            pto.assemble(v + y, [i, 0, 0, 0], out)
+    x, y = _rand((4, 2, 1, 16)), _rand((1, 8, 16))
+    out = np.zeros((4, 2, 8, 16), np.float32)
+    f(x, y, out)
+    np.testing.assert_allclose(out, x.astype(np.float64) + y, rtol=1e-6)
+    st = f.stages_from_annotations()
+    assert "runs loop BATCH_add_1" in st.stage("partition")
+    st.check(stages=("tile", "kernels"))
+
+
+def test_batched_matmul_with_cube_tiles_passes_the_stage_check():
+    @pto.jit(backend="llvm", profile="a3")
+    def f(a: pto.Tensor((2, 40, 48), pto.DT_FP16), b: pto.Tensor((2, 48, 24), pto.DT_FP16)):
+        pto.set_cube_tile_shapes(16, 16, 16)
+        return pto.matmul(a, b)
+    f.stages_from_annotations().check(stages=("tile", "kernels"))
