@@ -30,7 +30,7 @@ from .global_races import GlobalAccesses
 from .hazards import Hazard, Shadow
 from .lower import SimContext, SimLowering
 from .multicore import Launch, core_kind, core_name, schedule
-from .placement import Placement
+from .placement import Placement, spans
 from .replay import EachBlock, FirstPass, Replayer
 
 HAZARD_MODES = ("collect", "raise", "off")
@@ -86,8 +86,9 @@ class AscendSimExecutable(Executable):
         first: list[Any] = []
         timer = FirstPass(self.machine, k.name)
         shared = GlobalAccesses(k.name) if self.hazards != "off" else None
+        arrays = self._arrays(k, values)
         for b in range(block_num):
-            timed, ctx, hazards = self._launched_block(k, low, values, b, block_num, l2, timer)
+            timed, ctx, hazards = self._launched_block(k, low, values, b, block_num, l2, timer, arrays)
             for name, n in ctx.counts.items():
                 counts[name] = counts.get(name, 0) + n
             first.append(timed)
@@ -142,24 +143,23 @@ class AscendSimExecutable(Executable):
                          hbm_bytes=moved, hbm_gbps=moved / max(time_us * 1e3, 1e-9))
 
     def _setup(self, k: Any, low: SimLowering, values: dict[str, Any], b: int, block_num: int,
-               l2: set | None) -> tuple[list[Any], Shadow, SimContext]:
-        """A block's registers (the reference's), tile placement, race shadow and context."""
+               l2: set | None, arrays: list[tuple[int, int, str]]) -> tuple[list[Any], Shadow, SimContext]:
+        """A block's registers (the reference's), tile placement, race shadow and context;
+        ``arrays``: the global arguments' byte ranges (``placement.spans``)."""
         regs = ReferenceExecutable._registers(low, k, values)     # the reference's registers and tiles
         slot_names = {i: n for n, i in low.slots.items()}
         named: list[tuple[str, TileType, Any]] = [(p.name, p.type, regs[low.slots[p.name]]) for p in k.params
                                                   if isinstance(p.type, TileType)]
         named += [(slot_names[i], t, regs[i]) for i, t in low.tiles.items()]
-        globals_ = {p.name: values[p.name] for p in k.params
-                    if isinstance(values[p.name], np.ndarray) and not isinstance(p.type, TileType)}
-        place = Placement(self.machine, k.name, named, low.manual, globals_, track=self.hazards != "off")
-        shadow = Shadow(k.name, self.hazards, place.describe, [(lo, hi) for lo, hi, _ in place.globals])
+        place = Placement(self.machine, k.name, named, low.manual, arrays, track=self.hazards != "off")
+        shadow = Shadow(k.name, self.hazards, place.describe, [(lo, hi) for lo, hi, _ in arrays])
         ctx = SimContext(strict=self.strict and self.values, block_idx=b, block_num=block_num, place=place, l2=l2)
         return regs, shadow, ctx
 
     def _block(self, k: Any, low: SimLowering, values: dict[str, Any],
                events: list[dict[str, Any]] | None) -> tuple[Engine, SimContext, list[Hazard]]:
         """A kernel run on one core: each instruction issued to the engine as it is reached."""
-        regs, shadow, ctx = self._setup(k, low, values, 0, 1, None)
+        regs, shadow, ctx = self._setup(k, low, values, 0, 1, None, self._arrays(k, values))
         eng = Engine(self.machine, k.name, shadow, events, 0)
         ctx.issuers = (eng.issue, eng.set_flag, eng.wait_flag)
         with np.errstate(all="ignore"):
@@ -167,13 +167,17 @@ class AscendSimExecutable(Executable):
                 step(regs, ctx)
         return eng, ctx, self._pending(k, shadow, eng.finish())
 
+    def _arrays(self, k: Any, values: dict[str, Any]) -> list[tuple[int, int, str]]:
+        return spans({p.name: values[p.name] for p in k.params
+                      if isinstance(values[p.name], np.ndarray) and not isinstance(p.type, TileType)})
+
     def _launched_block(self, k: Any, low: SimLowering, values: dict[str, Any], b: int, block_num: int,
-                        l2: set, timer: FirstPass) -> tuple[Any, SimContext, list[Hazard]]:
+                        l2: set, timer: FirstPass, arrays: list[tuple[int, int, str]]) -> tuple[Any, SimContext, list[Hazard]]:
         """Block ``b`` of a launch: its values first, its ops recorded, then timed by ``timer``
         (once per distinct op stream). When the values fail, the ops issued before the failure
         are timed first, so a race or deadlock among them is raised before it, as when each
         instruction is issued as it is reached."""
-        regs, shadow, ctx = self._setup(k, low, values, b, block_num, l2)
+        regs, shadow, ctx = self._setup(k, low, values, b, block_num, l2, arrays)
         ops: list[Any] = []
         ctx.issuers = (ops.append,) * 3
         failed = None

@@ -39,11 +39,18 @@ def _span(a: np.ndarray) -> tuple[int, int]:
     return lo, max(hi, lo + 1)
 
 
+def spans(globals_: Mapping[str, np.ndarray]) -> list[tuple[int, int, str]]:
+    """The global parameters' byte ranges (start, end, name), by address (the same for every
+    block of a launch: worked out once)."""
+    return sorted((*_span(a), n) for n, a in globals_.items())
+
+
 class Placement:
-    """One run's tile addresses (by tile object) and the global parameters' byte ranges."""
+    """One run's tile addresses (by tile object) and the global parameters' byte ranges
+    (``spans``)."""
 
     def __init__(self, machine: Machine, kernel: str, tiles: Iterable[tuple[str, TileType, Any]],
-                 manual: set[str], globals_: Mapping[str, np.ndarray], track: bool = True) -> None:
+                 manual: set[str], globals_: list[tuple[int, int, str]], track: bool = True) -> None:
         self.m, self.kernel, self.track = machine, kernel, track
         self.where: dict[int, tuple[str, int, int]] = {}      # id(tile) -> (buffer, address, bytes)
         self.names: dict[int, str] = {}
@@ -60,7 +67,7 @@ class Placement:
             at = -(-top.get(t.loc.value, 0) // align) * align
             self.place(obj, t, at, None, name)
             top[t.loc.value] = at + t.nbytes
-        self.globals = sorted((*_span(a), n) for n, a in globals_.items())
+        self.globals = globals_
 
     def place(self, obj: Any, t: TileType, at: int, loc: Location | None, name: str | None = None) -> None:
         """Put ``obj`` (of type ``t``) at byte ``at``: LEGAL_CAPACITY when it does not fit."""
