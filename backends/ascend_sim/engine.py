@@ -120,7 +120,7 @@ class Engine:
             return
         if self.ops is not None:
             self.ops.append(op)
-        t = op.issue = self.t_s
+        t = self.t_s                     # (``op.issue`` is read only by a queued op or a trace)
         self.t_s = t + self.issue_cycles
         self.busy[S] += self.issue_cycles
         free = self.free
@@ -147,7 +147,7 @@ class Engine:
             return
         if self.ops is not None:
             self.ops.append(op)
-        t = op.issue = self.t_s
+        t = self.t_s
         self.t_s = t + self.issue_cycles
         self.busy[S] += self.issue_cycles
         free = self.free

@@ -197,6 +197,9 @@ class _Space:
         return e
 
 
+_ALONE = [None]       # the near list of a region that overlaps no other
+
+
 class _Quiet:
     """A range of global memory (caller arrays, those that overlap merged) whose accesses cannot
     race so far: every one by a single pipe, or every one a read. They are only logged, each
@@ -255,20 +258,33 @@ class Shadow:
                 e = space.add(a, key)
             write = a.write
             mine = None
-            for n in e.near:
-                if n is None:
-                    n = e
-                for r in n.recs:
+            near = e.near
+            if near == _ALONE:                   # overlapping only itself (most tiles): its own pipes
+                for r in e.recs:
                     q = r[0]
                     if q == p:
-                        if n is e:
-                            mine = r
+                        mine = r
                         continue
                     known = vc[q]
                     if r[1] > known:
                         self._race(r[2], q, r[3], op, p, a)
                     if write and r[4] > known:
                         self._race(r[5], q, r[6], op, p, a)
+            else:
+                for n in near:
+                    if n is None:
+                        n = e
+                    for r in n.recs:
+                        q = r[0]
+                        if q == p:
+                            if n is e:
+                                mine = r
+                            continue
+                        known = vc[q]
+                        if r[1] > known:
+                            self._race(r[2], q, r[3], op, p, a)
+                        if write and r[4] > known:
+                            self._race(r[5], q, r[6], op, p, a)
             if mine is None:
                 mine = e.rec(p)
             if write:
