@@ -271,13 +271,13 @@ class SimLowering(KernelLowering):
                        for base, _, _, _, nd in gms]
             return st
 
+        fresh = _freshness([slot for slot, _ in tile_slots], bases)
+
         def plan(regs: list, ctx: Context) -> Op:
             place = ctx.place    # type: ignore[attr-defined]
-            tiles_now = pick(regs)
             st = place.memo.get(key)
-            if st is None or st.version != place.version or st.tiles != tiles_now \
-                    or st.valids != tuple(map(_VALID, tiles_now)) or any(map(is_not, st.arrays, map(regs.__getitem__, bases))):
-                st = place.memo[key] = statics(regs, ctx, tiles_now, place)
+            if st is None or st.version != place.version or not fresh(st, regs):
+                st = place.memo[key] = statics(regs, ctx, pick(regs), place)
             if not indexers:
                 return Op(WORK, pi, st.cycles, name, loc, st.accesses, None, st.moved)
             ats = [at(regs) for at in indexers] if one is None else [indexers[0](regs)]
@@ -407,6 +407,31 @@ def _picker(slots: list[int]) -> Callable[[list], tuple[Any, ...]]:
 
 
 _VALID = attrgetter("valid")
+
+
+def _freshness(tiles: list[int], arrays: list[int]) -> Callable[[Any, list], bool]:
+    """Whether a kept ``_Static`` still holds: the same tile objects in ``tiles`` with the same
+    valid regions, the same arrays in ``arrays`` (unrolled for the usual operand counts)."""
+    if len(tiles) == 1 and len(arrays) == 1:
+        (t0,), (g0,) = tiles, arrays
+        return lambda st, regs: ((t := regs[t0]) is st.tiles[0] and t.valid == st.valids[0]
+                                 and regs[g0] is st.arrays[0])
+    if len(tiles) == 2 and not arrays:
+        t0, t1 = tiles
+        return lambda st, regs: ((a := regs[t0]) is st.tiles[0] and (b := regs[t1]) is st.tiles[1]
+                                 and a.valid == st.valids[0] and b.valid == st.valids[1])
+    if len(tiles) == 3 and not arrays:
+        t0, t1, t2 = tiles
+        return lambda st, regs: ((a := regs[t0]) is st.tiles[0] and (b := regs[t1]) is st.tiles[1]
+                                 and (c := regs[t2]) is st.tiles[2] and a.valid == st.valids[0]
+                                 and b.valid == st.valids[1] and c.valid == st.valids[2])
+    pick = itemgetter(*tiles) if len(tiles) > 1 else (lambda regs: (regs[tiles[0]],) if tiles else ())
+
+    def fresh(st: Any, regs: list) -> bool:
+        now = pick(regs)
+        return (st.tiles == now and st.valids == tuple(map(_VALID, now))
+                and not any(map(is_not, st.arrays, map(regs.__getitem__, arrays))))
+    return fresh
 _PLAN_KEYS = count()
 
 
