@@ -24,8 +24,19 @@ KIND_OF_ENUM: dict[type[enum.Enum], str] = {cls: key for key, cls in ENUM_KINDS.
 
 
 def is_result(op: Operand) -> bool:
-    """Out tiles and out event tokens (TPUSH / TPOP's RecordEvent) are written as results."""
-    return op.role is Role.OUT and op.kind in (Kind.TILE, Kind.EVENT)
+    """Out tiles, out event tokens (TPUSH / TPOP's RecordEvent) and out scalars (TTEST's i1)
+    are written as results."""
+    return op.role is Role.OUT and op.kind in (Kind.TILE, Kind.EVENT, Kind.SCALAR)
+
+
+def sole_scalar_type(instr: Instruction, op: Operand) -> ScalarType | None:
+    """The one type a scalar result can have (TTEST's i1), so ``%r = ttest ...`` needs no
+    signature; None when the declaration allows several."""
+    rule = instr.dtypes
+    if op.kind is not Kind.SCALAR or rule is None or op.name not in rule.operands:
+        return None
+    got = {t[rule.operands.index(op.name)] for t in rule.tuples}
+    return ScalarType(got.pop().name) if len(got) == 1 else None
 
 
 def sync_layout(instr: Instruction) -> tuple[tuple[Operand, ...], tuple[Operand, ...]]:

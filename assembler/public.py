@@ -26,6 +26,7 @@ NAME_KINDS: dict[str, type[enum.Enum]] = {
 # Member spellings of the public pages: rounding as IEEE short names, ``CAST_`` prefixes.
 MEMBER_ALIASES: dict[type[enum.Enum], dict[str, str]] = {
     A.RoundMode: {"RNE": "RINT", "RZ": "TRUNC", "RP": "CEIL", "RM": "FLOOR", "RNA": "ROUND"},
+    A.NotifyOp: {"ATOMICADD": "ADD", "ATOMIC_ADD": "ADD"},
 }
 MEMBER_PREFIXES: dict[type[enum.Enum], str] = {A.RoundMode: "CAST_"}
 

@@ -60,6 +60,8 @@ def _rows() -> list[ScalarOpSpec]:
              ScalarOpSpec("mului_extended", 2, "extended", second="same", doc="unsigned product: low, high half")]
     rows += [ScalarOpSpec(n, 0, "block", doc="this task's block (sub-block) index or count")
              for n in ("get_block_idx", "get_block_num", "get_subblock_idx", "get_subblock_num")]
+    rows += [ScalarOpSpec(n, 0, "block", doc="this rank's id, or the launch's rank count (docs/comm.md)")
+             for n in ("get_rank", "get_rank_num")]
     return rows
 
 

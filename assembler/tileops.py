@@ -20,7 +20,7 @@ from .cursor import Cursor, Defer, Item, Silent, new_tile_op, new_value
 from .ir import Lit, MemRef, PipeLit, TileOp, Value, token_lit
 from .lexer import ATTR, FLOAT, IDENT, INT, PUNCT, STRING, TYPE, VALUE, Token
 from .operands import (assign, choose, defines, describe, dps_layout, inout_layout, item_kinds, kind_error,
-                       readings, required_count, sync_layout)
+                       readings, required_count, sole_scalar_type, sync_layout)
 from .public import declared_name
 from .scope import MISSING, POISON, Scope
 
@@ -439,7 +439,7 @@ class TileOpParser(Cursor):
         new: list[tuple[Value, Token]] = []
         for op, it, slot in entries:
             if it.form is Value:
-                args[op.name] = self._value(op, it, slot, scope, new)
+                args[op.name] = self._value(op, it, slot, scope, new, tpl.instr)
             elif it.form is MemRef:
                 base = self.use(it.tok, scope)
                 self._check_type(base, slot, "STRUCT_TYPE_MISMATCH")
@@ -481,7 +481,7 @@ class TileOpParser(Cursor):
                       expected=str(v.type), actual=str(slot[1]))
 
     def _value(self, op: Operand, it: Item, slot: Slot | None, scope: Scope,
-               new: list[tuple[Value, Token]]) -> Value:
+               new: list[tuple[Value, Token]], instr: Instruction | None = None) -> Value:
         v = scope.lookup(it.name)
         if v is POISON:
             raise Silent
@@ -493,6 +493,8 @@ class TileOpParser(Cursor):
                 self.use(it.tok, scope)   # reports STRUCT_UNDEFINED
             if slot is None and op.kind is Kind.EVENT:
                 slot = (it.tok, EVENT)    # an event result has one type: no signature needed
+            if slot is None and instr is not None and defines(op) and (sole := sole_scalar_type(instr, op)):
+                slot = (it.tok, sole)     # so has TTEST's i1
             if slot is None:
                 self.fail("PARSE_MISSING_TYPE", f"new value {it.tok.text} needs a type: write a "
                           "signature (: (...) -> T) or declare it with .tile", it.tok,

@@ -207,6 +207,22 @@ class TileSplitAxis(enum.Enum):
     TILE_LEFT_RIGHT_ODD = 4
 
 
+class NotifyOp(enum.Enum):
+    """TNOTIFY ``op`` (the public comm NotifyOp): store the value into the remote signal, or add
+    it atomically (``#pto.notify_op<AtomicAdd>`` names ADD)."""
+
+    SET = 0
+    ADD = 1
+
+
+class ReduceOp(enum.Enum):
+    """TREDUCE ``op`` (the public comm ReduceOp): the elementwise combination of the ranks' data."""
+
+    SUM = 0
+    MAX = 1
+    MIN = 2
+
+
 # PTO-AS spelling of each enum: ``#pto.<key><VALUE>``.
 ENUM_SPELLING: dict[type[enum.Enum], str] = {
     CmpMode: "cmp",
@@ -231,6 +247,8 @@ ENUM_SPELLING: dict[type[enum.Enum], str] = {
     AccToVecMode: "acc_to_vec",
     GatherAxis: "gather_axis",
     ScatterAxis: "scatter_axis",
+    NotifyOp: "notify_op",
+    ReduceOp: "reduce_op",
 }
 
 

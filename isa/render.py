@@ -16,7 +16,7 @@ _WIDE_INDEX = {Kind.GLOBAL}
 
 def example_statement(instr: Instruction) -> str:
     """The declaration's example as one PTO-AS statement in the synchronous form:
-    outputs that are tiles become results, inputs follow in declaration order."""
+    outputs that are tiles or scalars become results, inputs follow in declaration order."""
     ex = instr.example
     results, operands, in_types = [], [], []
     for op in instr.operands:
@@ -26,7 +26,7 @@ def example_statement(instr: Instruction) -> str:
             value = ex.scalars[op.name]
             operands.append(f"#pto.pipe<{value.value if isinstance(value, Pipe) else value}>")
             continue
-        if op.kind is Kind.TILE and op.role is Role.OUT:
+        if op.kind in (Kind.TILE, Kind.SCALAR) and op.role is Role.OUT:
             results.append(f"%{op.name}")
             continue
         if op.kind is Kind.GLOBAL:

@@ -26,6 +26,7 @@ class Family(enum.Enum):
     MOVEMENT = "data movement and layout"
     COMPLEX = "complex"
     MANUAL_SYNC = "manual sync (extension)"
+    COMM = "communication across ranks"
 
 
 class Role(enum.Enum):

@@ -7,6 +7,7 @@ elements fail, and every write poisons the destination outside its valid region.
 """
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any, Callable, Mapping
 
@@ -19,6 +20,7 @@ from ...isa.types import TileType
 from ..arguments import bind, written_params
 from ..base import Backend, Executable, Result, flag_option, thread_count_option
 from ..blocks import run_blocks
+from .comm import Agent, Embedded, check_instances, check_ranks, split_ranks
 from .lower import Context, KernelLowering
 from .tiles import RefTile
 
@@ -33,8 +35,12 @@ class ReferenceExecutable(Executable):
                          for k in module.kernels}
 
     def run(self, kernel: str, *args: Any, block_num: int = 1, trace: bool = False,
-            **kwargs: Any) -> Result:
+            ranks: int | None = None, **kwargs: Any) -> Result:
+        """``ranks=N``: the embedded execution of N ranks (docs/comm.md): every array argument
+        is a list of one array per rank, and the outputs are such lists."""
         block_num = self._check_launch(kernel, block_num)
+        if ranks is not None:
+            return self._run_ranks(kernel, args, kwargs, block_num, trace, check_ranks(ranks))
         k, low, outs = self._kernels[kernel]
         values = bind(k, args, kwargs)
         t0 = time.perf_counter_ns()
@@ -59,6 +65,42 @@ class ReferenceExecutable(Executable):
                 events.extend(ctx.trace or [])
         counts["instructions"] = sum(counts.values())
         return Result({n: values[n] for n in outs}, counts, events)
+
+    def _run_ranks(self, kernel: str, args: tuple, kwargs: dict[str, Any], block_num: int, trace: bool,
+                   ranks: int) -> Result:
+        """Every (rank, block) on a thread of its own, one at a time (backends/reference/comm.py)."""
+        k, low, outs = self._kernels[kernel]
+        bound = [bind(k, a, kw) for a, kw in split_ranks(k, args, kwargs, ranks)]
+        world = Embedded(ranks, block_num, check_instances(k, bound))
+        t0 = time.perf_counter_ns()
+        contexts: list[Context | None] = [None] * len(world.agents)
+
+        def body(agent: Agent) -> None:
+            ctx = Context(strict=self.strict, block_idx=agent.block, block_num=block_num,
+                          trace=[] if trace else None, t0=t0, rank=agent.rank, rank_num=ranks, world=agent)
+            contexts[agent.index] = ctx
+            with np.errstate(all="ignore"):
+                regs = self._registers(low, k, bound[agent.rank])
+                for step in low.body:
+                    step(regs, ctx)
+
+        threads = [threading.Thread(target=world.run_agent, args=(a, body), name=f"pto-rank{a.rank}-b{a.block}",
+                                    daemon=True) for a in world.agents]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if world.failed is not None:
+            raise world.failed
+        counts: dict[str, int] = {}
+        events: list[dict[str, Any]] | None = [] if trace else None
+        for ctx in contexts:
+            for name, n in (ctx.counts if ctx else {}).items():
+                counts[name] = counts.get(name, 0) + n
+            if events is not None and ctx is not None:
+                events.extend(dict(e, rank=ctx.rank) for e in ctx.trace or [])
+        counts["instructions"] = sum(counts.values())
+        return Result({n: [b[n] for b in bound] for n in outs}, counts, events)
 
     @staticmethod
     def _registers(low: KernelLowering, k: Any, values: dict[str, Any]) -> list[Any]:

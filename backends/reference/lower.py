@@ -17,10 +17,11 @@ from ...assembler.ir import (Const, For, If, Kernel, Lit, MemRef, PipeLit, Scala
                              TileOp, Value, View, ViewQuery, Yield)
 from ...isa.diagnostics import Location, PTOError, RuntimeFault
 from ...isa.dtypes import DType
-from ...isa.spec import Kind, Role
+from ...isa.spec import Family, Kind, Role
 from ...isa.types import GlobalLayout, ScalarType, TileType
 from ...isa.values import GlobalRef
 from . import scalars as X
+from .comm import accessed
 from . import views as V
 from .subset import make_subset
 
@@ -38,6 +39,9 @@ class Context:
     state: dict[str, Any] = field(default_factory=dict)     # control registers (TSETFMATRIX ...)
     trace: list[dict[str, Any]] | None = None
     t0: int = 0
+    rank: int = 0
+    rank_num: int = 1
+    world: Any = None        # the comm world (isa/world.py); None: the one-rank SoloWorld
 
 
 class Slots(dict):
@@ -155,7 +159,8 @@ class KernelLowering:
         ins = [self.slots[v.name] for v in s.operands]
         rt: ScalarType = s.result.type  # type: ignore[assignment]
         if spec.cls == "block":
-            attr = {"get_block_idx": "block_idx", "get_block_num": "block_num"}.get(s.op)
+            attr = {"get_block_idx": "block_idx", "get_block_num": "block_num", "get_rank": "rank",
+                    "get_rank_num": "rank_num"}.get(s.op)
 
             def block(regs: list, ctx: Context) -> None:
                 regs[out] = getattr(ctx, attr) if attr else (0 if s.op == "get_subblock_idx" else 1)
@@ -248,12 +253,15 @@ class KernelLowering:
         reads: list[tuple[int, str]] = []
         writes: list[int] = []
         events: list[int] = []      # out event tokens: recorded once the instruction has run
+        returned: list[int] = []    # out scalars
         for o in instr.operands:
             a = s.args.get(o.name)
             if a is None:
                 continue
             if isinstance(a, Value) and o.kind is Kind.EVENT and o.role is Role.OUT:
                 events.append(self.slots[a.name])
+            elif isinstance(a, Value) and o.kind is Kind.SCALAR and o.role is Role.OUT:
+                returned.append(self.slots[a.name])      # TTEST's i1: the semantics' return value
             elif isinstance(a, Value):
                 direct.append((o.name, self.slots[a.name]))
                 if o.kind is Kind.TILE:
@@ -269,6 +277,10 @@ class KernelLowering:
             else:
                 fixed[o.name] = a.value
         takes_state = "state" in inspect.signature(semantics).parameters
+        takes_world = "world" in inspect.signature(semantics).parameters
+        globals_seen = tuple((o.name, o.role, o.window) for o in instr.operands
+                             if o.kind is Kind.GLOBAL and isinstance(s.args.get(o.name), MemRef))
+        comm = instr.family is Family.COMM
         domain, mnemonic, loc, kname = instr.domain, instr.mnemonic, s.loc, self.k.name
         pipe = instr.pipe_for(s.types()).value
 
@@ -280,6 +292,16 @@ class KernelLowering:
                 kw[name] = GlobalRef(regs[base], tuple(f(regs) for f in idx), layout, element)
             if takes_state:
                 kw["state"] = ctx.state
+            if takes_world:
+                kw["world"] = ctx.world
+            elif ctx.world is not None and globals_seen and not comm:
+                try:
+                    for name, role, window in globals_seen:
+                        view = accessed(kw, name, window)
+                        if view is not None:
+                            ctx.world.access(view, role is not Role.IN, f"{mnemonic} operand '{name}'")
+                except PTOError as e:
+                    raise _located(e, loc, kname, mnemonic) from None
             if ctx.strict:
                 for i, name in reads:
                     t = regs[i]
@@ -293,7 +315,7 @@ class KernelLowering:
                                                actual=f"element {at} never written")
             start = time.perf_counter_ns() if ctx.trace is not None else 0
             try:
-                semantics(**kw)
+                got = semantics(**kw)
             except PTOError as e:
                 raise _located(e, loc, kname, mnemonic) from None
             except Exception as e:   # noqa: BLE001 - a semantics bug: reported, never a traceback
@@ -301,6 +323,8 @@ class KernelLowering:
                                    f"{type(e).__name__}: {e}", location=loc or Location(kernel=kname)) from None
             for i in events:
                 regs[i] = EventToken(mnemonic, loc)
+            for i in returned:
+                regs[i] = got
             if ctx.strict:
                 for i in writes:
                     regs[i].mark_written(domain)

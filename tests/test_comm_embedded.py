@@ -1,0 +1,263 @@
+"""The embedded execution of multi-rank launches (backends/reference/comm.py): the comm
+examples against numpy with 1, 2 and 4 ranks, every comm instruction across ranks, and the
+faults: a missing wait (ORDER_COMM_RACE), a wait nobody satisfies (RUNTIME_COMM_DEADLOCK),
+a put past the end (RUNTIME_OOB), a rank id outside the launch (RUNTIME_COMM_RANK)."""
+from __future__ import annotations
+
+import pathlib
+import threading
+
+import numpy as np
+import pytest
+
+import openpto as pto
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+COMM = ROOT / "examples" / "comm"
+rng = np.random.default_rng(19)
+RANKS = [1, 2, 4]
+
+
+def _exe(text_or_name: str):  # noqa: ANN202
+    m = pto.load(COMM / text_or_name) if text_or_name.endswith(".pto") else pto.parse(text_or_name)
+    return pto.compile(m, "reference", "cpu"), m.kernels[0].name
+
+
+def _zeros(shape: tuple[int, ...], n: int, dtype=np.float32) -> list[np.ndarray]:  # noqa: ANN001
+    return [np.zeros(shape, dtype) for _ in range(n)]
+
+
+@pytest.mark.parametrize("n", RANKS)
+def test_allreduce_example(n: int) -> None:
+    exe, k = _exe("allreduce.pto")
+    xs = [rng.standard_normal((16, 64)).astype(np.float32) for _ in range(n)]
+    ys = _zeros((16, 64), n)
+    res = exe.run(k, x=xs, buf=_zeros((16 * n, 64), n), cnt=_zeros((1,), n, np.int32), y=ys, ranks=n)
+    want = np.zeros((16, 64), np.float32)
+    for x in xs:                                 # f32, rank order: what the kernel's tadds compute
+        want = want + x
+    for y in ys:
+        np.testing.assert_array_equal(y, want)
+    np.testing.assert_allclose(ys[0], np.sum(np.stack(xs).astype(np.float64), axis=0), rtol=1e-5, atol=1e-5)
+    assert res.outputs["y"] == ys and res.counters["TPUT"] == n * n and res.counters["TWAIT"] == n
+
+
+@pytest.mark.parametrize("n", RANKS)
+def test_ring_exchange_example(n: int) -> None:
+    exe, k = _exe("ring_exchange.pto")
+    xs = [rng.standard_normal((32, 32)).astype(np.float32) for _ in range(n)]
+    ys, zs, flags = _zeros((32, 32), n), _zeros((32, 32), n), _zeros((1,), n, np.int32)
+    exe.run(k, x=xs, y=ys, flag=flags, z=zs, ranks=n)
+    for r in range(n):
+        np.testing.assert_array_equal(ys[r], xs[(r - 1) % n])
+        np.testing.assert_array_equal(zs[r], xs[(r - 1) % n] + xs[r])
+        assert flags[r][0] == 1
+
+
+@pytest.mark.parametrize("n", RANKS)
+def test_broadcast_example(n: int) -> None:
+    exe, k = _exe("broadcast.pto")
+    xs = [rng.standard_normal((16, 128)).astype(np.float16) for _ in range(n)]
+    ys, zs = _zeros((16, 128), n, np.float16), _zeros((16, 128), n, np.float16)
+    exe.run(k, x=xs, y=ys, done=_zeros((1,), n, np.int32), z=zs, ranks=n)
+    for r in range(n):
+        np.testing.assert_array_equal(ys[r], xs[0])
+        np.testing.assert_array_equal(zs[r], (xs[0].astype(np.float32) * 2).astype(np.float16))
+
+
+def _ring_text(**replace: str) -> str:
+    text = (COMM / "ring_exchange.pto").read_text()
+    for old, new in replace.items():
+        assert old in text
+        text = text.replace(old, new)
+    return text
+
+
+def _ring_args(n: int) -> dict[str, list[np.ndarray]]:
+    return {"x": [np.full((32, 32), r + 1, np.float32) for r in range(n)], "y": _zeros((32, 32), n),
+            "flag": _zeros((1,), n, np.int32), "z": _zeros((32, 32), n)}
+
+
+WAIT = "  twait %flag[%c0], %one {cmp = #pto.cmp<EQ>} : (!pto.memref<1xi32>, i32)\n"
+
+
+def test_a_missing_wait_is_a_race_at_the_read() -> None:
+    exe, k = _exe(_ring_text(**{WAIT: ""}))
+    with pytest.raises(pto.PTOError) as e:
+        exe.run(k, **_ring_args(2), ranks=2)
+    assert e.value.code == "ORDER_COMM_RACE" and e.value.location.line is not None
+    assert "tload %y" in (e.value.location.source_line or "") and "rank 0 wrote" in e.value.message
+
+
+def test_a_notify_before_the_put_releases_nothing() -> None:
+    put = "  tput %y[%c0, %c0], %x[%c0, %c0], %next : (!pto.memref<32x32xf32>, !pto.memref<32x32xf32>, index)\n"
+    notify = "  tnotify %flag[%c0], %one, %next {op = #pto.notify_op<Set>} : (!pto.memref<1xi32>, i32, index)\n"
+    exe, k = _exe(_ring_text(**{put + notify: notify + put}))
+    with pytest.raises(pto.PTOError) as e:
+        exe.run(k, **_ring_args(2), ranks=2)
+    assert e.value.code == "ORDER_COMM_RACE"
+
+
+def test_a_single_rank_ring_needs_no_wait_to_read_its_own_put() -> None:
+    exe, k = _exe(_ring_text(**{WAIT: ""}))
+    args = _ring_args(1)
+    exe.run(k, **args, ranks=1)
+    np.testing.assert_array_equal(args["y"][0], args["x"][0])
+
+
+@pytest.mark.parametrize("n", [1, 3])
+def test_a_wait_no_rank_satisfies_is_a_deadlock_naming_every_waiter(n: int) -> None:
+    exe, k = _exe(_ring_text(**{"%one {cmp = #pto.cmp<EQ>}": "%one {cmp = #pto.cmp<GT>}"}))
+    done = threading.Event()
+    box: list[BaseException] = []
+
+    def go() -> None:
+        try:
+            exe.run(k, **_ring_args(n), ranks=n)
+        except BaseException as e:     # noqa: BLE001
+            box.append(e)
+        done.set()
+    threading.Thread(target=go, daemon=True).start()
+    assert done.wait(60), "the deadlocked run hung"
+    (e,) = box
+    assert isinstance(e, pto.PTOError) and e.code == "RUNTIME_COMM_DEADLOCK"
+    for r in range(n):
+        assert f"rank {r} waits on TWAIT signal %flag until GT 1 (now [1])" in str(e.actual)
+    assert e.location.line is not None
+
+
+def test_a_put_past_the_end_of_the_remote_tensor_writes_nothing() -> None:
+    exe, k = _exe(_ring_text(**{"tput %y[%c0, %c0]": "tput %y[%c1, %c0]"}))
+    args = _ring_args(2)
+    with pytest.raises(pto.PTOError) as e:
+        exe.run(k, **args, ranks=2)
+    assert e.value.code == "RUNTIME_OOB" and "[1, 33)" in str(e.value.actual)
+    assert not any(y.any() for y in args["y"])
+
+
+def test_a_rank_id_outside_the_launch() -> None:
+    exe, k = _exe(_ring_text(**{"%next = arith.remsi %after, %n : index": "%next = arith.addi %after, %c0 : index"}))
+    with pytest.raises(pto.PTOError) as e:
+        exe.run(k, **_ring_args(2), ranks=2)
+    assert e.value.code == "RUNTIME_COMM_RANK" and e.value.actual == 2 and "[0, 2)" in e.value.expected
+
+
+def test_launch_arguments_of_a_multi_rank_run() -> None:
+    exe, k = _exe("ring_exchange.pto")
+    args = _ring_args(2)
+    with pytest.raises(pto.PTOError) as e:
+        exe.run(k, **dict(args, x=args["x"][0]), ranks=2)
+    assert e.value.code == "RUNTIME_ARG_TYPE" and "one array per rank" in e.value.message
+    with pytest.raises(pto.PTOError) as e:
+        exe.run(k, **dict(args, x=args["x"][:1]), ranks=2)
+    assert e.value.code == "RUNTIME_ARG_TYPE"
+    with pytest.raises(pto.PTOError) as e:
+        exe.run(k, **dict(args, y=[args["y"][0], args["y"][0]]), ranks=2)
+    assert e.value.code == "RUNTIME_ARG_OVERLAP"
+    with pytest.raises(pto.PTOError) as e:
+        exe.run(k, **dict(args, x=[args["x"][0], np.asfortranarray(args["x"][1])]), ranks=2)
+    assert e.value.code == "RUNTIME_ARG_STRIDES"
+    for bad in (0, 257, 1.5, True):
+        with pytest.raises(pto.PTOError) as e:
+            exe.run(k, **args, ranks=bad)
+        assert e.value.code == "PTO_RANKS"
+
+
+COLLECTIVES = """
+kernel @coll(%x : !pto.memref<8x16xi32>, %red : !pto.memref<8x16xi32>, %gat : !pto.memref<?x16xi32>,
+             %sc : !pto.memref<8x16xi32>, %big : !pto.memref<?x16xi32>, %done : !pto.memref<1xi32>,
+             %mx : !pto.memref<8x16xi32>) {
+  .const %c0 = 0 : index
+  .const %c1 = 1 : index
+  .const %one = 1 : i32
+  %me = pto.get_rank
+  %n = pto.get_rank_num
+  %root = arith.cmpi eq, %me, %c0 : index
+  scf.if %root {
+    treduce %red[%c0, %c0], %x[%c0, %c0] {op = #pto.reduce_op<Sum>} : (!pto.memref<8x16xi32>, !pto.memref<8x16xi32>)
+    treduce %mx[%c0, %c0], %x[%c0, %c0] {op = #pto.reduce_op<Max>} : (!pto.memref<8x16xi32>, !pto.memref<8x16xi32>)
+    tgather_comm %gat[%c0, %c0], %x[%c0, %c0] : (!pto.memref<?x16xi32>, !pto.memref<8x16xi32>)
+    tscatter_comm %sc[%c0, %c0], %big[%c0, %c0] : (!pto.memref<8x16xi32>, !pto.memref<?x16xi32>)
+    scf.for %p = %c0 to %n step %c1 {
+      tnotify %done[%c0], %one, %p {op = #pto.notify_op<Set>} : (!pto.memref<1xi32>, i32, index)
+    }
+  }
+  twait %done[%c0], %one {cmp = #pto.cmp<EQ>} : (!pto.memref<1xi32>, i32)
+}
+"""
+
+
+@pytest.mark.parametrize("n", RANKS)
+def test_collectives_against_numpy(n: int) -> None:
+    exe, k = _exe(COLLECTIVES)
+    i32 = np.int32
+    xs = [rng.integers(-2**31, 2**31, (8, 16), dtype=np.int64).astype(i32) for _ in range(n)]
+    big = [rng.integers(-100, 100, (8 * n + 3, 16)).astype(i32) for _ in range(n)]
+    out = {"red": _zeros((8, 16), n, i32), "gat": [np.full((8 * n + 2, 16), 7, i32) for _ in range(n)],
+           "sc": _zeros((8, 16), n, i32), "mx": _zeros((8, 16), n, i32)}
+    exe.run(k, x=xs, big=big, done=_zeros((1,), n, i32), **out, ranks=n)
+    wrapped = (np.sum(np.stack(xs).astype(np.int64), axis=0) + 2**31) % 2**32 - 2**31
+    np.testing.assert_array_equal(out["red"][0], wrapped.astype(i32))
+    np.testing.assert_array_equal(out["mx"][0], np.max(np.stack(xs), axis=0))
+    np.testing.assert_array_equal(out["gat"][0][:8 * n], np.concatenate(xs))
+    assert (out["gat"][0][8 * n:] == 7).all()                       # rows past ranks*H untouched
+    for r in range(n):
+        np.testing.assert_array_equal(out["sc"][r], big[0][8 * r:8 * r + 8])
+    for r in range(1, n):
+        assert not out["red"][r].any()                              # only the root's dst is written
+
+
+POLL = """
+kernel @poll(%x : !pto.memref<4x8xf32>, %y : !pto.memref<4x8xf32>, %flag : !pto.memref<2xi32>,
+             %seen : !pto.memref<1x8xi32>) {
+  .const %c0 = 0 : index
+  .const %c1 = 1 : index
+  .const %c8 = 8 : index
+  .const %one = 1 : i32
+  .const %z = 0 : i32
+  %me = pto.get_rank
+  %is0 = arith.cmpi eq, %me, %c0 : index
+  scf.if %is0 {
+    scf.for %i = %c0 to %c8 step %c1 {
+      %ok = ttest %flag[%c0], %one {cmp = #pto.cmp<EQ>} : (!pto.memref<2xi32>, i32) -> i1
+      %v = arith.select %ok, %one, %z : i32
+      .tile %t : !pto.tile<1x8xi32>
+      %t = texpands %v : (i32) -> !pto.tile<1x8xi32>
+      tstore %seen[%c0, %c0], %t
+    }
+    %a = tload %y[%c0, %c0] : (!pto.memref<4x8xf32>) -> !pto.tile<4x8xf32>
+    tstore %x[%c0, %c0], %a
+  } else {
+    tput %y[%c0, %c0], %x[%c0, %c0], %c0 : (!pto.memref<4x8xf32>, !pto.memref<4x8xf32>, index)
+    tnotify %flag[%c0], %one, %c0 {op = #pto.notify_op<Set>} : (!pto.memref<2xi32>, i32, index)
+    tnotify %flag[%c1], %one, %c0 {op = #pto.notify_op<Set>} : (!pto.memref<2xi32>, i32, index)
+  }
+}
+"""
+
+
+def test_ttest_polls_and_a_true_test_acquires() -> None:
+    exe, k = _exe(POLL)
+    xs = [np.zeros((4, 8), np.float32), np.arange(32, dtype=np.float32).reshape(4, 8)]
+    ys = _zeros((4, 8), 2)
+    seen = _zeros((1, 8), 2, np.int32)
+    exe.run(k, x=xs, y=ys, flag=_zeros((2,), 2, np.int32), seen=seen, ranks=2)
+    assert seen[0][0, 0] == 1                           # the last poll saw both signals set
+    np.testing.assert_array_equal(xs[0], xs[1])         # rank 0 read rank 1's put after the true test
+
+
+def test_blocks_of_a_rank_are_agents_of_their_own() -> None:
+    """Two blocks of rank 0 both put into rank 1's y, unordered: a write-write race between blocks."""
+    exe, k = _exe("ring_exchange.pto")
+    with pytest.raises(pto.PTOError) as e:
+        exe.run(k, **_ring_args(2), ranks=2, block_num=2)
+    assert e.value.code == "ORDER_COMM_RACE"
+    assert "rank 0 (block 1) writes" in e.value.message and "rank 0 (block 0) wrote" in e.value.message
+
+
+def test_a_run_without_ranks_is_the_one_rank_world() -> None:
+    exe, k = _exe("ring_exchange.pto")
+    x, y, z = np.ones((32, 32), np.float32), np.zeros((32, 32), np.float32), np.zeros((32, 32), np.float32)
+    res = exe.run(k, x=x, y=y, flag=np.zeros(1, np.int32), z=z)
+    np.testing.assert_array_equal(z, 2 * x)
+    assert res.outputs["z"] is z
