@@ -149,3 +149,40 @@ def test_a_block_whose_windows_move_unlike_the_first_ones_is_checked_itself() ->
                    "global %a bytes [4096, 8192) and no flag or barrier orders them"]
     across = [h.message for h in res.hazards if "in block" in h.message]
     assert across                                   # blocks 0 and 2 meet on each other's rows too
+
+
+def test_a_block_whose_tile_moves_next_to_a_shared_one_is_checked_itself() -> None:
+    """The blocks of a launch share their tiles' regions (the same ``Access`` objects, as the
+    tiles sit at the same addresses). Block b places %u by TASSIGN at (1 - b) * 4096 bytes of
+    UB, and %t stays at 0: block 0 keeps them apart and has no race, block 1 puts %u on %t, so
+    its load of %t overwrites what its store still reads. Its %t region is block 0's object and
+    its %u region is moved: the blocks' accesses are not one shift of each other, and block 1's
+    race must be found by checking its own accesses."""
+    t = "!pto.tile<16x64xf32>"
+    m = "!pto.memref<?x64xf32>"
+    text = f"""kernel @k(%x : {m}, %a : {m}) {{
+  .const %c0 = 0 : index
+  .const %c1 = 1 : index
+  .const %c16 = 16 : index
+  .const %c4096 = 4096 : index
+  .tile %t : {t}
+  .tile %u : {t}
+  %blk = pto.get_block_idx
+  %l = arith.muli %blk, %c16 : index
+  %free = arith.subi %c1, %blk : index
+  %at = arith.muli %free, %c4096 : index
+  %u = tassign %at : (index) -> {t}
+  %u = tload %x[%l, %c0] : ({m}) -> {t}
+  set_flag #pto.pipe<MTE2>, #pto.pipe<MTE3>, 0
+  wait_flag #pto.pipe<MTE2>, #pto.pipe<MTE3>, 0
+  tstore %a[%l, %c0], %u : ({m}, {t})
+  %t = tload %x[%l, %c0] : ({m}) -> {t}
+}}"""
+    exe = pto.compile(pto.parse(text), "ascend_sim", "a3")
+    x = np.ones((32, 64), np.float32)
+    res = exe.run("k", x, np.zeros((32, 64), np.float32), block_num=2)
+    races = [h.message for h in res.hazards if h.code == "ORDER_RACE"]
+    assert races == ["TSTORE (MTE3, line 16) reads %u and TLOAD (MTE2, line 17) writes %t: both touch UB bytes "
+                     "[0, 4096) and no flag or barrier orders them"]
+    alone = exe.run("k", x, np.zeros((32, 64), np.float32), block_num=1)     # block 0 on its own: none
+    assert not [h for h in alone.hazards if h.code == "ORDER_RACE"]

@@ -87,8 +87,9 @@ class AscendSimExecutable(Executable):
         timer = FirstPass(self.machine, k.name)
         shared = GlobalAccesses(k.name) if self.hazards != "off" else None
         arrays = self._arrays(k, values)
+        regions: dict[Any, Any] = {}          # the blocks' tile regions, shared (``Placement.regions``)
         for b in range(block_num):
-            timed, ctx, hazards = self._launched_block(k, low, values, b, block_num, l2, timer, arrays)
+            timed, ctx, hazards = self._launched_block(k, low, values, b, block_num, l2, timer, arrays, regions)
             for name, n in ctx.counts.items():
                 counts[name] = counts.get(name, 0) + n
             first.append(timed)
@@ -143,15 +144,18 @@ class AscendSimExecutable(Executable):
                          hbm_bytes=moved, hbm_gbps=moved / max(time_us * 1e3, 1e-9))
 
     def _setup(self, k: Any, low: SimLowering, values: dict[str, Any], b: int, block_num: int,
-               l2: set | None, arrays: list[tuple[int, int, str]]) -> tuple[list[Any], Shadow, SimContext]:
+               l2: set | None, arrays: list[tuple[int, int, str]],
+               regions: dict[Any, Any] | None = None) -> tuple[list[Any], Shadow, SimContext]:
         """A block's registers (the reference's), tile placement, race shadow and context;
-        ``arrays``: the global arguments' byte ranges (``placement.spans``)."""
+        ``arrays``: the global arguments' byte ranges (``placement.spans``); ``regions``: the
+        launch's tile regions (``Placement.regions``)."""
         regs = ReferenceExecutable._registers(low, k, values)     # the reference's registers and tiles
         slot_names = {i: n for n, i in low.slots.items()}
         named: list[tuple[str, TileType, Any]] = [(p.name, p.type, regs[low.slots[p.name]]) for p in k.params
                                                   if isinstance(p.type, TileType)]
         named += [(slot_names[i], t, regs[i]) for i, t in low.tiles.items()]
-        place = Placement(self.machine, k.name, named, low.manual, arrays, track=self.hazards != "off")
+        place = Placement(self.machine, k.name, named, low.manual, arrays, track=self.hazards != "off",
+                          regions=regions)
         shadow = Shadow(k.name, self.hazards, place.describe, [(lo, hi) for lo, hi, _ in arrays])
         ctx = SimContext(strict=self.strict and self.values, block_idx=b, block_num=block_num, place=place, l2=l2)
         return regs, shadow, ctx
@@ -172,12 +176,13 @@ class AscendSimExecutable(Executable):
                       if isinstance(values[p.name], np.ndarray) and not isinstance(p.type, TileType)})
 
     def _launched_block(self, k: Any, low: SimLowering, values: dict[str, Any], b: int, block_num: int,
-                        l2: set, timer: FirstPass, arrays: list[tuple[int, int, str]]) -> tuple[Any, SimContext, list[Hazard]]:
+                        l2: set, timer: FirstPass, arrays: list[tuple[int, int, str]],
+                        regions: dict[Any, Any]) -> tuple[Any, SimContext, list[Hazard]]:
         """Block ``b`` of a launch: its values first, its ops recorded, then timed by ``timer``
         (once per distinct op stream). When the values fail, the ops issued before the failure
         are timed first, so a race or deadlock among them is raised before it, as when each
         instruction is issued as it is reached."""
-        regs, shadow, ctx = self._setup(k, low, values, b, block_num, l2, arrays)
+        regs, shadow, ctx = self._setup(k, low, values, b, block_num, l2, arrays, regions)
         ops: list[Any] = []
         ctx.issuers = (ops.append,) * 3
         failed = None

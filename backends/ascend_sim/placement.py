@@ -50,11 +50,16 @@ class Placement:
     (``spans``)."""
 
     def __init__(self, machine: Machine, kernel: str, tiles: Iterable[tuple[str, TileType, Any]],
-                 manual: set[str], globals_: list[tuple[int, int, str]], track: bool = True) -> None:
+                 manual: set[str], globals_: list[tuple[int, int, str]], track: bool = True,
+                 regions: dict[tuple[str, int, int, bool, str], Access] | None = None) -> None:
         self.m, self.kernel, self.track = machine, kernel, track
         self.where: dict[int, tuple[str, int, int]] = {}      # id(tile) -> (buffer, address, bytes)
         self.names: dict[int, str] = {}
         self._tiles: dict[tuple[int, bool], Access] = {}      # a placed tile's region, read / written
+        #: placed tiles' regions by (buffer, address, bytes, write, name), shared by the blocks of a
+        #: launch: their tiles sit at the same addresses, so their ops hold the same ``Access``
+        #: objects and ``replay._Run.alike`` compares them by identity
+        self.regions = {} if regions is None else regions
         self._arrays: dict[int, tuple[int, int, int, int, int, int]] = {}   # id(2-D array) -> its geometry
         self.version = 0          # counts placements, so what is worked out from them can be kept meanwhile
         self.memo: dict[int, Any] = {}    # per static instruction, what its issue keeps (lower.py's plans)
@@ -94,7 +99,11 @@ class Placement:
         name = self.names.get(id(obj), "a tile")
         if got is not None:
             space, at, n = got
-            a = self._tiles[key] = Access(space, at, at + n, write, f"%{name}")
+            shared = (space, at, n, write, name)
+            a = self.regions.get(shared)
+            if a is None:
+                a = self.regions[shared] = Access(space, at, at + n, write, f"%{name}")
+            self._tiles[key] = a
             return a
         root = obj
         while hasattr(root, "parent"):
