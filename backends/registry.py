@@ -20,6 +20,8 @@ BUILTIN: dict[str, str] = {
     "reference": "openpto.backends.reference:ReferenceBackend",
     "llvm": "openpto.backends.llvm:LLVMBackend",
     "ascend_sim": "openpto.backends.ascend_sim:AscendSimBackend",
+    "cupy": "openpto.backends.cupy:CupyBackend",
+    "cupy_emu": "openpto.backends.cupy:CupyEmulationBackend",
 }
 
 _registered: dict[str, Callable[[], Any]] = {}

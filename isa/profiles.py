@@ -228,7 +228,25 @@ def _kirin(name: str, arch: int, *, cbuf: int, l0ab: int, l0c: int, fbuf: int,
 _KIRIN9030 = _kirin("kirin9030", 3113, cbuf=512, l0ab=32, l0c=64, fbuf=7, conv=_CONV_A5)
 _KIRINX90 = _kirin("kirinX90", 3003, cbuf=1024, l0ab=64, l0c=128, fbuf=6)
 
-PROFILES: dict[str, Profile] = {p.name: p for p in (_CPU, _A2, _A3, _A5, _A6, _KIRIN9030, _KIRINX90)}
+# NVIDIA GPUs (the cupy backend): a thread block's tiles share one shared memory, so every location
+# may hold up to the block's opt-in maximum, 227 KB on compute capability 9.0 (H100) - the CUDA C++
+# Programming Guide's "Technical Specifications per Compute Capability" table (maximum amount of
+# shared memory per thread block); the backend checks the kernel's total. Tiles are row-major
+# buffers in every location, so any layout goes anywhere; 16-byte alignment (one 128-bit access).
+# Legality is the architecture-wide dtype set (every declaration's default rule, as on cpu).
+_CUDA = Profile(
+    name="cuda",
+    description="NVIDIA GPU (cupy backend): one thread block per block, tiles in shared memory "
+                "(227 KB per block on H100), any layout in any location, plain global layouts.",
+    capacity={loc: 227 * KB for loc in Location},
+    layouts={loc: _ALL_LAYOUTS for loc in Location},
+    global_layouts=_PLAIN_GLOBALS,
+    enforce_row_alignment=False,
+    alignment=16,
+    max_matmul_dim=1 << 20,
+)
+
+PROFILES: dict[str, Profile] = {p.name: p for p in (_CPU, _A2, _A3, _A5, _A6, _KIRIN9030, _KIRINX90, _CUDA)}
 
 
 def get(name: str) -> Profile:
