@@ -261,3 +261,10 @@ def test_a_run_without_ranks_is_the_one_rank_world() -> None:
     res = exe.run(k, x=x, y=y, flag=np.zeros(1, np.int32), z=z)
     np.testing.assert_array_equal(z, 2 * x)
     assert res.outputs["z"] is z
+
+
+def test_the_python_sample_of_docs_comm_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    import re
+    monkeypatch.chdir(ROOT)
+    (block,) = re.findall(r"```python\n(.*?)```", (ROOT / "docs" / "comm.md").read_text(), re.S)
+    exec(compile(block, "docs/comm.md", "exec"), {})         # noqa: S102 - our own documentation
