@@ -12,6 +12,7 @@ from hypothesis import given, settings, strategies as st
 
 import openpto as pto
 from openpto.backends import get
+from openpto.isa import Family, all_instructions, by_family
 from openpto.backends.llvm import LLVMBackend, cache as llvm_cache, generate, target
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -32,8 +33,12 @@ kernel @copy(%x : !pto.memref<?x64xf32>, %y : !pto.memref<?x64xf32>, %r0 : index
 def test_registered_and_covers_every_instruction() -> None:
     b = get("llvm")
     assert isinstance(b, LLVMBackend) and b.is_available() == (True, "")
+    # every instruction but the communication family, which runs on the reference backend's
+    # embedded ranks only so far (docs/comm.md); llvm refuses it with LEGAL_BACKEND_UNSUPPORTED
+    missing = {i.mnemonic for i in all_instructions() if i.mnemonic not in b.rules}
+    assert missing == {i.mnemonic for i in by_family()[Family.COMM]}
     have, total = b.coverage()
-    assert have == total
+    assert have == total - len(missing)
 
 
 def test_disk_cache_warm_start_skips_llvm(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
