@@ -12,8 +12,9 @@ from __future__ import annotations
 import functools
 import hashlib
 import inspect
+import types
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -105,11 +106,7 @@ class JitFunction:
         self._annotations: dict[str, Any] | None = None
         frame = user_frame()      # string annotations may name the decorating scope's locals
         self._scope = dict(frame.f_locals) if frame is not None and frame.f_locals is not fn.__globals__ else None
-        try:
-            source = inspect.getsource(fn)
-        except (OSError, TypeError):
-            source = fn.__code__.co_code.hex()
-        digest = hashlib.sha256(source.encode()).hexdigest()
+        digest = code_digest(fn.__code__)
         self._base = (digest, fn.__qualname__, backend, profile, repr(sorted(self.options.items())))
         self._entries: dict[tuple, Entry] = {}
 
@@ -351,6 +348,32 @@ class JitFunction:
         if not outs:
             return None
         return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def _code_parts(code: types.CodeType) -> Iterator[bytes]:
+    """What makes a code object the program it is: bytecode, constants (nested code objects
+    recursively), names, file and every instruction's (line, column) span. Source text alone is
+    not enough: two lambdas on one line share it, and exec'd code has none."""
+    yield code.co_code
+    yield repr((code.co_names, code.co_varnames, code.co_freevars, code.co_cellvars,
+                code.co_filename, code.co_qualname, code.co_flags, code.co_argcount,
+                code.co_kwonlyargcount, tuple(code.co_positions()))).encode()
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            yield b"<code>"
+            yield from _code_parts(c)
+            yield b"</code>"
+        else:
+            yield repr((type(c).__name__, c)).encode()
+
+
+def code_digest(code: types.CodeType) -> str:
+    """A digest of a code object that differs whenever the compiled program would."""
+    h = hashlib.sha256()
+    for part in _code_parts(code):
+        h.update(len(part).to_bytes(8, "little"))
+        h.update(part)
+    return h.hexdigest()
 
 
 def _keyed(v: object) -> object:

@@ -157,6 +157,41 @@ def test_a_changed_global_is_a_new_compile(monkeypatch: pytest.MonkeyPatch) -> N
     assert counter.compiles == before + 1
 
 
+def test_two_lambdas_on_one_line_compile_apart() -> None:
+    x = RNG.standard_normal((4, 8)).astype(np.float32)
+    double, triple = pto.jit(lambda a: a * 2.0, backend="reference"), pto.jit(lambda a: a * 3.0, backend="reference")
+    np.testing.assert_array_equal(double(x), x * np.float32(2))
+    np.testing.assert_array_equal(triple(x), x * np.float32(3))
+    np.testing.assert_array_equal(double(x), x * np.float32(2))
+
+
+def test_functions_without_source_compile_apart() -> None:
+    x = RNG.standard_normal((4, 8)).astype(np.float32)
+    spaces: list[dict] = [{"pto": pto}, {"pto": pto}]
+    exec("f = pto.jit(lambda a: a * 2.0, backend='reference')", spaces[0])  # noqa: S102
+    exec("f = pto.jit(lambda a: a * 3.0, backend='reference')", spaces[1])  # noqa: S102
+    np.testing.assert_array_equal(spaces[0]["f"](x), x * np.float32(2))
+    np.testing.assert_array_equal(spaces[1]["f"](x), x * np.float32(3))
+    cells = [{}, {}]
+    for body, space in zip(("a + 1.0", "a - 1.0"), cells):
+        text = f"import openpto.frontend as pto\n@pto.jit(backend='reference')\ndef k(a):\n    return {body}\n"
+        exec(compile(text, "<cell>", "exec"), space)  # noqa: S102
+    np.testing.assert_array_equal(cells[0]["k"](x), x + np.float32(1))
+    np.testing.assert_array_equal(cells[1]["k"](x), x - np.float32(1))
+
+
+def test_the_same_function_decorated_twice_shares_its_compile(monkeypatch: pytest.MonkeyPatch) -> None:
+    counter = Counter(monkeypatch)
+
+    def f(a: pto.Tensor((2, 8), pto.DT_FP32)):
+        return a + 4.0
+
+    x = np.ones((2, 8), np.float32)
+    np.testing.assert_array_equal(pto.jit(f, backend="reference")(x), x + 4)
+    np.testing.assert_array_equal(pto.jit(f, backend="reference")(x), x + 4)
+    assert counter.compiles == 1
+
+
 def test_non_contiguous_arrays_are_read_and_written() -> None:
     @pto.jit(backend="reference")
     def f(x: pto.Tensor((4, 8), pto.DT_FP32), out: pto.Tensor((4, 8), pto.DT_FP32)):
