@@ -20,7 +20,8 @@ from ..isa.types import Location as Loc
 from . import graph as g
 from .graph import Dim, Sym
 from .options import Options
-from .tiling import TileGraph, TileLoop, TileNode, ceil_div, dim_key, dims_equal, Item
+from .tiling import (ELEMENTWISE, Item, TileGraph, TileLoop, TileNode, ceil_div, dim_key, dims_equal,
+                     same_place)
 
 
 def separate_cores(profile: str) -> bool:
@@ -227,6 +228,11 @@ class _Partitioner:
                 k.why.append(f"{n.out} = {n.name} starts another kernel: it reads {t}, a window of "
                              "memory this kernel writes (other invocations may not have written it yet)")
                 return False
+        clash = self._overwrites(k, n, produced)
+        if clash:
+            k.why.append(f"{n.out} = {n.name} starts another kernel: it writes {clash}, which this "
+                         "kernel reads elsewhere (every read must happen before the write lands)")
+            return False
         if k.mode == "matmul":
             return self._join_cube(k, n)
         if k.mode in ("colreduce", "transpose", "topk") or n.kind in ("matmul", "transpose", "topk") or (
@@ -248,6 +254,23 @@ class _Partitioner:
         if note:
             k.why.append(note)
         return True
+
+    def _overwrites(self, k: Kernel, n: TileNode, produced: set[g.TensorValue]) -> str:
+        """The memory ``n`` would write that the kernel already reads at other elements (a
+        read of the very element ``n`` writes, tile for tile by an elementwise op or a row
+        reduction, is safe: it happens before the write in the same invocation); "" if none."""
+        dst = n.extra.get("target") or self.tg.places[n.out]
+        for m in k.nodes:
+            same_ok = m.kind in ELEMENTWISE or (m.kind == "reduce" and m.reduce_axis == "row")
+            for a in m.inputs:
+                t = a.value
+                if not isinstance(t, g.TensorValue) or t in produced:
+                    continue
+                p = self.tg.places[t]
+                if p.buffer.base is dst.buffer.base and not (same_ok and a.mode == "tile"
+                                                             and same_place(p, dst)):
+                    return str(dst)
+        return ""
 
     def _join_cube(self, k: Kernel, n: TileNode) -> bool:
         """On a profile whose cube and vector units share a core, vector ops on whole rows of a

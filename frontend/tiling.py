@@ -450,13 +450,15 @@ class _Tiler:
                     uses[i] = uses.get(i, 0) + 1
             if kind_of(op) == "assemble":
                 assembles.append(op)
+        order = list(_walk(body))
         for op in assembles:
             src, dst = op.inputs[0], op.outputs[0]
             if (isinstance(src, g.TensorValue) and src.kind in ("temp", "local") and uses.get(src) == 1
                     and src not in self.alias and src is not dst
                     and not _is_view(src, body)):
                 offsets = tuple(op.attrs.get("offsets") or (0,) * dst.rank)
-                self.alias[src] = (dst, offsets, op)
+                if not _InPlace(self, order).hazard(src, dst, offsets, op):
+                    self.alias[src] = (dst, offsets, op)
 
     def _items(self, body: list[g.Node]) -> list[Item]:
         out: list[Item] = []
@@ -644,6 +646,76 @@ class _Tiler:
                     <= cap[Loc.MAT]):
                 return mm, kk, nn
         return 128, 64, 128
+
+
+class _InPlace:
+    """Whether computing a temp straight into the window it is assembled into is safe: it is
+    not when the producer, or an op between it and the assemble, reads or writes the
+    destination's storage anywhere but the very element being written (decision 'Frontend
+    in-place writes'); the assemble then stays a copy out of a workspace."""
+
+    def __init__(self, tiler: "_Tiler", order: list[g.Op]) -> None:
+        self.tiler = tiler
+        self.order = order
+        self.made: dict[g.TensorValue, g.Op] = {o: op for op in order for o in op.outputs}
+        self.memo: dict[g.TensorValue, Place] = {}
+
+    def where(self, t: g.TensorValue) -> Place:
+        """The window ``t`` names: through views and reshapes down to a buffer (a stand-in
+        buffer for a tensor not placed yet)."""
+        if t in self.memo:
+            return self.memo[t]
+        if t in self.tiler.places:
+            p = self.tiler.places[t]
+        else:
+            op = self.made.get(t)
+            kind = kind_of(op) if op is not None else None
+            src = op.inputs[0] if op is not None and op.inputs else None
+            if kind == "view" and isinstance(src, g.TensorValue):
+                p = window(self.where(src), t.shape, tuple(op.attrs.get("offsets") or ()), src.shape, op)
+            elif kind == "reshape" and isinstance(src, g.TensorValue):
+                p = reshaped(self.where(src), t.shape, op)
+            else:
+                b = Buffer(t.name, t, "workspace")
+                p = Place(b, 0, 0, b.rows, b.cols)
+        self.memo[t] = p
+        return p
+
+    def hazard(self, src: g.TensorValue, dst: g.TensorValue, offsets: tuple[Dim, ...], asm: g.Op) -> bool:
+        producer = self.made.get(src)
+        if producer is None or producer not in self.order or asm not in self.order:
+            return True
+        try:
+            target = window(self.where(dst), src.shape, offsets, dst.shape, asm)
+        except FrontendError:
+            return True
+        root = target.buffer.base
+        for op in self.order[self.order.index(producer):self.order.index(asm)]:
+            if kind_of(op) == "assemble" or op in (self.tiler.alias.get(o, (None, None, None))[2]
+                                                  for o in op.outputs):
+                if self.where(op.outputs[0]).buffer.base is root:
+                    return True      # another write into the destination before this one lands
+            for i in op.inputs:
+                if not isinstance(i, g.TensorValue) or i is src:
+                    continue
+                try:
+                    p = self.where(i)
+                except FrontendError:
+                    return True
+                if p.buffer.base is not root:
+                    continue
+                if not (op is producer and kind_of(op) in ELEMENTWISE
+                        and broadcast_mode(i.shape, src.shape, op) == "tile" and same_place(p, target)):
+                    return True
+        return False
+
+
+def same_place(a: Place, b: Place) -> bool:
+    """Whether two places name the same elements in the same order."""
+    ba, bb = a.buffer, b.buffer
+    return (ba.base is bb.base and ba.transposed == bb.transposed
+            and dims_equal(ba.cols, bb.cols) and dims_equal(a.row0, b.row0)
+            and dims_equal(a.col0, b.col0) and dims_equal(a.rows, b.rows) and dims_equal(a.cols, b.cols))
 
 
 def _walk(body: list[g.Node]) -> Iterator[g.Op]:

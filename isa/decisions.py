@@ -1887,4 +1887,20 @@ DECISIONS: tuple[Decision, ...] = (
              "One source for both targets means the emulation tests the code the GPU runs, apart from "
              "thread interleaving and the tensor-core branch, which only a GPU run can check; the "
              "fusion rule is the one change thread-parallel loops need for that to hold."),
+    Decision("Frontend in-place writes",
+             "PyPTO's tensor frontend says nothing of a result written into a tensor that the same "
+             "statement also reads (x[:] = transpose(x), a[:] = a @ b, x[1:, :] = x[:-1, :] + 1).",
+             "numpy's meaning: every read sees the values from before the statement. The tiler "
+             "computes a temp straight into the window it is assembled into only when neither the op "
+             "producing it nor any op between that op and the assemble reads or writes the "
+             "destination's memory anywhere but the very element being written (an elementwise op "
+             "reading the same window tile for tile); otherwise the temp is a workspace and the "
+             "assemble a copy. The partition never fuses a node into a kernel that reads, at other "
+             "elements, the memory that node writes (an elementwise op or a row reduction reading "
+             "the same window is fine: it reads before it writes, in the same invocation), so the "
+             "copy runs after every read has happened.",
+             "Writing straight into the destination saves a workspace and a copy and is the common "
+             "case (x[:] = x * 2); when another tile still has to read what a tile overwrites the "
+             "results depend on the tile order, which is silently wrong, so such writes pay for the "
+             "copy."),
 )
