@@ -262,3 +262,19 @@ def test_gpu_backend_reports_why_it_is_unavailable() -> None:
         pto.compile(pto.load(ROOT / "examples" / "vector_add.pto"), backend="cupy")
     assert e.value.code == "PTO_BACKEND_UNAVAILABLE" and why in str(e.value)
     assert isinstance(get("cupy"), CupyBackend) and get("cupy").coverage() == get("cupy_emu").coverage()
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_every_example_compiles_with_nvrtc_and_the_gpu_options(name: str) -> None:
+    """NVRTC (CuPy's bundled library; no device needed) with exactly the options the GPU path
+    passes: the unit is valid for the real compiler, not only for nvcc with full headers."""
+    nvrtc = pytest.importorskip("cupy_backends.cuda.libs.nvrtc", reason="cupy not installed")
+    from openpto.backends.cupy.device import options
+    src, abis, _ = unit_source(pto.load(ROOT / "examples" / f"{name}.pto"))
+    prog = nvrtc.createProgram(src, "unit.cu", [], [])
+    try:
+        nvrtc.compileProgram(prog, [*options(), "--gpu-architecture=compute_90", "-w"])
+    except Exception as e:  # noqa: BLE001 - the log says why
+        pytest.fail(f"NVRTC rejected the unit: {e}\n{nvrtc.getProgramLog(prog)[-3000:]}")
+    ptx = nvrtc.getPTX(prog)
+    assert all(f".entry {a.symbol}(" in (ptx.decode() if isinstance(ptx, bytes) else ptx) for a in abis.values())
