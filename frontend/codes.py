@@ -14,13 +14,17 @@ FRONT_CODES: dict[str, str] = {
         "not a positive int, pto.DYNAMIC or pto.dynamic(name); or a parameter whose shape is needed "
         "without an argument to take it from"),
     "FRONT_ARG_COUNT": "a @jit function called with missing, extra or unknown arguments",
+    "FRONT_ARG_ALIAS": (
+        "a @jit function called with an array it writes (an output or inout parameter) that shares "
+        "memory with another of its tensor arguments"),
     "FRONT_ARG_DTYPE": "a @jit function's array argument whose element type is not the annotated one",
     "FRONT_ARG_SHAPE": (
         "a @jit function's array argument whose rank or static dimensions differ from the annotation, or "
         "two arguments giving one named dynamic dimension different sizes"),
     "FRONT_ARG_TYPE": (
-        "a @jit function's tensor argument that is not a numpy array (or torch CPU tensor), or a "
-        "compile-time argument that cannot be hashed"),
+        "a @jit function's tensor argument that is not a numpy array (or torch CPU tensor), a "
+        "compile-time argument that cannot be hashed, or a torch tensor requiring grad that the "
+        "function writes"),
     "FRONT_AXIS": (
         "a reduction, topk or transpose axis outside the tensor's rank, or a permutation that is not one"),
     "FRONT_BOUNDS": (

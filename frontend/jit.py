@@ -262,6 +262,7 @@ class JitFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         call = self._bind(args, kwargs)
         entry = self._entry(call)
+        _check_writes(call, entry.fn)
         if self.executor == "sequential":
             return self._run(call, entry, entry.compiled)
         return self._run(call, entry, functools.partial(self._run_tasks, entry.compiled))
@@ -275,6 +276,7 @@ class JitFunction:
         from .interpret import interpret
         call = self._bind(args, kwargs)
         entry = self._entry(call, compiled=False)
+        _check_writes(call, entry.fn)
         return self._run(call, entry, lambda arrays, symbols: interpret(entry.fn, arrays, symbols))
 
     def graph(self, *args: Any, **kwargs: Any) -> Function:
@@ -374,6 +376,50 @@ def code_digest(code: types.CodeType) -> str:
         h.update(len(part).to_bytes(8, "little"))
         h.update(part)
     return h.hexdigest()
+
+
+_TOO_HARD = getattr(getattr(np, "exceptions", np), "TooHardError", Exception)
+
+
+def _overlap(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two arrays share an element (a problem too hard to decide counts as yes)."""
+    if not np.may_share_memory(a, b):
+        return False
+    try:
+        return bool(np.shares_memory(a, b, max_work=1 << 20))
+    except _TOO_HARD:
+        return True
+
+
+def _check_writes(call: Call, fn: Function) -> None:
+    """Refuse an array the function writes that shares memory with another tensor argument
+    (the kernels read and write in tile order, so the result would depend on the tiling), and a
+    torch tensor that requires grad written in place (torch itself refuses that)."""
+    kinds = {p.name: p.tensor.kind for p in fn.params if p.tensor is not None}
+    written = [n for n, k in kinds.items() if k in ("output", "inout") and n in call.arrays]
+    for name in written:
+        if _requires_grad(call.originals.get(name)):
+            raise front_error("FRONT_ARG_TYPE", f"the torch tensor {name} requires grad and the function "
+                              "writes it in place", location=_loc(),
+                              expected="an output tensor without requires_grad (or a call under torch.no_grad())",
+                              actual="requires_grad=True",
+                              notes=["torch refuses in-place writes that autograd cannot see; writing "
+                                     "through .detach() would leave its gradient wrong"])
+        for other, arr in call.arrays.items():
+            if other != name and _overlap(call.arrays[name], arr):
+                raise front_error("FRONT_ARG_ALIAS", f"the argument {other} shares memory with {name}, "
+                                  "which the function writes", location=_loc(),
+                                  expected=f"{name} apart from every other tensor argument",
+                                  actual=f"{other} and {name} overlap",
+                                  notes=[f"pass a copy (e.g. {other}.copy()), or write the result into a "
+                                         "fresh array and copy it back"])
+
+
+def _requires_grad(x: object) -> bool:
+    if not is_torch(x) or not getattr(x, "requires_grad", False):
+        return False
+    import torch
+    return bool(torch.is_grad_enabled())
 
 
 def _keyed(v: object) -> object:

@@ -252,6 +252,55 @@ def test_torch_bf16_tensors() -> None:
     torch.testing.assert_close(y, x + x)
 
 
+@pytest.mark.skipif(not HAVE_TORCH, reason="torch not installed")
+def test_a_torch_output_that_requires_grad_is_refused() -> None:
+    import torch
+
+    @pto.jit(backend="reference")
+    def f(x: pto.Tensor((4, 8), pto.DT_FP32), out: pto.Tensor((4, 8), pto.DT_FP32)):
+        out[:] = x + 1.0
+
+    x, leaf = torch.ones(4, 8), torch.zeros(4, 8, requires_grad=True)
+    with pytest.raises(FrontendError) as e:
+        f(x, leaf)  # grad-out
+    assert e.value.code == "FRONT_ARG_TYPE" and e.value.location.line == line_of("grad-out")
+    assert torch.equal(leaf.detach(), torch.zeros(4, 8))
+    with torch.no_grad():           # what torch allows (an optimizer's update)
+        f(x, leaf)
+    torch.testing.assert_close(leaf.detach(), torch.full((4, 8), 2.0))
+    y = f.interpret(torch.ones(4, 8, requires_grad=True), torch.zeros(4, 8))   # read-only: fine
+    assert y is None
+
+
+def test_an_output_sharing_memory_with_another_argument_is_refused() -> None:
+    @pto.jit(backend="reference")
+    def f(x: pto.Tensor((8, 8), pto.DT_FP32), out: pto.Tensor((8, 8), pto.DT_FP32)):
+        out[:] = pto.transpose(x)
+
+    a = RNG.standard_normal((8, 8)).astype(np.float32)
+    before = a.copy()
+    for run in (f, f.interpret):
+        with pytest.raises(FrontendError) as e:
+            run(a, a)  # alias-call
+        assert e.value.code == "FRONT_ARG_ALIAS" and e.value.location.line == line_of("alias-call")
+        assert "x" in e.value.message and "out" in e.value.message
+    np.testing.assert_array_equal(a, before)
+    big = np.zeros((16, 8), np.float32)
+    with pytest.raises(FrontendError, match="share"):
+        f(big[4:12], big[8:16])     # windows of one buffer that overlap in rows 8..11
+    f(big[0:8], big[8:16])          # disjoint windows of one buffer are fine
+    np.testing.assert_array_equal(big[8:16], big[0:8].T)
+    strided = np.zeros((8, 16), np.float32)
+    f(np.ascontiguousarray(a), strided[:, 0::2])
+    f(strided[:, 0::2], strided[:, 1::2])      # interleaved columns: no shared element
+    np.testing.assert_array_equal(strided[:, 1::2], a)    # (a.T).T
+
+    @pto.jit(backend="reference")
+    def g(x: pto.Tensor((8, 8), pto.DT_FP32), y: pto.Tensor((8, 8), pto.DT_FP32)):
+        return x + y
+    np.testing.assert_array_equal(g(a, a), a + a)      # two read-only aliases are fine
+
+
 # --------------------------------------------------------------------------------------------
 # pto frontend FILE.py: any stage of a file's @jit function
 
