@@ -75,7 +75,7 @@ def test_every_example_compiles_with_nvcc(name: str, tmp_path: pathlib.Path) -> 
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     if name == "gemm":            # f16 tiles in shared memory: the tensor-core branch is generated
-        assert "wmma::mma_sync" in src and "#ifndef PTO_HOST" in src
+        assert "wmma::mma_sync" in src and "!defined(PTO_HOST)" in src
 
 
 def test_warm_start_does_not_run_the_compiler(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -278,3 +278,40 @@ def test_every_example_compiles_with_nvrtc_and_the_gpu_options(name: str) -> Non
         pytest.fail(f"NVRTC rejected the unit: {e}\n{nvrtc.getProgramLog(prog)[-3000:]}")
     ptx = nvrtc.getPTX(prog)
     assert all(f".entry {a.symbol}(" in (ptx.decode() if isinstance(ptx, bytes) else ptx) for a in abis.values())
+
+
+MM = """
+kernel @mm(%a : !pto.memref<32x48x{d}>, %b : !pto.memref<48x64x{d}>, %c : !pto.memref<32x64xf32>) {{
+  .const %c0 = 0 : index
+  .tile %am : !pto.tile<32x48x{d}, loc=mat, layout=NZ>
+  .tile %bm : !pto.tile<48x64x{d}, loc=mat, layout=NZ>
+  .tile %l : !pto.tile<32x48x{d}, loc=left, layout=NZ>
+  .tile %r : !pto.tile<48x64x{d}, loc=right, layout=ZN>
+  .tile %acc : !pto.tile<32x64xf32, loc=acc, layout=NZ>
+  %am = tload %a[%c0, %c0]
+  %bm = tload %b[%c0, %c0]
+  %l = tmov %am
+  %r = tmov %bm
+  %acc = tmatmul %l, %r
+  %acc = tmatmul_acc %acc, %l, %r
+  tstore %c[%c0, %c0], %acc
+}}
+"""
+
+
+@pytest.mark.parametrize("d", ["f16", "bf16", "f32"])
+def test_matmul_forms_match_numpy_and_the_tensor_core_branch_compiles(d: str) -> None:
+    m = pto.parse(MM.format(d=d))
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((32, 48)).astype(_np(d))
+    b = rng.standard_normal((48, 64)).astype(_np(d))
+    c = np.zeros((32, 64), np.float32)
+    pto.compile(m, backend="cupy_emu")(a, b, c)
+    want = 2 * (a.astype(np.float64) @ b.astype(np.float64))       # tmatmul then tmatmul_acc
+    np.testing.assert_allclose(c, want, rtol=1e-6, atol=1e-5)
+    src, _, _ = unit_source(m)
+    assert ("wmma::mma_sync" in src) == (d != "f32")
+    nvrtc = pytest.importorskip("cupy_backends.cuda.libs.nvrtc", reason="cupy not installed")
+    from openpto.backends.cupy.device import options
+    prog = nvrtc.createProgram(src, "unit.cu", [], [])
+    nvrtc.compileProgram(prog, [*options(), "--gpu-architecture=compute_90", "-w"])

@@ -10,7 +10,7 @@ Two code paths in one unit:
   thread per element of C; float products and sums in f64 (every f16/bf16/f32 product is
   exact there) rounded once to f32 after adding acc_in / bias, as the reference computes;
   i8 -> i32 wrapping sums.
-* on the GPU only (``#ifndef PTO_HOST``), f16 or bf16 A and B in shared memory with static
+* on the GPU only (not ``PTO_HOST``; f16 from sm_70, bf16 from sm_80), f16 or bf16 A and B in shared memory with static
   M, N, K multiples of 16 and an f32 result, plain or _ACC: tensor cores through ``nvcuda::wmma``
   16x16x16 fragments, one warp per 16x16 block of C, f32 accumulation (another summation order
   and precision than the exact path, inside the ``sum`` contract). Host emulation does not run
@@ -35,9 +35,11 @@ def _wmma_ok(g: Gen, op: TileOp, kind: str, m: str, k: str, n: str) -> bool:
     a, b, dst = g.tile(op, "a"), g.tile(op, "b"), g.tile(op, "dst")
     params = {p.name for p in g.kernel.params}
     local = not {a.name, b.name, dst.name} & params          # shared memory: aligned, ours
+    acc = g.tile(op, "acc_in") if kind == "acc" else dst
     return (kind in ("plain", "acc") and local and a.dtype == b.dtype and a.dtype.name in ("f16", "bf16")
             and dst.dtype.name == "f32" and _static(m, k, n)
             and all(int(x) % WMMA == 0 and int(x) > 0 for x in (m, k, n))
+            and all(t.cols % WMMA == 0 for t in (a, b, dst, acc))        # fragment leading dimensions
             and (kind == "plain" or g.tile(op, "acc_in").name == dst.name or g.tile(op, "acc_in").name not in params))
 
 
@@ -100,7 +102,8 @@ def _rule(kind: str, gemv: bool) -> Callable[[Gen, TileOp], None]:
         elif kind == "bias":
             g.check_read(g.tile(op, "bias"), "1", n, "bias")
         if not gemv and _wmma_ok(g, op, kind, m, k, n):
-            g.lines.append("#ifndef PTO_HOST")
+            arch = 700 if g.tile(op, "a").dtype.name == "f16" else 800     # bf16 fragments: sm_80 on
+            g.lines.append(f"#if !defined(PTO_HOST) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= {arch}")
             _wmma(g, op, kind, int(m), int(k), int(n))
             g.lines.append("#else")
             _exact(g, op, kind, m, k, n)
