@@ -519,7 +519,12 @@ class Emitter:
 
 
 def _as_rows(place: Place, t: g.TensorValue) -> Place:
-    """A per-row vector's place seen as R x 1 (a rank-1 result of a reduction is stored as one)."""
+    """A per-row vector's place seen as R x 1: the result of a last-axis reduction without its
+    kept dim ([A, B] from [A, B, C], or [A] from [A, C]) holds one value per source row, in the
+    same order, so its whole buffer is viewed as (A*B) x 1 (the tiler never puts such a result
+    in a window: frontend/tiling.py)."""
     if dims_equal(place.cols, 1):
         return place
-    return reshaped(place, (place.cols, 1), None) if dims_equal(place.rows, 1) else place
+    if dims_equal(place.rows, 1) or place.whole():
+        return reshaped(place, (g.sym_binop("mul", place.rows, place.cols), 1), None)
+    return place

@@ -45,9 +45,14 @@ class _Run:
         return self.matrix(self.tg.places[t])
 
     def rows_view(self, t: g.TensorValue) -> np.ndarray:
-        """A per-row vector as an R x 1 matrix (a rank-1 reduction result is one row)."""
+        """A per-row vector as an R x 1 matrix (a reduction result without its kept dim is
+        a whole buffer of one value per source row, so the reshape is a view)."""
         m = self.of(t)
-        return m.reshape(-1, 1) if m.shape[0] == 1 and m.shape[1] != 1 else m
+        if m.shape[1] == 1:
+            return m
+        out = m.reshape(-1, 1)
+        assert np.shares_memory(out, m), "a per-row vector in a window (the tiler never places one)"
+        return out
 
     def run(self, items: list) -> None:
         for it in items:

@@ -685,6 +685,8 @@ class _InPlace:
         producer = self.made.get(src)
         if producer is None or producer not in self.order or asm not in self.order:
             return True
+        if _flat_rowvec(producer):
+            return True              # stored as R x 1: only a whole buffer is that
         try:
             target = window(self.where(dst), src.shape, offsets, dst.shape, asm)
         except FrontendError:
@@ -708,6 +710,18 @@ class _InPlace:
                         and broadcast_mode(i.shape, src.shape, op) == "tile" and same_place(p, target)):
                     return True
         return False
+
+
+def _flat_rowvec(op: g.Op) -> bool:
+    """A last-axis reduction that drops its dim and leaves a matrix of several columns: one
+    value per source row, stored as a column of its whole buffer."""
+    if kind_of(op) != "reduce":
+        return False
+    src, out = op.inputs[0], op.outputs[0]
+    assert isinstance(src, g.TensorValue)
+    axis = int(op.attrs.get("axis", src.rank - 1))
+    return axis % max(src.rank, 1) == src.rank - 1 and out.rank == src.rank - 1 and out.rank >= 2 \
+        and not dims_equal(out.shape[-1], 1)
 
 
 def same_place(a: Place, b: Place) -> bool:

@@ -1,0 +1,47 @@
+"""Shapes the review found mis-tiled: a last-axis reduction that drops its dim on a tensor of
+rank 3 or more (one value per source row, placed as a column of its buffer), and broadcasts of
+[R, 1] operands against [1, 1] and [1]. Results against numpy written here."""
+import numpy as np
+import pytest
+
+import openpto.frontend as pto
+
+RNG = np.random.default_rng(62)
+CONFIGS = [("reference", "cpu"), ("llvm", "cpu"), ("llvm", "a3")]
+NUMPY_REDUCE = {"sum": np.sum, "amax": np.max, "amin": np.min, "mean": np.mean}
+
+
+def _rand(*shape):
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+@pytest.mark.parametrize("backend,profile", CONFIGS)
+@pytest.mark.parametrize("shape", [(3, 5, 7), (2, 1, 3, 17)])
+@pytest.mark.parametrize("name", list(NUMPY_REDUCE))
+def test_last_axis_reduction_without_keepdim_on_n_d(name, shape, backend, profile):
+    def f(x):
+        pto.set_vec_tile_shapes(*([2] * (len(shape) - 1) + [4]))
+        return getattr(pto, name)(x, -1)
+    x = _rand(*shape)
+    got = pto.jit(f, backend=backend, profile=profile)(x)
+    want = NUMPY_REDUCE[name](x.astype(np.float64), axis=-1)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("backend,profile", CONFIGS)
+def test_flat_row_reduction_assembled_into_a_window_and_consumed(backend, profile):
+    """Assembled into a window it goes through a workspace (a column of 15 values is not a 3x5
+    window); a consumer reads it as the [3, 5] tensor it is."""
+    @pto.jit(backend=backend, profile=profile)
+    def f(x: pto.Tensor((3, 5, 7), pto.DT_FP32), o: pto.Tensor((4, 6), pto.DT_FP32)):
+        s = pto.amax(x, -1)
+        o[1:4, 1:6] = s * 2.0 + 1.0
+        o[0:3, 0:5] = pto.sum(x, -1)
+    x, o = _rand(3, 5, 7), _rand(4, 6)
+    want = o.astype(np.float64).copy()
+    want[1:4, 1:6] = x.max(-1) * 2.0 + 1.0
+    want[0:3, 0:5] = x.astype(np.float64).sum(-1)
+    f(x, o)
+    np.testing.assert_allclose(o, want, rtol=1e-5, atol=1e-5)
+    assert f.stages().check() is None
