@@ -211,16 +211,15 @@ class JitFunction:
         return Call(arrays, originals, static, symbols, params, sources, tuple(key), torch)
 
     def _globals_key(self) -> tuple:
-        """The globals and closure values the function reads: a number changed, or a helper
-        rebound, is another program (hashable values key by value, others by identity)."""
-        g = self.fn.__globals__
-        out = [(n, _keyed(g[n])) for n in self.fn.__code__.co_names if n in g]
-        for n, cell in zip(self.fn.__code__.co_freevars, self.fn.__closure__ or ()):
-            try:
-                out.append((n, _keyed(cell.cell_contents)))
-            except ValueError:      # an empty cell
-                pass
-        return tuple(out)
+        """The values the function reads by name: see ``reads_key``."""
+        return reads_key(self.fn)
+
+    def clear_cache(self) -> None:
+        """Forget this function's compiles, so the next call captures again (after changing what
+        the key cannot see: a module attribute, a list's or dict's contents)."""
+        self._entries.clear()
+        for key in [k for k in _CACHE if k[0] == self._base]:
+            del _CACHE[key]
 
     # capture and compile -------------------------------------------------------------------
     def _capture(self, call: Call) -> Function:
@@ -420,6 +419,55 @@ def _requires_grad(x: object) -> bool:
         return False
     import torch
     return bool(torch.is_grad_enabled())
+
+
+_NAMES_READ: dict[types.CodeType, tuple[str, ...]] = {}
+_HELPER_DEPTH = 4
+
+
+def _names_read(code: types.CodeType) -> tuple[str, ...]:
+    """Global names a code object and the code nested in it (comprehensions, lambdas, inner
+    defs) may read; kept per code object, since a warm call asks again."""
+    names = _NAMES_READ.get(code)
+    if names is None:
+        found = dict.fromkeys(code.co_names)
+        for c in code.co_consts:
+            if isinstance(c, types.CodeType):
+                found.update(dict.fromkeys(_names_read(c)))
+        names = _NAMES_READ[code] = tuple(found)
+    return names
+
+
+def _is_helper(v: object) -> bool:
+    """A plain Python function of the user's (not openpto's): its reads are keyed too."""
+    return isinstance(v, types.FunctionType) and not str(getattr(v, "__module__", "")).startswith("openpto")
+
+
+def reads_key(fn: Callable) -> tuple:
+    """What a compile depends on besides its arguments: the globals read by the function and by
+    the code nested in it, the values of its closure cells, and the same for each plain Python
+    helper function among them (to a depth of four). Hashable values key by value, others by
+    identity: a module attribute (``cfg.SCALE``) or a container's contents are not seen."""
+    out: list = []
+    seen: set[int] = set()
+    todo: list[tuple[Callable, int]] = [(fn, 0)]
+    while todo:
+        f, depth = todo.pop()
+        if id(f) in seen:
+            continue
+        seen.add(id(f))
+        g = f.__globals__
+        values = [(n, g[n]) for n in _names_read(f.__code__) if n in g]
+        for n, cell in zip(f.__code__.co_freevars, f.__closure__ or ()):
+            try:
+                values.append((n, cell.cell_contents))
+            except ValueError:      # an empty cell
+                pass
+        for n, v in values:
+            out.append((n, _keyed(v)))
+            if depth < _HELPER_DEPTH and _is_helper(v):
+                todo.append((v, depth + 1))
+    return tuple(out)
 
 
 def _keyed(v: object) -> object:

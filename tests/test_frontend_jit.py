@@ -157,6 +157,68 @@ def test_a_changed_global_is_a_new_compile(monkeypatch: pytest.MonkeyPatch) -> N
     assert counter.compiles == before + 1
 
 
+FACTOR = 2.0
+CONFIG = {"factor": 2.0}
+
+
+def times_factor(a):  # noqa: ANN001, ANN201 - a plain helper reading a global
+    return a * FACTOR
+
+
+@pto.jit(backend="reference")
+def through_helper(x: pto.Tensor((2, 8), pto.DT_FP32)):
+    return times_factor(x)
+
+
+@pto.jit(backend="reference")
+def in_comprehension(x: pto.Tensor((2, 8), pto.DT_FP32)):
+    return [x * FACTOR for _ in range(1)][0]
+
+
+@pto.jit(backend="reference")
+def in_inner_def(x: pto.Tensor((2, 8), pto.DT_FP32)):
+    def inner(a):  # noqa: ANN001, ANN202
+        return a + FACTOR
+    return inner(x)
+
+
+@pto.jit(backend="reference")
+def from_a_dict(x: pto.Tensor((2, 8), pto.DT_FP32)):
+    return x * CONFIG["factor"]
+
+
+@pytest.mark.parametrize("fn, expect", [
+    (through_helper, lambda x, k: x * k), (in_comprehension, lambda x, k: x * k),
+    (in_inner_def, lambda x, k: x + k)])
+def test_globals_read_by_helpers_and_nested_code_are_keyed(monkeypatch: pytest.MonkeyPatch, fn, expect) -> None:
+    x = RNG.standard_normal((2, 8)).astype(np.float32)
+    np.testing.assert_array_equal(fn(x), expect(x, np.float32(2)))
+    monkeypatch.setattr(sys.modules[__name__], "FACTOR", 5.0)
+    np.testing.assert_array_equal(fn(x), expect(x, np.float32(5)))
+
+
+def test_a_closure_helper_rebound_is_a_new_compile() -> None:
+    def make(helper):  # noqa: ANN001, ANN202
+        @pto.jit(backend="reference")
+        def f(x: pto.Tensor((2, 8), pto.DT_FP32)):
+            return helper(x)
+        return f
+
+    x = np.ones((2, 8), np.float32)
+    np.testing.assert_array_equal(make(lambda a: a + 1.0)(x), x + 1)
+    np.testing.assert_array_equal(make(lambda a: a + 7.0)(x), x + 7)
+
+
+def test_container_contents_are_not_keyed_and_clear_cache_recompiles(monkeypatch: pytest.MonkeyPatch) -> None:
+    x = np.ones((2, 8), np.float32)
+    monkeypatch.setitem(CONFIG, "factor", 2.0)
+    np.testing.assert_array_equal(from_a_dict(x), x * 2)
+    CONFIG["factor"] = 3.0
+    np.testing.assert_array_equal(from_a_dict(x), x * 2)     # documented: contents are not keyed
+    from_a_dict.clear_cache()
+    np.testing.assert_array_equal(from_a_dict(x), x * 3)
+
+
 def test_two_lambdas_on_one_line_compile_apart() -> None:
     x = RNG.standard_normal((4, 8)).astype(np.float32)
     double, triple = pto.jit(lambda a: a * 2.0, backend="reference"), pto.jit(lambda a: a * 3.0, backend="reference")
