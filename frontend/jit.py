@@ -3,8 +3,8 @@ signature, and runs the compiled function.
 
 A call checks every argument against its annotation (count, array type, rank, static sizes,
 dtype), reads the dynamic sizes off the arrays, and looks the compile up under (source,
-options, backend, profile, static shapes and dtypes, compile-time arguments and the simple
-globals the function reads). Only a miss captures and compiles; a hit allocates the results
+options, backend, profile, static shapes and dtypes, compile-time arguments and the values of
+the names the function, its nested code and its helper functions read: ``reads_key``). Only a miss captures and compiles; a hit allocates the results
 and runs the compiled function. torch CPU tensors go in and come out as torch tensors.
 """
 from __future__ import annotations

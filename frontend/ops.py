@@ -154,11 +154,22 @@ def _same_dtype(ops: Sequence[Operand], op: str, allowed: Sequence[DType]) -> DT
                               notes=[f"convert one first: pto.cast({t.name}, pto.DT_...)"])
     _dtype_in(d, allowed, op)
     for o in ops:
-        if isinstance(o, float) and not d.is_float and not float(o).is_integer():
-            raise front_error("FRONT_DTYPE", f"{op}: the scalar {o} does not fit the tensor's {d}",
-                              expected=f"an integral scalar for a {d} tensor", actual=o,
-                              notes=["a tensor-scalar op keeps the tensor's dtype; cast the tensor first"])
+        if isinstance(o, (int, float)):
+            scalar_fits(o, d, op)
     return d
+
+
+def scalar_fits(v: int | float, d: DType, op: str) -> None:
+    """A scalar an integer (or i1) dtype holds exactly: integral and inside its range. Refused
+    rather than wrapped: ``i8 + 300`` meaning ``i8 + 44`` would be a silent surprise."""
+    if d.is_float:
+        return
+    integral = isinstance(v, int) or float(v).is_integer()
+    if not integral or not int(d.min) <= int(v) <= int(d.max):
+        raise front_error("FRONT_DTYPE", f"{op}: the scalar {v} does not fit the tensor's {d}",
+                          expected=f"an integral scalar in [{int(d.min)}, {int(d.max)}] for {d}",
+                          actual=v, notes=["a tensor-scalar op keeps the tensor's dtype; cast the tensor "
+                                           "to a wider type first"])
 
 
 # --------------------------------------------------------------------------------------------
@@ -494,9 +505,7 @@ def _full_shape(ops: Sequence[Operand], attrs: dict) -> tuple[Shape, ...]:
 def _full_dtype(ops: Sequence[Operand], attrs: dict) -> tuple[DType, ...]:
     d, v = attrs["dtype"], attrs["value"]
     _dtype_in(d, NUMERIC + (dt.I1,), "full")
-    if isinstance(v, float) and not d.is_float and not v.is_integer():
-        raise front_error("FRONT_DTYPE", f"full: the value {v} does not fit {d}", expected=f"an integral value",
-                          actual=v)
+    scalar_fits(v, d, "full")
     return (d,)
 
 

@@ -330,6 +330,43 @@ def test_dtype_errors() -> None:
     expect("FRONT_DTYPE", "dtype-where", w.graph)
 
 
+def test_integer_scalars_out_of_the_tensor_dtype_range() -> None:
+    @pto.jit
+    def add8(x: pto.Tensor((4, 8), pto.DT_INT8)):
+        return x + 300  # scalar-i8
+
+    err = expect("FRONT_DTYPE", "scalar-i8", add8.graph)
+    assert "-128, 127" in str(err.expected)
+    x8 = np.ones((4, 8), np.int8)
+    expect("FRONT_DTYPE", "scalar-i8", lambda: add8.interpret(x8))   # the interpreter agrees
+
+    @pto.jit
+    def mul32(x: pto.Tensor((4, 8), pto.DT_INT32)):
+        return x * 3000000000  # scalar-i32
+    expect("FRONT_DTYPE", "scalar-i32", mul32.graph)
+
+    @pto.jit
+    def sub_u8(x: pto.Tensor((4, 8), pto.DT_UINT8)):
+        return pto.maximum(x, -1)  # scalar-u8
+    expect("FRONT_DTYPE", "scalar-u8", sub_u8.graph)
+
+    @pto.jit
+    def fill8(x: pto.Tensor((4, 8), pto.DT_INT8)):
+        return x + pto.full([4, 8], 300, pto.DT_INT8)  # full-i8
+    expect("FRONT_DTYPE", "full-i8", fill8.graph)
+
+    @pto.jit
+    def set8(x: pto.Tensor((4, 8), pto.DT_INT8)):
+        x[0:2, :] = -129  # setitem-i8
+    expect("FRONT_DTYPE", "setitem-i8", set8.graph)
+
+    @pto.jit
+    def edges(x: pto.Tensor((4, 8), pto.DT_INT8)):
+        return pto.minimum(pto.maximum(x + 127, -128), 127.0)
+    got = edges.interpret(np.full((4, 8), -3, np.int8))
+    np.testing.assert_array_equal(got, np.full((4, 8), 124, np.int8))
+
+
 def test_shapes_that_do_not_broadcast() -> None:
     @pto.jit
     def f(x: pto.Tensor((4, 6), pto.DT_FP32), y: pto.Tensor((4, 5), pto.DT_FP32)):
