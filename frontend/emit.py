@@ -407,6 +407,8 @@ class Emitter:
         for a in n.inputs:
             if a.mode == "scalar":
                 ops.append(("scalar", a.value))
+            elif rowvec and a.mode == "col":    # a [1, 1] operand of a per-row result
+                ops.append(("tile", self.spread(a.value, blk, env, out, pad)))  # type: ignore[arg-type]
             else:
                 mode = "tile" if rowvec else a.mode
                 ops.append((mode, self.load(a.value, mode, blk, env, out, pad, rowvec=rowvec)))  # type: ignore[arg-type]
@@ -431,6 +433,19 @@ class Emitter:
         else:  # pragma: no cover - tiling only makes the kinds above
             raise AssertionError(n.kind)
         self.store(n, dst, blk, out, pad)
+
+    def spread(self, t: g.TensorValue, blk: Block, env: dict, out: list[str], pad: str) -> str:
+        """A per-row tile holding the single value of a [1, 1] tensor in every row: loaded as a
+        1 x 1 tile and broadcast down the rows (TCOLEXPAND), once per block."""
+        key = (t, "spread")
+        if key in env:
+            return env[key]
+        one = self.declare(out, pad, t.name, self.tile_type(1, 1, t.dtype, "1", "1"), None, None)
+        out.append(f"{pad}{one} = tload {self.gindex(self.places[t], self.const(0), self.const(0), out, pad)}")
+        tile = self.declare(out, pad, "bc", self.rowvec_type(t.dtype, blk), blk.vr, None)
+        out.append(f"{pad}{tile} = tcolexpand {one}")
+        env[key] = tile
+        return tile
 
     def expand(self, o: tuple[str, object], dt: DType, blk: Block, out: list[str], pad: str) -> str:
         """A full tile for an operand: itself, or its broadcast / scalar spread over the tile."""

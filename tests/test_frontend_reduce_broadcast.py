@@ -45,3 +45,33 @@ def test_flat_row_reduction_assembled_into_a_window_and_consumed(backend, profil
     f(x, o)
     np.testing.assert_allclose(o, want, rtol=1e-5, atol=1e-5)
     assert f.stages().check() is None
+
+
+COLUMN_CASES = {
+    "[5,1] + [1,1]": ((5, 1), (1, 1), lambda x, y: x + y, np.add),
+    "[1,1] - [5,1]": ((1, 1), (5, 1), lambda x, y: x - y, np.subtract),
+    "[5,1] * [1]": ((5, 1), (1,), lambda x, y: x * y, np.multiply),
+    "maximum([5,1], [1,1])": ((5, 1), (1, 1), pto.maximum, np.maximum),
+}
+
+
+@pytest.mark.parametrize("backend,profile", CONFIGS)
+@pytest.mark.parametrize("case", list(COLUMN_CASES))
+def test_single_value_broadcast_down_a_column(case, backend, profile):
+    sa, sb, op, ref = COLUMN_CASES[case]
+    x, y = _rand(*sa), _rand(*sb)
+    got = pto.jit(lambda a, b: op(a, b), backend=backend, profile=profile)(x, y)
+    want = ref(x.astype(np.float64), y.astype(np.float64))
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("backend,profile", CONFIGS)
+def test_single_value_with_partial_row_tiles_and_a_row_reduction(backend, profile):
+    @pto.jit(backend=backend, profile=profile)
+    def f(x, y):
+        pto.set_vec_tile_shapes(8, 4)
+        return pto.sum(x, -1, True) - y
+    x, y = _rand(20, 9), _rand(1, 1)
+    want = x.astype(np.float64).sum(-1, keepdims=True) - y
+    np.testing.assert_allclose(f(x, y), want, rtol=1e-5, atol=1e-5)
