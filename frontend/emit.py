@@ -427,7 +427,7 @@ class Emitter:
         elif n.kind == "compare":
             self.compare(n.name, ops, dst, in_dt, blk, out, pad)
         elif n.kind == "select":
-            mask = self.expand(ops[0], I1, blk, out, pad)
+            mask = self.expand_mask(ops[0], dt, blk, out, pad)
             a, b = (self.expand(o, dt, blk, out, pad) for o in ops[1:])
             out.append(f"{pad}{dst} = tsel {mask}, {a}, {b}")
         else:  # pragma: no cover - tiling only makes the kinds above
@@ -446,6 +446,26 @@ class Emitter:
         out.append(f"{pad}{tile} = tcolexpand {one}")
         env[key] = tile
         return tile
+
+    def expand_mask(self, o: tuple[str, object], dt: DType, blk: Block, out: list[str], pad: str) -> str:
+        """A full i1 tile for a select's mask. A per-row or per-column mask cannot be broadcast
+        as i1 (TROWEXPAND/TCOLEXPAND take numbers), so it becomes 1/0 of the select's own type
+        (TSEL), is broadcast as that, and is compared with 0 again (TCMPS NE)."""
+        mode, v = o
+        if mode in ("tile", "scalar"):
+            return self.expand(o, I1, blk, out, pad)
+        if mode == "row":
+            typ, vr, vc = self.rowvec_type(dt, blk), blk.vr, None
+        else:
+            typ, vr, vc = self.colvec_type(dt, blk), None, blk.vc
+        one, zero, num = (self.declare(out, pad, base, typ, vr, vc) for base in ("one", "zero", "mask_num"))
+        out.append(f"{pad}{one} = texpands {_literal(1, dt)}")
+        out.append(f"{pad}{zero} = texpands {_literal(0, dt)}")
+        out.append(f"{pad}{num} = tsel {v}, {one}, {zero}")
+        wide = self.expand((mode, num), dt, blk, out, pad)
+        mask = self.declare(out, pad, "mask", self.wide_type(I1, blk), blk.vr, blk.vc)
+        out.append(f"{pad}{mask} = tcmps {wide}, {_literal(0, dt)} {{cmpMode = #pto.cmp<NE>}}")
+        return mask
 
     def expand(self, o: tuple[str, object], dt: DType, blk: Block, out: list[str], pad: str) -> str:
         """A full tile for an operand: itself, or its broadcast / scalar spread over the tile."""

@@ -75,3 +75,17 @@ def test_single_value_with_partial_row_tiles_and_a_row_reduction(backend, profil
     x, y = _rand(20, 9), _rand(1, 1)
     want = x.astype(np.float64).sum(-1, keepdims=True) - y
     np.testing.assert_allclose(f(x, y), want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("backend,profile", CONFIGS + [("reference", "a3")])
+@pytest.mark.parametrize("cond_shape", [(6, 1), (1, 9)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32])
+def test_where_with_a_broadcast_condition(cond_shape, dtype, backend, profile):
+    """The mask is one value per row (or per column): it is spread as numbers, not as i1."""
+    def f(c, x):
+        pto.set_vec_tile_shapes(4, 4)
+        return pto.where(c > 0, x, -x)
+    c = _rand(*cond_shape).astype(dtype)
+    x = (_rand(6, 9) * 10).astype(dtype)
+    got = pto.jit(f, backend=backend, profile=profile)(c, x)
+    np.testing.assert_array_equal(got, np.where(c > 0, x, -x))
