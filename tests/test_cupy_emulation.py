@@ -315,3 +315,18 @@ def test_matmul_forms_match_numpy_and_the_tensor_core_branch_compiles(d: str) ->
     from openpto.backends.cupy.device import options
     prog = nvrtc.createProgram(src, "unit.cu", [], [])
     nvrtc.compileProgram(prog, [*options(), "--gpu-architecture=compute_90", "-w"])
+
+
+def test_f16_nan_payloads_and_subnormals_travel_as_numpy_moves_them() -> None:
+    """f16 widens exactly in integer code (CUDA's conversion would give one canonical NaN) and
+    narrows through cuda_fp16 with numpy's NaN bits: TABS clears only the sign."""
+    m = pto.parse("""
+kernel @k(%dst : !pto.tile<1x16xf16>, %src : !pto.tile<1x16xf16>) {
+  %dst = tabs %src : (!pto.tile<1x16xf16>) -> !pto.tile<1x16xf16>
+}
+""")
+    bits = np.array([0xFE00, 0x7E01, 0xFC01, 0x7C00, 0x8001, 0x03FF, 0x8400, 0xFBFF] * 2, np.uint16)
+    src = bits.view(np.float16).reshape(1, 16)
+    dst = np.zeros_like(src)
+    pto.compile(m, backend="cupy_emu")(dst, src)
+    np.testing.assert_array_equal(dst.view(np.uint16), (bits & 0x7FFF).reshape(1, 16))

@@ -63,11 +63,24 @@ PTO_FN double pto_u2d(uint64_t u) { return __longlong_as_double((long long)u); }
 #define pto_nan pto_u2f(0x7fc00000u)
 #define pto_inf pto_u2f(0x7f800000u)
 
-PTO_FN float pto_h2f(uint16_t h) { return __half2float(__ushort_as_half(h)); }
+// f16 -> f32 is exact: in integer code, so NaN payloads widen as numpy widens them (the CUDA
+// conversion returns one canonical NaN); f32 -> f16 rounds once through cuda_fp16, NaNs as numpy
+// narrows them (sign and top payload bits; a payload that would vanish becomes 1)
+PTO_FN float pto_h2f(uint16_t h) {
+    const uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+    if (e == 0x1fu) return pto_u2f(sign | 0x7f800000u | (m << 13));
+    if (e == 0u) {
+        const float f = (float)m * 5.9604644775390625e-8f;     // m * 2**-24, exact
+        return sign ? -f : f;
+    }
+    return pto_u2f(sign | ((e + 112u) << 23) | (m << 13));
+}
 PTO_FN uint16_t pto_f2h(float x) {
-    if (x != x) {   // numpy keeps the sign and the top payload bits, quiet bit set
-        uint32_t u = pto_f2u(x);
-        return (uint16_t)(((u >> 16) & 0x8000u) | 0x7e00u | ((u >> 13) & 0x3ffu));
+    if (x != x) {
+        const uint32_t u = pto_f2u(x);
+        uint32_t m = (u >> 13) & 0x3ffu;
+        if (m == 0u) m = 1u;
+        return (uint16_t)(((u >> 16) & 0x8000u) | 0x7c00u | m);
     }
     return __half_as_ushort(__float2half_rn(x));
 }
