@@ -184,7 +184,6 @@ def _one(name: str, inputs: Sequence[Any], attrs: dict | None = None) -> "Tensor
 class TensorProxy:
     """A tensor of the function being captured. Operators record ops; ``x[:] = y`` writes x."""
 
-    __array_ufunc__ = None          # numpy defers to our reflected operators
     __hash__ = object.__hash__
 
     def __init__(self, value: TensorValue) -> None:
@@ -244,6 +243,42 @@ class TensorProxy:
     def __eq__(self, o): return eq(self, o)              # type: ignore[override]  # noqa: ANN001, D105, E704
     def __ne__(self, o): return ne(self, o)              # type: ignore[override]  # noqa: ANN001, D105, E704
 
+    def __pow__(self, o):  # noqa: ANN001, ANN204
+        """``x ** 2`` is ``x * x``; other powers have no single tile instruction."""
+        if isinstance(o, (int, np.integer)) and not isinstance(o, bool) and o == 2:
+            return mul(self, self)
+        _refuse(f"x ** {o!r}", "x * x for a square, pto.sqrt(x), pto.rsqrt(x), pto.reciprocal(x), or "
+                "pto.exp(pto.log(x) * p)")
+
+    def __rpow__(self, o):  # noqa: ANN001, ANN204
+        _refuse(f"{o!r} ** x", "pto.exp(x * log(base))")
+
+    def __floordiv__(self, o):  # noqa: ANN001, ANN204
+        _refuse("x // y", "pto.cast(x / y, dtype, mode='floor') for floats (integer / truncates toward "
+                "zero)")
+
+    __rfloordiv__ = __floordiv__
+
+    def __mod__(self, o):  # noqa: ANN001, ANN204
+        _refuse("x % y", "x - y * pto.cast(x / y, dtype, mode='floor')")
+
+    __rmod__ = __mod__
+
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        """numpy's ufuncs on a tensor of the function: the ones with a pto op record it
+        (``np.exp(x)``, ``2.0 * x`` with a numpy scalar); others are refused naming pto's ops."""
+        op = _UFUNCS.get(ufunc.__name__)
+        if op is None or method != "__call__" or kwargs:
+            _refuse(f"numpy's {ufunc.__name__}{'.' + method if method != '__call__' else ''} on a tensor",
+                    "the pto op (pto.exp, pto.add, pto.maximum, ...): " + " ".join(sorted(_UFUNCS)))
+        return globals()[op](*inputs)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise UnknownAttribute("FRONT_ATTRIBUTE", f"a tensor of the function has no attribute {name!r}",
+                               location=_loc(), expected=" ".join(_ATTRIBUTES), actual=name)
+
     # methods mirroring the functions
     def exp(self): return exp(self)                      # noqa: ANN201, D102, E704
     def log(self): return log(self)                      # noqa: ANN201, D102, E704
@@ -273,13 +308,23 @@ class TensorProxy:
 
     # indexing: slices are views, slice assignment is assemble
     def _window(self, key: object) -> tuple[tuple[Dim, ...], tuple[Dim, ...], tuple[int, ...]]:
-        """(offsets, sizes, axes dropped by an int index) of ``self[key]``."""
+        """(offsets, sizes, axes dropped by an int index) of ``self[key]``; negative ints count
+        from the end of the axis, as in numpy."""
         items = key if isinstance(key, tuple) else (key,)
+        for k in items:
+            if not (k is Ellipsis or isinstance(k, (slice, Sym)) or
+                    isinstance(k, (int, np.integer)) and not isinstance(k, bool)):
+                raise front_error("FRONT_OPERAND", "a tensor index takes ints, run-time values, start:stop "
+                                  "slices and one ...", location=_loc(),
+                                  expected="x[i], x[a:b, ...] (no arrays, lists, None or booleans)",
+                                  actual=type(k).__name__,
+                                  notes=["gather rows with several views, or pto.topk for indices of values"])
         if builtins.sum(1 for k in items if k is Ellipsis) > 1:
             raise front_error("FRONT_OPERAND", "at most one ... in an index", location=_loc(),
                               expected="one ...", actual=str(key))
-        if Ellipsis in items:
-            i = items.index(Ellipsis)
+        at = [i for i, k in enumerate(items) if k is Ellipsis]
+        if at:
+            i = at[0]
             items = items[:i] + (slice(None),) * (self.ndim - len(items) + 1) + items[i + 1:]
         if len(items) > self.ndim:
             raise front_error("FRONT_SHAPE", f"{len(items)} indices for a rank-{self.ndim} tensor",
@@ -293,12 +338,17 @@ class TensorProxy:
                 if k.step not in (None, 1):
                     raise front_error("FRONT_OPERAND", "a tensor slice takes no step", location=_loc(),
                                       expected="start:stop", actual=str(k))
-                start = 0 if k.start is None else _dim(k.start, "a slice start")
-                stop = n if k.stop is None else _dim(k.stop, "a slice stop")
+                start = 0 if k.start is None else _from_end(_dim(k.start, "a slice start"), n)
+                stop = n if k.stop is None else _from_end(_dim(k.stop, "a slice stop"), n)
+                size = stop - start  # type: ignore[operator]
+                if isinstance(size, int) and size < 1:
+                    raise front_error("FRONT_BOUNDS", f"the slice {_spell_slice(k)} of axis {axis} is empty",
+                                      location=_loc(), expected=f"start < stop within the axis (size {n})",
+                                      actual=f"start {start}, stop {stop}")
                 offsets.append(start)
-                sizes.append(stop - start)  # type: ignore[operator]
+                sizes.append(size)
             else:
-                offsets.append(_dim(k, "an index"))
+                offsets.append(_from_end(_dim(k, "an index"), n))
                 sizes.append(1)
                 dropped.append(axis)
         return tuple(offsets), tuple(sizes), tuple(dropped)
@@ -312,7 +362,7 @@ class TensorProxy:
 
     def __setitem__(self, key: object, value: object) -> None:
         src = _tensor(value, f"{self.name}[...] = ") if not isinstance(value, (int, float, Sym)) else None
-        if key == slice(None) or key is Ellipsis:
+        if key is Ellipsis or (isinstance(key, slice) and key == slice(None)):
             if src is None:
                 src = full(self.shape, value, self.dtype).value  # type: ignore[arg-type]
             _record("assemble", (src,), {"offsets": (0,) * self.ndim, "spelling": "move"}, (self.value,))
@@ -324,6 +374,36 @@ class TensorProxy:
         if dropped:
             src = reshape(src, sizes).value
         _record("assemble", (src,), {"offsets": offsets}, (self.value,))
+
+
+class UnknownAttribute(FrontendError, AttributeError):
+    """``x.foo`` on a tensor proxy: a FrontendError that is also what ``hasattr`` expects."""
+
+
+#: what a tensor proxy offers (FRONT_ATTRIBUTE lists it)
+_ATTRIBUTES = ("shape", "dtype", "name", "ndim", "dim", "exp", "log", "sqrt", "sum", "amax", "amin",
+               "mean", "cast", "astype", "reshape", "transpose", "move", "view")
+
+#: numpy ufunc name -> the function of this module that records it
+_UFUNCS = {"add": "add", "subtract": "sub", "multiply": "mul", "divide": "div", "true_divide": "div",
+           "maximum": "maximum", "minimum": "minimum", "exp": "exp", "log": "log", "sqrt": "sqrt",
+           "absolute": "abs", "negative": "neg", "reciprocal": "reciprocal", "equal": "eq",
+           "not_equal": "ne", "less": "lt", "less_equal": "le", "greater": "gt",
+           "greater_equal": "ge", "matmul": "matmul"}
+
+
+def _refuse(what: str, instead: str) -> None:
+    raise front_error("FRONT_UNSUPPORTED", f"{what} has no tensor op", location=_loc(),
+                      expected=instead, actual=what)
+
+
+def _from_end(i: Dim, n: Dim) -> Dim:
+    """numpy's negative index: a literal -k on an axis of size n is n - k (n may be run-time)."""
+    return n + i if isinstance(i, int) and i < 0 else i  # type: ignore[operator]
+
+
+def _spell_slice(k: slice) -> str:
+    return f"{'' if k.start is None else k.start}:{'' if k.stop is None else k.stop}"
 
 
 def _wrap(outs: Sequence[TensorValue]) -> Any:

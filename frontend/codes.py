@@ -25,6 +25,8 @@ FRONT_CODES: dict[str, str] = {
         "a @jit function's tensor argument that is not a numpy array (or torch CPU tensor), a "
         "compile-time argument that cannot be hashed, or a torch tensor requiring grad that the "
         "function writes"),
+    "FRONT_ATTRIBUTE": (
+        "an attribute a tensor of the function does not have (x.foo): the message lists those it has"),
     "FRONT_AXIS": (
         "a reduction, topk or transpose axis outside the tensor's rank, or a permutation that is not one"),
     "FRONT_BOUNDS": (
@@ -70,12 +72,18 @@ FRONT_CODES: dict[str, str] = {
         "theirs"),
     "FRONT_TILE_SHAPE": "a tile shape with an extent that is not a positive int",
     "FRONT_UNSUPPORTED": (
-        "Python the frontend cannot capture in a @jit function (yield, await, global, nonlocal)"),
+        "Python the frontend cannot capture in a @jit function (yield, await, global, nonlocal), or a "
+        "Python operator or numpy function with no tensor op (x ** 3, x // y, x % y, np.sin(x)): the "
+        "message names what to write instead"),
     "FRONT_UNWRITTEN_READ": "a local pto.tensor read before anything has written it",
     # raised by the pipeline (tiling, partition, lowering, running)
     "FRONT_CHECK": (
         "Stages.check: the compiled kernels' outputs disagree with the tensor-graph interpreter on random"
         " inputs"),
+    "FRONT_LEGAL": (
+        "a generated kernel the profile or backend refuses (an element type, alignment or form an "
+        "instruction does not take there), told at the source line of the op that needs it; the "
+        "kernel's diagnostic is a note"),
     "FRONT_LOOP_STEP": "a pto.loop whose step is not positive when the compiled function runs",
     "FRONT_MATMUL": (
         "a matmul the pipeline cannot tile (a transpose flag on an operand with a batch, or on a window)"),

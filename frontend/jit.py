@@ -23,7 +23,7 @@ from ..isa.diagnostics import FrontendError
 from ..isa.dtypes import DType
 from .api import Dynamic, Tensor, TensorProxy, _tensor_value
 from .capture import TensorParam, capture, here, user_frame
-from .codes import front_error
+from .codes import front_error, has_location, relocated
 from .graph import Dim, Function, Sym, evaluate_dim
 
 def _loc():  # noqa: ANN202
@@ -99,8 +99,7 @@ class JitFunction:
         # how a call runs (frontend/tasks.py): not pipeline knobs, so not part of the compile key
         self.executor = self.options.pop("executor", "sequential")
         self.policy = self.options.pop("policy", "fifo")
-        from .tasks import check_run_options
-        check_run_options(self.executor, self.policy, profile)
+        _check_options(self.options, self.executor, self.policy, profile)
         self.last_run: Any = None       # the runtime's RunRecord of the last call (not sequential)
         self._signature = inspect.signature(fn)
         self._annotations: dict[str, Any] | None = None
@@ -339,8 +338,14 @@ class JitFunction:
     def _run(self, call: Call, entry: Entry, run: Callable) -> Any:
         arrays = dict(call.arrays)
         outs = []
-        for name, shape, dtype in entry.results:
-            a = np.empty(tuple(evaluate_dim(d, call.symbols) for d in shape), dtype=dtype.np_dtype)
+        for (name, shape, dtype), result in zip(entry.results, entry.fn.results):
+            sizes = tuple(evaluate_dim(d, call.symbols) for d in shape)
+            if any(n < 1 for n in sizes):
+                raise front_error("FRONT_BOUNDS", f"the result {name} would be empty at run time",
+                                  location=_loc(), expected="every size >= 1",
+                                  actual=f"{list(sizes)} from [{', '.join(str(d) for d in shape)}]",
+                                  notes=[f"{name} is made at {result.loc}"] if result.loc else None)
+            a = np.empty(sizes, dtype=dtype.np_dtype)
             arrays[name] = a
             outs.append(a)
         run(arrays, call.symbols)
@@ -378,6 +383,19 @@ def code_digest(code: types.CodeType) -> str:
 
 
 _TOO_HARD = getattr(getattr(np, "exceptions", np), "TooHardError", Exception)
+
+
+def _check_options(options: dict, executor: Any, policy: Any, profile: str) -> None:
+    """Pipeline knobs and run options checked where they are written (the decorator or
+    with_options line), not at the first call's compile."""
+    from .options import Options
+    from .tasks import check_run_options
+    try:
+        check_run_options(executor, policy, profile)
+        Options.from_dict(options)
+    except FrontendError as err:
+        loc = here()
+        raise (relocated(err, loc.location()) if loc and not has_location(err) else err) from None
 
 
 def _overlap(a: np.ndarray, b: np.ndarray) -> bool:

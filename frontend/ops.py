@@ -72,6 +72,17 @@ def same_dim(a: Dim, b: Dim) -> bool:
     return int(a) == int(b)
 
 
+def dynamic_note(a: Sequence[Dim], b: Sequence[Dim]) -> list[str]:
+    """A hint when two different run-time sizes meet where one size is needed."""
+    pairs = [(x, y) for x, y in zip(reversed(tuple(a)), reversed(tuple(b)))
+             if isinstance(x, Sym) and isinstance(y, Sym) and not same_dim(x, y)]
+    if not pairs:
+        return []
+    x, y = pairs[0]
+    return [f"{x} and {y} are different run-time sizes; if they are always equal, annotate both axes "
+            f"with one name, e.g. pto.dynamic(\"B\")"]
+
+
 def shape_str(shape: Sequence[Dim]) -> str:
     return "[" + ", ".join(dim_str(d) for d in shape) + "]"
 
@@ -92,7 +103,8 @@ def broadcast(shapes: Sequence[Shape]) -> Shape:
                 raise front_error("FRONT_BROADCAST", "operand shapes do not broadcast together",
                                   expected="on each axis (from the right) equal sizes or 1",
                                   actual=" and ".join(shape_str(x) for x in shapes),
-                                  notes=["a run-time dimension broadcasts only with itself or 1"])
+                                  notes=["a run-time dimension broadcasts only with itself or 1"]
+                                  + dynamic_note((pick,), (s[i],)))
         out.append(pick)
     return tuple(out)
 
@@ -369,7 +381,8 @@ def _matmul_shape(ops: Sequence[Operand], attrs: dict) -> tuple[Shape, ...]:
         raise front_error("FRONT_SHAPE", "matmul operands do not agree",
                           expected="equal inner (k) dimensions",
                           actual=f"{shape_str(a.shape)} @ {shape_str(b.shape)}"
-                                 f" (a_trans={attrs.get('a_trans', False)}, b_trans={attrs.get('b_trans', False)})")
+                                 f" (a_trans={attrs.get('a_trans', False)}, b_trans={attrs.get('b_trans', False)})",
+                          notes=dynamic_note((k,), (k2,)) or None)
     batch = broadcast([a.shape[:-2], b.shape[:-2]])     # numpy's matmul broadcasts the batch dims
     return (tuple(batch) + (m, n),)
 
@@ -435,9 +448,10 @@ def _view_shape(ops: Sequence[Operand], attrs: dict) -> tuple[Shape, ...]:
 
 def _window(arr: np.ndarray, offsets: Sequence[int], sizes: Sequence[int], what: str) -> tuple[slice, ...]:
     for axis, (o, s, n) in enumerate(zip(offsets, sizes, arr.shape)):
-        if o < 0 or s < 0 or o + s > n:
-            raise front_error("FRONT_BOUNDS", f"the {what} window leaves the tensor on axis {axis} at run time",
-                              expected=f"0 <= offset and offset + size <= {n}", actual=f"offset {o}, size {s}")
+        if o < 0 or s < 1 or o + s > n:
+            raise front_error("FRONT_BOUNDS", f"the {what} window leaves the tensor (or is empty) on axis "
+                              f"{axis} at run time", expected=f"size >= 1, 0 <= offset and offset + size <= {n}",
+                              actual=f"offset {o}, size {s}")
     return tuple(slice(o, o + s) for o, s in zip(offsets, sizes))
 
 
@@ -457,7 +471,8 @@ def _assemble_shape(ops: Sequence[Operand], attrs: dict) -> tuple[Shape, ...]:
                           actual=f"source {shape_str(src.shape)}, offsets {shape_str(offsets)}")
     if attrs.get("spelling") == "move" and not all(same_dim(a, b) for a, b in zip(src.shape, dst.shape)):
         raise front_error("FRONT_SHAPE", f"the value moved into {dst.name} has another shape",
-                          expected=shape_str(dst.shape), actual=shape_str(src.shape))
+                          expected=shape_str(dst.shape), actual=shape_str(src.shape),
+                          notes=dynamic_note(dst.shape, src.shape) or None)
     _window_fits(offsets, src.shape, dst.shape, "assemble")
     return (dst.shape,)
 

@@ -350,3 +350,70 @@ def test_unknown_dtype_is_an_attribute_error_and_a_frontend_error() -> None:
     with pytest.raises(FrontendError) as e:
         pto.DT_FP64  # noqa: B018
     assert e.value.code == "FRONT_DTYPE_UNKNOWN" and "DT_FP32" in str(e.value.expected)
+
+
+# --------------------------------------------------------------------------------------------
+# Python spellings with no tensor op, numpy on proxies, negative indices (review C)
+
+def test_squares_and_numpy_ufuncs_record_the_pto_ops() -> None:
+    @pto.jit
+    def k(x: pto.Tensor((4, 6), pto.DT_FP32)):
+        return x ** 2, np.exp(x), np.maximum(x, 0.5), np.float32(3.0) * x, np.negative(x)
+
+    x = f32(4, 6)
+    assert names(k, x) == ["mul", "exp", "maximum", "mul", "neg"]
+    got = k.interpret(x)
+    want = (x * x, np.exp(x.astype(np.float64)), np.maximum(x, 0.5), 3 * x, -x)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-6)
+
+
+def test_negative_indices_and_slices_count_from_the_end() -> None:
+    @pto.jit
+    def k(x: pto.Tensor((6, 8), pto.DT_FP32)):
+        return x[-1] + 0.0, x[1:-1, -3:] + 0.0, x[-2, 2:-2] + 0.0
+
+    x = f32(6, 8)
+    for g, w in zip(k.interpret(x), (x[5], x[1:5, 5:8], x[4, 2:6])):
+        np.testing.assert_array_equal(g, w)
+
+    @pto.jit
+    def d(x: pto.Tensor((pto.DYNAMIC, 8), pto.DT_FP32)):
+        return x[-2:, :-1] + 0.0
+
+    for rows in (2, 5):
+        y = f32(rows, 8)
+        np.testing.assert_array_equal(d.interpret(y), y[-2:, :-1])
+
+
+def _refused(body: str, code: str) -> str:
+    scope: dict = {"pto": pto, "np": np}
+    exec(f"def k(x: pto.Tensor((6, 8), pto.DT_FP32)):\n    return {body}\n", scope)  # noqa: S102
+    with pytest.raises(pto.FrontendError) as e:
+        pto.jit(scope["k"]).graph()
+    assert e.value.code == code, e.value.render()
+    assert e.value.location.line == 2 and e.value.expected is not None
+    return e.value.render()
+
+
+@pytest.mark.parametrize("body, code, says", [
+    ("x ** 3", "FRONT_UNSUPPORTED", "x * x"), ("2.0 ** x", "FRONT_UNSUPPORTED", "pto.exp"),
+    ("x // 2.0", "FRONT_UNSUPPORTED", "floor"), ("x % 2.0", "FRONT_UNSUPPORTED", "floor"),
+    ("np.sin(x)", "FRONT_UNSUPPORTED", "pto.exp"), ("np.add.reduce(x)", "FRONT_UNSUPPORTED", "pto"),
+    ("x[np.array([0, 2])]", "FRONT_OPERAND", "no arrays"), ("x[[0, 2]]", "FRONT_OPERAND", "no arrays"),
+    ("x.foo", "FRONT_ATTRIBUTE", "reshape"), ("x[-7]", "FRONT_BOUNDS", "offset -1"),
+    ("x[2:2]", "FRONT_BOUNDS", "empty"), ("x[:, 5:-4]", "FRONT_BOUNDS", "empty"),
+])
+def test_python_without_a_tensor_op_is_a_located_error(body: str, code: str, says: str) -> None:
+    assert says in _refused(body, code)
+
+
+def test_a_missing_attribute_is_still_an_attribute_error() -> None:
+    @pto.jit
+    def k(x: pto.Tensor((2, 2), pto.DT_FP32)):
+        assert not hasattr(x, "foo") and hasattr(x, "shape")
+        with pytest.raises(AttributeError):
+            x.__array_interface__  # noqa: B018
+        return x + 1.0
+
+    k.graph()

@@ -254,6 +254,49 @@ def test_the_same_function_decorated_twice_shares_its_compile(monkeypatch: pytes
     assert counter.compiles == 1
 
 
+def test_a_result_empty_at_run_time_is_refused_at_the_call() -> None:
+    @pto.jit(backend="reference")
+    def f(x: pto.Tensor((pto.DYNAMIC, 16), pto.DT_FP32)):
+        return pto.view(x, [x.shape[0] - 6, 16]) + 1.0  # empty-view
+
+    for rows in (5, 6):         # a negative size, then zero
+        for run in (f, f.interpret):
+            with pytest.raises(FrontendError) as e:
+                run(np.ones((rows, 16), np.float32))  # empty-call
+            assert e.value.code == "FRONT_BOUNDS" and e.value.location.line == line_of("empty-call")
+            assert any(f":{line_of('empty-view')}" in n for n in e.value.notes), e.value.render()
+    np.testing.assert_array_equal(f(np.ones((8, 16), np.float32)), np.full((2, 16), 2, np.float32))
+
+
+def test_bad_options_are_refused_at_the_decorator() -> None:
+    with pytest.raises(FrontendError) as e:
+        @pto.jit(fusee=True)  # bad-option
+        def f(x):  # noqa: ANN001, ANN202
+            return x + 1.0
+    assert e.value.code == "FRONT_OPTION" and e.value.location.line == line_of("bad-option")
+    with pytest.raises(FrontendError) as e:
+        scaled.with_options(blocks=0)  # bad-option-value
+    assert e.value.code == "FRONT_OPTION" and e.value.location.line == line_of("bad-option-value")
+
+
+def test_two_unrelated_dynamic_sizes_get_a_note_naming_pto_dynamic() -> None:
+    @pto.jit
+    def f(x: pto.Tensor((pto.DYNAMIC, 16), pto.DT_FP32), y: pto.Tensor((pto.DYNAMIC, 16), pto.DT_FP32)):
+        return x + y
+
+    with pytest.raises(FrontendError) as e:
+        f.graph_from_annotations()
+    assert e.value.code == "FRONT_BROADCAST" and 'pto.dynamic("B")' in e.value.render()
+
+    @pto.jit
+    def g(a: pto.Tensor((8, pto.DYNAMIC), pto.DT_FP32), b: pto.Tensor((pto.DYNAMIC, 8), pto.DT_FP32)):
+        return a @ b
+
+    with pytest.raises(FrontendError) as e:
+        g.graph_from_annotations()
+    assert e.value.code == "FRONT_SHAPE" and 'pto.dynamic("B")' in e.value.render()
+
+
 def test_non_contiguous_arrays_are_read_and_written() -> None:
     @pto.jit(backend="reference")
     def f(x: pto.Tensor((4, 8), pto.DT_FP32), out: pto.Tensor((4, 8), pto.DT_FP32)):
