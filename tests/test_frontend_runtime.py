@@ -7,6 +7,7 @@ waits only for the producers of its rows; traces carry the user's names on AIC /
 region its task declares (bytes outside are overwritten with other values first)."""
 from __future__ import annotations
 
+import functools
 import json
 
 import numpy as np
@@ -17,6 +18,8 @@ from openpto.isa.diagnostics import PTOError
 from openpto.runtime import RunRecord, TaskGraph, verify
 from openpto.runtime.access import root_buffer
 from openpto.runtime.traces import write_chrome, write_swimlane_png
+
+from frontend_seeds import load_seed
 
 EXECUTORS = ["sequential", "embedded", "simulated"]
 
@@ -31,52 +34,25 @@ def rand(*shape: int, seed: int = 0) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------------------------
-# programs (the seeds' bodies, a host loop, a matmul feeding a softmax)
+# programs (the seed examples at other sizes, a host loop, a matmul feeding a softmax)
 
 M, N = 70, 100
-
-
-def seed1(**options):
-    @pto.jit(**options)
-    def test_softmax(input: pto.Tensor((M, N), pto.DT_FP32)) -> pto.Tensor((M, N), pto.DT_FP32):
-        pto.set_vec_tile_shapes(32, 32)
-        rowmax = pto.amax(input, -1, True)
-        sub_res = pto.sub(input, rowmax)
-        exp_res = pto.exp(sub_res)
-        esum = pto.sum(exp_res, -1, True)
-        output = pto.div(exp_res, esum)
-        return output
-    return test_softmax
-
-
 N1, N2, DIM = 6, 3, 100
 
 
-def seed2(**options):
-    def softmax_core(x):
-        rowmax = pto.row_max_single(x)
-        sub = pto.sub(x, rowmax)
-        exp = pto.exp(sub)
-        esum = pto.row_sum_single(exp)
-        return pto.div(exp, esum)
+@functools.lru_cache(maxsize=None)
+def _seed(name: str, **sizes: int):  # noqa: ANN202
+    return load_seed(name, **sizes)
 
-    @pto.jit(**options)
-    def softmax(input_tensor: pto.Tensor((pto.DYNAMIC, N1, N2, DIM), pto.DT_FP32),
-                output_tensor: pto.Tensor((pto.DYNAMIC, N1, N2, DIM), pto.DT_FP32)):
-        tensor_shape = input_tensor.shape
-        b = tensor_shape[0]
-        n1, n2, dim = tensor_shape[1:]
-        tile_b = pto.symbolic_scalar(1)
-        b_loop = b / tile_b
-        pto.set_vec_tile_shapes(1, 4, 1, 64)
-        with pto.function("SOFTMAX", [input_tensor], [output_tensor]):
-            for idx in pto.loop(0, b_loop, 1, name="LOOP_L0_bIdx", idx_name="idx"):
-                b_offset = idx * tile_b
-                input_view = pto.view(input_tensor, [1, n1, n2, dim], [b_offset, 0, 0, 0])
-                softmax_out = pto.tensor([1, n1, n2, dim], pto.DT_FP32, "softmax_out")
-                softmax_out[:] = softmax_core(input_view)
-                pto.assemble(softmax_out, [b_offset, 0, 0, 0], output_tensor)
-    return softmax
+
+def seed1(**options):
+    """examples/frontend/softmax.py at M x N, with these jit options."""
+    return _seed("softmax", M=M, N=N).test_softmax.with_options(**options)
+
+
+def seed2(**options):
+    """examples/frontend/softmax_dynamic.py at (b, N1, N2, DIM), with these jit options."""
+    return _seed("softmax_dynamic", N1=N1, N2=N2, DIM=DIM).softmax.with_options(**options)
 
 
 Q, K, S = 64, 32, 96
