@@ -488,12 +488,28 @@ def reads_key(fn: Callable) -> tuple:
     return tuple(out)
 
 
+class _Ident:
+    """An unhashable value in a cache key, by identity. It holds the value, so the id cannot be
+    reused by another object while the key lives (a bare id() could, after garbage collection)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+    def __hash__(self) -> int:
+        return id(self.value)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Ident) and other.value is self.value
+
+
 def _keyed(v: object) -> object:
     try:
         hash(v)
         return v
     except TypeError:
-        return ("id", id(v))
+        return _Ident(v)
 
 
 def _spell(shape: tuple) -> tuple:

@@ -219,6 +219,19 @@ def test_container_contents_are_not_keyed_and_clear_cache_recompiles(monkeypatch
     np.testing.assert_array_equal(from_a_dict(x), x * 3)
 
 
+def test_an_unhashable_global_keys_by_identity_and_stays_alive(monkeypatch: pytest.MonkeyPatch) -> None:
+    counter = Counter(monkeypatch)
+    x = np.ones((2, 8), np.float32)
+    monkeypatch.setitem(CONFIG, "factor", 2.0)
+    from_a_dict.clear_cache()
+    np.testing.assert_array_equal(from_a_dict(x), x * 2)
+    np.testing.assert_array_equal(from_a_dict(x), x * 2)
+    assert counter.captures == 1
+    monkeypatch.setattr(sys.modules[__name__], "CONFIG", {"factor": 4.0})   # another dict: recompiled
+    np.testing.assert_array_equal(from_a_dict(x), x * 4)
+    assert counter.captures == 2
+
+
 def test_two_lambdas_on_one_line_compile_apart() -> None:
     x = RNG.standard_normal((4, 8)).astype(np.float32)
     double, triple = pto.jit(lambda a: a * 2.0, backend="reference"), pto.jit(lambda a: a * 3.0, backend="reference")
