@@ -14,8 +14,9 @@ from typing import Any, Union
 
 import numpy as np
 
-from ..isa.diagnostics import FrontendError
+from ..isa.diagnostics import FrontendError, PTOError
 from . import graph as g
+from .blame import blamed
 from .graph import Dim
 from .lower import KernelParam, Lowered, lower
 from .options import Options
@@ -233,7 +234,12 @@ class CompiledFunction:
             for first in range(0, total, per):
                 kwargs[step.first] = first
                 kwargs[step.count] = min(per, total - first)
-                run(step.code, block_num=blocks, **kwargs)
+                try:
+                    run(step.code, block_num=blocks, **kwargs)
+                except FrontendError:
+                    raise
+                except PTOError as e:
+                    raise blamed(e, self.stages.lowered, run=True, fn=self.fn) from None
 
 
 def _eval(d: Dim, env: dict[str, int]) -> int:
@@ -276,5 +282,8 @@ def compile_function(fn: g.Function, *, backend: str = "reference", profile: str
     tg = tile_function(fn, profile, opts)
     part = partition(tg, opts)
     low = lower(part)
-    module, exe = _compile_module(low.text, fn.name, backend, profile)
+    try:
+        module, exe = _compile_module(low.text, fn.name, backend, profile)
+    except PTOError as e:
+        raise blamed(e, low, run=False, fn=fn) from None
     return CompiledFunction(fn, backend, profile, opts, tg, part, low, module, exe)
