@@ -19,7 +19,7 @@ import numpy as np
 from ..isa import dtypes as dt
 from ..isa.dtypes import DType
 from .codes import front_error
-from .graph import Dim, Operand, Sym, TensorValue, dim_str
+from .graph import Dim, Operand, Sym, TensorValue, dim_str, sym_binop
 
 Shape = tuple[Dim, ...]
 ShapeRule = Callable[[Sequence[Operand], dict], tuple[Shape, ...]]
@@ -426,8 +426,13 @@ def _reshape_shape(ops: Sequence[Operand], attrs: dict) -> tuple[Shape, ...]:
 
 
 def view_extent(attrs: dict) -> tuple[Dim, ...]:
-    """A view's run-time extent: its valid shape when it has one, else its shape."""
-    return tuple(attrs["valid_shape"] if attrs.get("valid_shape") is not None else attrs["shape"])
+    """A view's run-time extent: its valid shape when it has one, else its shape. A run-time valid
+    size is clamped to the view's size (a larger one would read past the window; a static one is
+    refused at capture)."""
+    shape, valid = tuple(attrs["shape"]), attrs.get("valid_shape")
+    if valid is None:
+        return shape
+    return tuple(v if isinstance(v, int) else sym_binop("min", v, s) for v, s in zip(valid, shape))
 
 
 def _view_shape(ops: Sequence[Operand], attrs: dict) -> tuple[Shape, ...]:

@@ -489,3 +489,19 @@ def test_cli_errors(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture) -> No
     bad.write_text("raise ValueError('boom')\n")
     rc, _, err = run_cli(capsys, "frontend", str(bad))
     assert rc == 2 and "PTO_FILE" in err and "boom" in err
+
+
+@pytest.mark.parametrize("backend", ["reference", "llvm"])
+def test_a_run_time_valid_shape_larger_than_its_view_is_clamped_to_the_view(backend):
+    """valid_shape=[b, 16] on a 4-row view with b = 6 covers the view's 4 rows, never rows 4 and 5."""
+    @pto.jit(backend=backend)
+    def f(x: pto.Tensor((pto.DYNAMIC, 16), pto.DT_FP32)):
+        b = x.shape[0]
+        v = pto.view(x, [4, 16], [0, 0], valid_shape=[b, 16])
+        return pto.sum(v, 0), v * 2.0
+
+    for rows, used in ((6, 4), (3, 3)):
+        x = np.random.default_rng(rows).random((rows, 16)).astype(np.float32)
+        s, d = f(x)
+        np.testing.assert_allclose(s, x[:used].sum(0), rtol=1e-6)
+        np.testing.assert_array_equal(d, x[:used] * 2)
