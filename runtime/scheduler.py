@@ -99,6 +99,7 @@ class Scheduler:
         self.inline: dict[int, float] = {}                   # join task -> when it completed
         self.samples: list[tuple[float, str, int]] = []      # (time, queue, length) after each change
         self.done = 0
+        self._closed = bytearray(len(graph.tasks))           # 1: the task has completed (counted in done)
         self._seq = 0
 
     @property
@@ -106,9 +107,11 @@ class Scheduler:
         return self.done == len(self.tasks)
 
     def start(self, now: float) -> None:
-        for t, c in enumerate(self.count):
-            if c == 0:
-                self._release(t, now)
+        """Queue the tasks with no predecessors. They are taken before any is released: a join
+        among them completes inline and zeroes its successors' counters, and those successors
+        are released by that join, not a second time by this loop."""
+        for t in [t for t, c in enumerate(self.count) if c == 0]:
+            self._release(t, now)
 
     def pop(self, cores: Sequence[str], now: float) -> int | None:
         """The next task for a free core of one of these types (None: none is ready)."""
@@ -125,7 +128,7 @@ class Scheduler:
 
     def complete(self, task: int, now: float) -> None:
         """``task`` finished at ``now``: count down its successors, queue those now ready."""
-        self.done += 1
+        self._close(task)
         for s in self.succ[task]:
             self.count[s] -= 1
             if self.count[s] == 0:
@@ -133,6 +136,15 @@ class Scheduler:
 
     def ready(self) -> int:
         return sum(len(q) for q in self.queues.values())
+
+    def _close(self, task: int) -> None:
+        """Count a task as done, once: an executor reporting a task twice is its own bug, named
+        here rather than left to finish a run early or never."""
+        if self._closed[task]:
+            raise PTOError("PTO_EXECUTOR", f"task {task} {self.tasks[task].label!r} reported complete twice",
+                           expected="each task completed once", actual="a second completion")
+        self._closed[task] = 1
+        self.done += 1
 
     def _release(self, task: int, now: float) -> None:
         stack = [task]
@@ -142,7 +154,7 @@ class Scheduler:
             core = self.tasks[t].core
             if core == "join":                 # no work: complete it here and now
                 self.inline[t] = now
-                self.done += 1
+                self._close(t)
                 for s in self.succ[t]:
                     self.count[s] -= 1
                     if self.count[s] == 0:
