@@ -1,5 +1,5 @@
 """What a task touches: which kernel parameters it reads and writes (from the instructions'
-operand roles in ``isa/``), the byte ranges its array bindings cover in their base buffers,
+operand roles in ``isa/``), the absolute address ranges its array bindings cover,
 and the core type its kernel needs (from the pipes and tile locations it uses).
 
 Dependencies between tasks come from these ranges, so two tasks on two halves of one tensor
@@ -28,26 +28,32 @@ SHARES_MEMORY_WORK = 100_000
 
 @dataclass(frozen=True)
 class Span:
-    """Bytes ``[lo, hi)`` of one base buffer (``base`` is the buffer's identity, ``name`` how
-    a report shows the binding). ``view`` is the array itself when its bytes have gaps (a
-    strided view), so two views whose ranges interleave without sharing an element (column
-    blocks of one matrix) are told apart exactly."""
+    """Bytes ``[lo, hi)`` of the process's memory (absolute addresses: two bindings reaching one
+    buffer through different Python objects, ``np.frombuffer`` twice or ``as_strided``, still
+    meet), ``name`` how a report shows the binding. ``view`` is the array itself: it keeps the
+    memory alive (so its addresses are not reused while the graph holds the task), and where
+    its bytes have gaps (``dense`` false: a strided view) two views whose ranges interleave
+    without sharing an element (column blocks of one matrix) are told apart exactly."""
 
-    base: int
     lo: int
     hi: int
     name: str
+    dense: bool = True
     view: Any = field(default=None, compare=False, repr=False)
 
     def overlaps(self, other: "Span") -> bool:
-        if self.base != other.base or not (self.lo < other.hi and other.lo < self.hi):
+        if not (self.lo < other.hi and other.lo < self.hi):
             return False
-        if self.view is None or other.view is None:
+        if self.dense and other.dense:
             return True
         try:
             return bool(np.shares_memory(self.view, other.view, max_work=SHARES_MEMORY_WORK))
         except np.exceptions.TooHardError:          # undecided within the budget: ordered, to be safe
             return True
+
+    def covers(self, other: "Span") -> bool:
+        """Every byte of ``other`` is one of this span's (only a dense span can say so cheaply)."""
+        return self.dense and self.lo <= other.lo and other.hi <= self.hi
 
 
 def read_params(kernel: Kernel) -> set[str]:
@@ -120,11 +126,10 @@ def root_buffer(a: np.ndarray) -> Any:
 
 
 def array_span(a: np.ndarray, name: str) -> Span:
-    """The bytes an array (or view) spans within its base buffer: from its lowest to one past
-    its highest addressed byte (a strided view's gaps included)."""
+    """The absolute addresses an array (or view) spans: from its lowest to one past its highest
+    addressed byte (a strided view's gaps included, ``dense`` false then)."""
     lo, hi = byte_bounds(a) if a.size else (a.ctypes.data, a.ctypes.data)
-    gaps = a.size and hi - lo > a.size * a.itemsize
-    return Span(id(root_buffer(a)), int(lo), int(hi), name, a if gaps else None)
+    return Span(int(lo), int(hi), name, not a.size or hi - lo == a.size * a.itemsize, a)
 
 
 def is_array(value: Any) -> bool:

@@ -3,8 +3,9 @@ zero-work join), the byte ranges each reads and writes, and the dependencies bet
 
 Tasks are added in program order; that order is the sequential meaning of the graph. A new
 task depends on every earlier task whose bytes it touches where one of the two writes them
-(read-after-write, write-after-read, write-after-write), on the same base buffer and
-overlapping byte ranges only, so tiles of one tensor are independent. Explicit edges add to
+(read-after-write, write-after-read, write-after-write), found by absolute address, so
+tiles of one tensor are independent and aliases reached through different Python objects
+are not. Explicit edges add to
 these; a cycle among them is ``PTO_GRAPH_CYCLE`` when the graph is ordered, before any run.
 """
 from __future__ import annotations
@@ -16,6 +17,7 @@ from ..backends.arguments import bind
 from ..backends.base import Executable
 from ..isa.diagnostics import Location, PTOError
 from .access import Span, array_span, is_array, kernel_access, kernel_core_type, root_buffer
+from .addresses import AddressTable
 
 #: the edge kinds a dependency can have, as the traces show them
 EDGE_KINDS = ("RAW", "WAR", "WAW", "explicit")
@@ -73,9 +75,8 @@ class TaskGraph:
         self.derive = derive
         self.tasks: list[Task] = []
         self.preds: list[dict[int, str]] = []          # per task: predecessor id -> edge kind
-        self._reads: dict[int, list[tuple[Span, int]]] = {}    # base -> (span, task) not yet covered
-        self._writes: dict[int, list[tuple[Span, int]]] = {}
-        self._keep: list[Any] = []                     # base buffers, alive while the graph is
+        self._reads = AddressTable()                   # (span, task) not yet covered by a later write
+        self._writes = AddressTable()
 
     def __len__(self) -> int:
         return len(self.tasks)
@@ -195,30 +196,26 @@ class TaskGraph:
     def _derive(self, task: Task) -> None:
         preds = self.preds[task.id]
         for s in task.reads:
-            for other, t in self._writes.get(s.base, ()):
-                if t != task.id and s.overlaps(other):
+            for _, t in self._writes.overlapping(s):
+                if t != task.id:
                     preds.setdefault(t, "RAW")
         for s in task.writes:
             for kind, table in (("WAW", self._writes), ("WAR", self._reads)):
-                for other, t in table.get(s.base, ()):
-                    if t != task.id and s.overlaps(other):
+                for _, t in table.overlapping(s):
+                    if t != task.id:
                         preds.setdefault(t, kind)
         for s in task.writes:            # accesses this write covers are ordered before it: drop them
-            if s.view is None:
-                for table in (self._writes, self._reads):
-                    entries = table.get(s.base)
-                    if entries:
-                        table[s.base] = [e for e in entries if not (s.lo <= e[0].lo and e[0].hi <= s.hi)]
-            self._writes.setdefault(s.base, []).append((s, task.id))
+            self._writes.drop_covered(s)
+            self._reads.drop_covered(s)
+            self._writes.add(s, task.id)
         for s in task.reads:
-            self._reads.setdefault(s.base, []).append((s, task.id))
+            self._reads.add(s, task.id)
 
     def _spans(self, args: Mapping[str, Any], regions: Mapping[str, Any] | None, kernel: str | None) -> dict[str, Span]:
         out: dict[str, Span] = {}
         for name, v in args.items():
             if is_array(v):
                 out[name] = array_span(v, name)
-                self._keep.append(root_buffer(v))
         for name, region in (regions or {}).items():
             if name not in out:
                 raise _task_error(f"a region for {name!r}, which is not an array binding", kernel=kernel,

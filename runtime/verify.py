@@ -44,37 +44,37 @@ def problems(record: RunRecord) -> list[OrderError]:
                                         location=Location(kernel=tasks[t].kernel),
                                         expected=f"start >= {record.runs[p].end:.0f} ns",
                                         actual=f"start {record.runs[t].start:.0f} ns"))
-    by_base: dict[int, list[tuple[int, int, int, bool, str, Span]]] = {}
+    accesses: list[tuple[int, int, int, bool, str, Span]] = []     # by absolute address: aliases meet
     for task in tasks:
         for spans, write in ((task.touched_reads, False), (task.touched_writes, True)):
             for s in spans:
-                by_base.setdefault(s.base, []).append((s.lo, s.hi, task.id, write, s.name, s))
+                if s.lo < s.hi:
+                    accesses.append((s.lo, s.hi, task.id, write, s.name, s))
     seen: set[tuple[int, int]] = set()
-    for accesses in by_base.values():
-        accesses.sort(key=lambda a: a[:4])
-        active: list[tuple[int, int, int, bool, str, Span]] = []
-        for acc in accesses:
-            lo, hi, t, w, name, span = acc
-            active = [a for a in active if a[1] > lo]
-            for a in active:
-                u = a[2]
-                if u == t or not (w or a[3]) or (min(u, t), max(u, t)) in seen:
-                    continue
-                if (anc[t] >> u) & 1 or (anc[u] >> t) & 1 or not span.overlaps(a[5]):
-                    continue
-                seen.add((min(u, t), max(u, t)))
-                first, second = sorted((a, acc), key=lambda x: x[2])
-                ra, rb = record.runs[first[2]], record.runs[second[2]]
-                overlap = "overlapped in time" if ra.start < rb.end and rb.start < ra.end else "did not overlap this time"
-                found.append(OrderError(
-                    "ORDER_TASK_RACE",
-                    f"{_name(tasks[first[2]])} {'writes' if first[3] else 'reads'} %{first[4]} and "
-                    f"{_name(tasks[second[2]])} {'writes' if second[3] else 'reads'} %{second[4]}: they share "
-                    f"bytes of one buffer (their ranges overlap by {min(first[1], second[1]) - max(first[0], second[0])} "
-                    "byte(s)) and no path in the graph orders them",
-                    location=Location(kernel=tasks[second[2]].kernel),
-                    expected="a dependency edge between them", actual=f"none ({overlap})"))
-            active.append(acc)
+    accesses.sort(key=lambda a: a[:4])
+    active: list[tuple[int, int, int, bool, str, Span]] = []
+    for acc in accesses:
+        lo, hi, t, w, name, span = acc
+        active = [a for a in active if a[1] > lo]
+        for a in active:
+            u = a[2]
+            if u == t or not (w or a[3]) or (min(u, t), max(u, t)) in seen:
+                continue
+            if (anc[t] >> u) & 1 or (anc[u] >> t) & 1 or not span.overlaps(a[5]):
+                continue
+            seen.add((min(u, t), max(u, t)))
+            first, second = sorted((a, acc), key=lambda x: x[2])
+            ra, rb = record.runs[first[2]], record.runs[second[2]]
+            overlap = "overlapped in time" if ra.start < rb.end and rb.start < ra.end else "did not overlap this time"
+            found.append(OrderError(
+                "ORDER_TASK_RACE",
+                f"{_name(tasks[first[2]])} {'writes' if first[3] else 'reads'} %{first[4]} and "
+                f"{_name(tasks[second[2]])} {'writes' if second[3] else 'reads'} %{second[4]}: they share "
+                f"bytes of one buffer (their ranges overlap by {min(first[1], second[1]) - max(first[0], second[0])} "
+                "byte(s)) and no path in the graph orders them",
+                location=Location(kernel=tasks[second[2]].kernel),
+                expected="a dependency edge between them", actual=f"none ({overlap})"))
+        active.append(acc)
     return found
 
 
