@@ -97,7 +97,8 @@ def _statement_reason(s: Any, name: str) -> str | None:
         return f"backend {name!r} has no lowering for arith.{s.op}"
     if isinstance(s, TileOp):
         a = s.instr.with_defaults(s.attrs)
-        if a.get("atomic", AtomicMode.NONE) is not AtomicMode.NONE or a.get("relu", ReluMode.NONE) is not ReluMode.NONE:
+        relu = a.get("relu", ReluMode.NONE) is not ReluMode.NONE and s.instr.mnemonic not in _SAME_DTYPE
+        if a.get("atomic", AtomicMode.NONE) is not AtomicMode.NONE or relu:
             return f"backend {name!r} has no atomic or relu {s.instr.mnemonic}"
         mode = a.get("mode")
         if mode is not None and s.instr.mnemonic in _SAME_DTYPE and mode.name != "SingleModeVec0":
