@@ -7,6 +7,8 @@ RUNTIME_CODES: dict[str, str] = {
                        "and the graph orders neither before the other (a missing dependency edge)",
     "ORDER_TASK_EARLY": "a recorded task-graph run in which a task started before a task the graph "
                         "orders before it had finished",
+    "ORDER_TASK_REGION": "a kernel task of a task graph that writes bytes outside the regions= it declares, "
+                         "or computes its results from bytes outside them (the verifier's region audit)",
     "RUNTIME_TASK_FAILED": "a task of a task graph failed; the message names the task, its label and kernel, "
                            "the notes carry the task's own error; tasks already running finished first",
     "PTO_TASK": "a task the graph cannot take: an unknown kernel, parameter or core type, a region that "

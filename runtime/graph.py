@@ -230,6 +230,9 @@ class TaskGraph:
             if not is_array(view) or root_buffer(view) is not root_buffer(arr):
                 raise _task_error(f"region {region!r} of {name!r} is a copy, not a view of its memory",
                                   kernel=kernel, expected="basic indexing (slices, ints)", actual=repr(region))
+            if arr.size and not view.size:
+                raise _task_error(f"region {region!r} of {name!r} holds no element", kernel=kernel,
+                                  expected="a region with at least one element", actual=f"shape {view.shape}")
             out[name] = array_span(view, name)
         return out
 

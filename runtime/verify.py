@@ -5,14 +5,17 @@ Happens-before is reachability in the graph (derived and explicit edges alike). 
 the ones each task really touches (a kernel's parameter roles over its bindings), not the
 ``reads=`` / ``writes=`` its dependencies were derived from, so an override or an edge left
 out that lets two writers (or a writer and a reader) of one byte run unordered is found, even
-when the run happened to put them one after the other.
+when the run happened to put them one after the other. A binding narrowed by ``regions=``
+counts as its region only once the region audit (``regions.py``) has found the kernel stays
+inside it; a task that does not is ``ORDER_TASK_REGION`` and is checked on its whole bindings.
 """
 from __future__ import annotations
 
 from ..isa.diagnostics import Location, OrderError, PTOErrorGroup
-from .access import Span
+from .access import Span, array_span
 from .graph import Task, TaskGraph
 from .record import RunRecord
+from .regions import audit
 
 
 def ancestors(graph: TaskGraph) -> list[int]:
@@ -44,9 +47,12 @@ def problems(record: RunRecord) -> list[OrderError]:
                                         location=Location(kernel=tasks[t].kernel),
                                         expected=f"start >= {record.runs[p].end:.0f} ns",
                                         actual=f"start {record.runs[t].start:.0f} ns"))
+    beyond = audit(graph)                        # tasks that reach past their regions: whole bindings
     accesses: list[tuple[int, int, int, bool, str, Span]] = []     # by absolute address: aliases meet
     for task in tasks:
         for spans, write in ((task.touched_reads, False), (task.touched_writes, True)):
+            if task.id in beyond:
+                spans = tuple(array_span(task.args[s.name], s.name) for s in spans)
             for s in spans:
                 if s.lo < s.hi:
                     accesses.append((s.lo, s.hi, task.id, write, s.name, s))
@@ -75,7 +81,7 @@ def problems(record: RunRecord) -> list[OrderError]:
                 location=Location(kernel=tasks[second[2]].kernel),
                 expected="a dependency edge between them", actual=f"none ({overlap})"))
         active.append(acc)
-    return found
+    return list(beyond.values()) + found
 
 
 def verify(record: RunRecord) -> None:

@@ -187,3 +187,36 @@ def test_typed_workers_take_only_their_core_type(add) -> None:
     with pytest.raises(PTOError) as e:
         run(g, "embedded", "random")
     assert e.value.code == "PTO_EXECUTOR"
+
+
+def test_the_verifier_audits_declared_regions(add) -> None:
+    """A region narrower than what the kernel touches is found (a write or a read outside it),
+    the task is then checked on its whole bindings, and the caller's buffers are left alone."""
+    a, b = np.ones((64, 1024), np.float32), np.ones((64, 1024), np.float32)
+    two = np.full_like(a, 2)
+    c = np.zeros_like(a)
+    g = TaskGraph()                     # both write all 64 rows of c, each claiming half of it
+    g.task(add, args=dict(a=a, b=b, c=c, rows=64), regions={"c": np.s_[:32]}, label="w_top")
+    g.task(add, args=dict(a=two, b=two, c=c, rows=64), regions={"c": np.s_[32:]}, label="w_bottom")
+    assert g.preds[1] == {}
+    rec = run(g, "embedded", "lifo", workers=1)
+    after = c.copy()
+    found = problems(rec)
+    assert sorted(p.code for p in found) == ["ORDER_TASK_RACE", "ORDER_TASK_REGION", "ORDER_TASK_REGION"]
+    assert any("'w_top'" in p.message and "'w_bottom'" in p.message for p in found if p.code == "ORDER_TASK_RACE")
+    np.testing.assert_array_equal(c, after)                          # the audit ran on copies
+    d = np.zeros_like(a)                # reads all 64 rows of a, claiming the top half only
+    g = TaskGraph()
+    g.task(add, args=dict(a=a, b=b, c=d, rows=64), regions={"a": np.s_[:32]}, label="reads past")
+    found = problems(run(g, "embedded", workers=1))
+    assert [p.code for p in found] == ["ORDER_TASK_REGION"] and "from bytes outside" in found[0].message
+    g = TaskGraph()                     # a region that holds: 32 rows of all of c, beside the other 32
+    g.task(add, args=dict(a=a, b=b, c=c, rows=32), regions={"c": np.s_[:32], "a": np.s_[:32]}, label="top")
+    g.task(add, args=dict(a=two[32:], b=two[32:], c=c[32:], rows=32), label="bottom")
+    assert g.preds[1] == {}
+    verify(run(g, "embedded", workers=2))
+    np.testing.assert_array_equal(c, np.concatenate([np.full((32, 1024), 2, np.float32),
+                                                     np.full((32, 1024), 4, np.float32)]))
+    with pytest.raises(PTOError) as e:  # an empty region would make the task invisible: refused
+        TaskGraph().task(add, args=dict(a=a, b=b, c=c, rows=64), regions={"c": np.s_[:0]})
+    assert e.value.code == "PTO_TASK" and "no element" in e.value.message
