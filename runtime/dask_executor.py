@@ -122,21 +122,23 @@ class DaskExecutor(Executor):
         stamp = f"pto-{t0}-{id(graph)}"
         owner: dict[str, int] = {}
 
-        def submit_ready() -> None:
+        def submit_ready() -> tuple[int, BaseException] | None:
+            """Submit every ready task; the first that cannot be submitted stops it (the tasks
+            in flight still finish and write back before the failure is raised)."""
             while True:
                 tid = sched.pop(QUEUE_TYPES, time.time_ns() - t0)
                 if tid is None:
-                    return
-                payload, blob = self._payload(tasks[tid], blobs)
+                    return None
                 try:
+                    payload, blob = self._payload(tasks[tid], blobs)
                     fut = self.client.submit(_remote, payload, blob, key=f"{stamp}-{tid}", pure=False)
                 except Exception as e:                     # noqa: BLE001 - e.g. a host function that cannot be pickled
-                    raise task_failed(tasks[tid], e) from e
+                    return tid, e
                 owner[fut.key] = tid
                 pending.add(fut)
 
         sched.start(0.0)
-        submit_ready()
+        failure = submit_ready()
         for fut, out in pending:
             tid = owner[fut.key]
             if isinstance(out, BaseException):               # the cluster lost the task
@@ -159,8 +161,10 @@ class DaskExecutor(Executor):
             runs[tid] = TaskRun(tid, lanes[(worker, thread)], float(ready), float(start - t0), float(end - t0))
             if failure is None:
                 sched.complete(tid, time.time_ns() - t0)
-                submit_ready()
+                failure = submit_ready()
         if failure is not None:
+            if isinstance(failure[1], PTOError) and failure[1].code == "PTO_EXECUTOR":
+                raise failure[1]                           # the executor's own refusal, as it is
             raise task_failed(tasks[failure[0]], failure[1]) from failure[1]
         for t, at in sched.inline.items():
             runs[t] = TaskRun(t, None, at, at, at)

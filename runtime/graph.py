@@ -67,6 +67,16 @@ def _task_error(msg: str, *, expected: object = None, actual: object = None, ker
     return PTOError("PTO_TASK", msg, location=Location(kernel=kernel), expected=expected, actual=actual)
 
 
+def _writable(args: Mapping[str, Any], written: set[str], kernel: str | None) -> None:
+    """A task must not write a read-only array (``np.broadcast_to``, a view of bytes): a kernel
+    would write through it anyway, and an executor copying results back could not."""
+    bad = sorted(n for n in written if not args[n].flags.writeable)
+    if bad:
+        raise _task_error(f"the task writes {', '.join(f'%{n}' for n in bad)}, bound to a read-only array",
+                          kernel=kernel, expected="a writeable array (np.ascontiguousarray / .copy())",
+                          actual="read-only: " + ", ".join(bad))
+
+
 class TaskGraph:
     """Tasks and their dependencies. ``derive=False`` takes only explicit edges (``after=`` and
     ``edge``): the verifier then shows what a missing edge would break."""
@@ -107,6 +117,7 @@ class TaskGraph:
         touched_w = tuple(spans[n] for n in sorted(written) if n in spans)
         decl_r = self._named(spans, reads, k.name) if reads is not None else touched_r
         decl_w = self._named(spans, writes, k.name) if writes is not None else touched_w
+        _writable(args, {s.name for s in touched_w + decl_w}, k.name)
         return self._add(Task(len(self.tasks), label or f"{k.name}#{len(self.tasks)}", ctype, k.name, exe, None,
                               args, blocks, decl_r, decl_w, touched_r, touched_w, float(cost),
                               dict(regions or {})), after)
@@ -115,14 +126,18 @@ class TaskGraph:
              reads: Iterable[str] | None = None, writes: Iterable[str] | None = None,
              regions: Mapping[str, Any] | None = None, after: Sequence[Task] = (), cost: float = 1.0) -> Task:
         """A host task: ``fn(**args)`` in Python. Without ``reads`` / ``writes`` it is taken to
-        read and write every array it is given."""
+        read every array it is given and write every writeable one."""
         if not callable(fn):
             raise _task_error("a host task needs a callable", expected="a function", actual=type(fn).__name__)
         args = dict(args or {})
         name = getattr(fn, "__name__", "host")
         spans = self._spans(args, regions, None)
         r = self._named(spans, reads, None) if reads is not None else tuple(spans.values())
-        w = self._named(spans, writes, None) if writes is not None else tuple(spans.values())
+        if writes is None:                            # every array it could write: not a read-only one
+            w = tuple(sp for n, sp in spans.items() if args[n].flags.writeable)
+        else:
+            w = self._named(spans, writes, None)
+            _writable(args, {sp.name for sp in w}, None)
         return self._add(Task(len(self.tasks), label or f"{name}#{len(self.tasks)}", "host", None, None, fn,
                               args, 1, r, w, r, w, float(cost), dict(regions or {})), after)
 

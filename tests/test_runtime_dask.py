@@ -69,3 +69,35 @@ def test_pto_graph_on_the_cluster(client, tmp_path: pathlib.Path, capsys) -> Non
     assert rc == 0 and "on dask" in capsys.readouterr().out
     a, b, c4 = (np.load(outs[n]) for n in ("a", "b", "c4"))
     np.testing.assert_allclose(c4, (a + b + a) + (a + b + b), rtol=1e-6)
+
+
+def _slow_write(y: np.ndarray) -> None:
+    import time
+    time.sleep(1.0)
+    y[0] = 7
+
+
+def _fill(x: np.ndarray, y: np.ndarray) -> None:
+    y[...] = x.sum()
+
+
+def test_a_task_that_cannot_be_submitted_lets_running_tasks_write_back(client) -> None:
+    import threading
+    a, b = np.zeros(2), np.zeros(2)
+    lock = threading.Lock()
+    g = TaskGraph()
+    g.host(_slow_write, {"y": a})
+    g.host(lambda y: lock, {"y": b}, label="unpicklable")       # a lambda holding a lock: not sent
+    with pytest.raises(PTOError) as e:
+        run(g, "dask", client=client)
+    assert e.value.code == "RUNTIME_TASK_FAILED" and "'unpicklable'" in e.value.message
+    assert a[0] == 7                                            # the running task finished and came back
+
+
+def test_a_read_only_input_is_not_copied_back(client) -> None:
+    src = np.broadcast_to(np.ones(4, np.float32), (3, 4))
+    out = np.zeros((3, 4), np.float32)
+    g = TaskGraph()
+    g.host(_fill, {"x": src, "y": out})                         # default writes: only the writeable y
+    run(g, "dask", client=client)
+    np.testing.assert_array_equal(out, np.full((3, 4), 12, np.float32))

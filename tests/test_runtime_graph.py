@@ -190,3 +190,20 @@ def test_runtime_codes_are_documented_with_their_meaning() -> None:
                            (ROOT / "docs" / "diagnostics.md").read_text(encoding="utf-8"), re.M))
     for code, meaning in RUNTIME_CODES.items():
         assert rows.get(code, "").replace("`", "") == meaning, code
+
+
+def test_a_written_read_only_binding_is_refused_when_added(add: pto.backends.Executable) -> None:
+    ro = np.broadcast_to(np.zeros(1024, np.float32), (64, 1024))
+    ones = np.ones((64, 1024), np.float32)
+    for code, make in (
+            ("RUNTIME_ARG_READONLY", lambda g: g.task(add, args=dict(a=ones, b=ones, c=ro, rows=64))),  # the binding's
+            ("PTO_TASK", lambda g: g.host(lambda x: None, {"x": ro}, writes=["x"])),
+            ("PTO_TASK", lambda g: g.task(add, args=dict(a=ro, b=ones, c=np.zeros_like(ones), rows=64), writes=["a"]))):
+        with pytest.raises(PTOError) as e:
+            make(TaskGraph())
+        assert e.value.code == code
+        assert code != "PTO_TASK" or "read-only" in e.value.message
+    g = TaskGraph()                       # a host task's default writes leave the read-only input out
+    t = g.host(lambda x, y: None, {"x": ro, "y": ones})
+    assert [s.name for s in t.writes] == ["y"] and [s.name for s in t.reads] == ["x", "y"]
+    assert g.task(add, args=dict(a=ro, b=ro, c=ones, rows=64)).writes[0].name == "c"   # reading one is fine
