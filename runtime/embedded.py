@@ -25,6 +25,13 @@ def _count(what: str, n: object) -> int:
     return n
 
 
+def _policy_failed(sched: Scheduler, err: BaseException) -> PTOError:
+    """The scheduler (a custom policy's ``key`` or ``prepare``) raised: the run stops, named."""
+    name = sched.policy.name or type(sched.policy).__name__
+    return PTOError("PTO_EXECUTOR", f"the scheduling policy {name!r} failed; the tasks already running finished",
+                    expected="a policy whose key() returns comparable keys", actual=f"{type(err).__name__}: {err}")
+
+
 class EmbeddedExecutor(Executor):
     """``workers``: how many tasks may run at once (default: the CPU count), each worker taking
     any ready task. Or ``cores``: workers per core type (``{"cube": 1, "vector": 1}``), each
@@ -65,7 +72,10 @@ class EmbeddedExecutor(Executor):
         cond = threading.Condition()
         lanes = [name for name, _ in self.lanes]
         t0 = time.perf_counter_ns()
-        sched.start(0.0)
+        try:
+            sched.start(0.0)
+        except Exception as e:                          # noqa: BLE001 - a custom policy's own bug, named
+            raise _policy_failed(sched, e) from e
 
         def worker(me: str, kinds: tuple[str, ...]) -> None:
             clock = time.perf_counter_ns
@@ -81,7 +91,7 @@ class EmbeddedExecutor(Executor):
                     s = clock() - t0
                     try:
                         tasks[tid].run()
-                    except BaseException as e:           # noqa: BLE001 - reported as RUNTIME_TASK_FAILED
+                    except BaseException as e:           # noqa: BLE001 - reported once every worker has stopped
                         err = e
                     e_ns = clock() - t0
                     cond.acquire()
@@ -96,6 +106,8 @@ class EmbeddedExecutor(Executor):
                             cond.notify(extra)
                     elif sched.ready():                 # typed workers: wake them all, the right ones take it
                         cond.notify_all()
+            except BaseException as e:                  # noqa: BLE001 - the scheduler or policy failed: stop all
+                failures.append((clock() - t0, -1, e))
             finally:
                 cond.notify_all()                       # a finished or failed run wakes every waiter
                 cond.release()
@@ -110,7 +122,12 @@ class EmbeddedExecutor(Executor):
         for th in threads:
             th.join()
         if failures:
+            for _, _, err in failures:                  # an interrupt or exit inside a task stays what it is
+                if isinstance(err, (KeyboardInterrupt, SystemExit)):
+                    raise err
             _, tid, err = min(failures, key=lambda f: (f[0], f[1]))
+            if tid < 0:
+                raise _policy_failed(sched, err) from err
             raise task_failed(tasks[tid], err) from err
         runs = []
         for t in range(n):

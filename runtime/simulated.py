@@ -93,8 +93,8 @@ class SimulatedExecutor(Executor):
             t0 = time.perf_counter_ns()
             try:
                 task.run()
-            except BaseException as e:                  # noqa: BLE001 - reported as RUNTIME_TASK_FAILED
-                raise task_failed(task, e) from e
+            except Exception as e:                      # noqa: BLE001 - reported as RUNTIME_TASK_FAILED
+                raise task_failed(task, e) from e       # (an interrupt or exit passes through as it is)
             if task.core == "host":
                 host_ns[tid] = float(time.perf_counter_ns() - t0)
         return host_ns

@@ -1,15 +1,18 @@
 """runtime scheduler and embedded executor edge cases: joins among a graph's entry tasks release
-each successor once (no task runs twice, no run hangs), and a task is never counted done twice."""
+each successor once (no task runs twice, no run hangs), a task is never counted done twice, a
+custom policy that raises stops the run with PTO_EXECUTOR (no hang), and an interrupt or exit
+inside a task is raised as it is."""
 from __future__ import annotations
 
 import threading
 import time
 from typing import Any, Callable
 
+import numpy as np
 import pytest
 
 from openpto.isa.diagnostics import PTOError
-from openpto.runtime import POLICIES, TaskGraph, run, verify
+from openpto.runtime import POLICIES, Policy, TaskGraph, run, verify
 from openpto.runtime.scheduler import Scheduler
 
 
@@ -77,3 +80,48 @@ def test_entry_joins_run_every_task_once(executor: str, options: dict, policy: s
     chain.join(after=[chain.join()])
     rec = finishes(lambda: run(chain, executor, policy, **options))
     assert [r.lane for r in rec.runs] == [None, None]
+
+
+class _Broken(Policy):
+    """A custom policy with a bug: its key raises for one task."""
+
+    name = "broken"
+
+    def key(self, task: int, seq: int) -> Any:
+        if task == 3:
+            raise RuntimeError("policy bug")
+        return seq
+
+
+def test_a_failing_policy_on_a_worker_thread_stops_the_run() -> None:
+    out = np.zeros(1)
+    g = TaskGraph()
+    x = np.zeros(4)
+    g.host(lambda x: time.sleep(0.1), {"x": x}, label="first")
+    g.host(lambda out: (time.sleep(0.3), out.__setitem__(0, 5)), {"out": out}, label="slow")
+    for _ in range(3):
+        g.host(lambda x: None, {"x": x})                # released by 'first', on a worker: key(3) raises
+    with pytest.raises(PTOError) as e:
+        finishes(lambda: run(g, "embedded", _Broken(), workers=2))
+    assert e.value.code == "PTO_EXECUTOR" and "'broken'" in e.value.message and "policy bug" in e.value.actual
+    assert out[0] == 5                                   # the running task finished first
+    g = TaskGraph()                                      # a key failing before any task runs
+    for _ in range(4):
+        g.host(lambda: None)
+    with pytest.raises(PTOError) as e:
+        finishes(lambda: run(g, "embedded", _Broken(), workers=2))
+    assert e.value.code == "PTO_EXECUTOR"
+
+
+@pytest.mark.parametrize("exc", [KeyboardInterrupt, SystemExit])
+@pytest.mark.parametrize("executor,options", [("embedded", {"workers": 2}), ("embedded", {"workers": 1}),
+                                              ("simulated", {})])
+def test_an_interrupt_inside_a_task_is_raised_as_it_is(exc: type, executor: str, options: dict) -> None:
+    def stop() -> None:
+        raise exc()
+
+    g = TaskGraph()
+    g.host(lambda: None)
+    g.host(stop)
+    with pytest.raises(exc):
+        finishes(lambda: run(g, executor, **options))
