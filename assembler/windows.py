@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from ..isa import glayouts as GL
-from ..isa.spec import WHOLE, Instruction, Kind
+from ..isa.spec import ELEMENT, WHOLE, Instruction, Kind
 from ..isa.types import GlobalType, ScalarType, TileType
 from .ir import Const, MemRef, ScalarOp, TileOp, Value
 
@@ -114,9 +114,29 @@ def faults(s: TileOp, windows: tuple[tuple[str, str], ...], consts: Constants, l
                 if k:
                     yield Fault(f"{what} is the whole tensor, but index {d} is {k}", "every index 0", str(k))
             continue
-        tile = s.args.get(window)
+        other = s.args.get(window)
+        if window == ELEMENT or isinstance(other, MemRef):
+            sizes = ([1] * g.rank if window == ELEMENT else
+                     list(other.base.type.shape) if isinstance(other.base.type, GlobalType) else [None] * g.rank)
+            yield from _box(what, g, idx, sizes if len(sizes) == g.rank else [None] * g.rank)
+            continue
+        tile = other
         valid = tile.type.valid if isinstance(tile, Value) and isinstance(tile.type, TileType) else (None, None)
         yield from _spans(what, g, idx, valid)
+
+
+def _box(what: str, g: GlobalType, idx: list[int | None], sizes: list[int | None]) -> Iterator[Fault]:
+    """A window of ``sizes`` (one element, or another tensor's shape) at the indices: each
+    dimension's [start, start + size) inside the extent, where both are known."""
+    for d, (start, size) in enumerate(zip(idx, sizes)):
+        extent = g.shape[d]
+        if start is None or size is None:
+            continue
+        if start < 0 or (extent is not None and start + size > extent):
+            limit = f"[0, {extent})" if extent is not None else "[0, ...)"
+            span = f"[{start}, {start + size})"
+            yield Fault(f"{what} is accessed out of bounds in dim {d}: the window of {size} from index {start} "
+                        f"covers {span}, outside {limit}", f"indices in {limit}", span)
 
 
 def _spans(what: str, g: GlobalType, idx: list[int | None],

@@ -66,7 +66,8 @@ class Operand:
     locations: tuple[Location, ...] | None = None   # architecture-wide; None = any
     layouts: tuple[Layout, ...] | None = None
     # global operands: the tile operand whose valid region is the window moved at the indices,
-    # or WHOLE when the operand is the whole tensor (its indices must be zero)
+    # WHOLE when the operand is the whole tensor (its indices must be zero), ELEMENT for the one
+    # element at the indices, or another global operand whose whole shape is the window here
     window: str | None = None
     # index operands whose semantics fault outside a fixed range: the inclusive (lo, hi) the
     # value must lie in (hi None: no upper end), and the alignment it must be a multiple of.
@@ -76,6 +77,7 @@ class Operand:
 
 
 WHOLE = "*"
+ELEMENT = "."
 
 
 @dataclass(frozen=True)

@@ -127,7 +127,11 @@ def test_a_wait_no_rank_satisfies_is_a_deadlock_naming_every_waiter(n: int) -> N
 
 
 def test_a_put_past_the_end_of_the_remote_tensor_writes_nothing() -> None:
-    exe, k = _exe(_ring_text(**{"tput %y[%c0, %c0]": "tput %y[%c1, %c0]"}))
+    # a run-time row (rank + 1): a constant one is refused by the verifier already (STRUCT_OOB)
+    with pytest.raises(pto.PTOError) as e:
+        _exe(_ring_text(**{"tput %y[%c0, %c0]": "tput %y[%c1, %c0]"}))
+    assert e.value.code == "STRUCT_OOB" and e.value.actual == "[1, 33)"
+    exe, k = _exe(_ring_text(**{"tput %y[%c0, %c0]": "tput %y[%after, %c0]"}))
     args = _ring_args(2)
     with pytest.raises(pto.PTOError) as e:
         exe.run(k, **args, ranks=2)

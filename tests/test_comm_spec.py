@@ -145,3 +145,25 @@ def test_faults_before_anything_moves() -> None:
         isa.get("TGATHER_COMM").execute(dst=_ref(np.zeros((3, 8), np.float32)), group=_ref(x))
     assert e.value.code == "RUNTIME_OOB"
     assert SOLO.rank == 0 and SOLO.size == 1
+
+
+def test_a_remote_window_known_to_leave_its_tensor_is_refused_by_the_verifier() -> None:
+    """TPUT's remote window has src's shape at dst's indices; TNOTIFY's is one element."""
+    src = """kernel @k(%a : !pto.memref<8x16xf32>, %b : !pto.memref<4x16xf32>, %s : !pto.memref<4xi32>) {
+  .const %c0 = 0 : index
+  .const %c4 = 4 : index
+  .const %c6 = 6 : index
+  .const %c1 = 1 : index
+  .const %c3 = 3 : index
+  .const %c9 = 9 : index
+  .const %one = 1 : i32
+  tput %a[%c4, %c0], %b[%c0, %c0], %c1
+  tnotify %s[%c3], %one, %c1 {op = #pto.notify_op<SET>}
+  tput %a[%c6, %c0], %b[%c0, %c0], %c1
+  tnotify %s[%c9], %one, %c1 {op = #pto.notify_op<SET>}
+}"""
+    with pytest.raises(pto.PTOError) as e:
+        pto.check(pto.parse(src), "cpu")
+    errs = getattr(e.value, "errors", [e.value])
+    assert [(x.code, x.location.line, x.actual) for x in errs] == \
+        [("STRUCT_OOB", 11, "[6, 10)"), ("STRUCT_OOB", 12, "[9, 10)")]

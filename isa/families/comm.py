@@ -23,7 +23,7 @@ from .. import constraints as K
 from ..attrs import AtomicMode, CmpMode, NotifyOp, ReduceOp
 from ..diagnostics import RuntimeFault
 from ..registry import declare
-from ..spec import (WHOLE, Attr, Domain, EXACT, Example, Family, Instruction, Kind, Numerics, Operand, Role,
+from ..spec import (ELEMENT, WHOLE, Attr, Domain, EXACT, Example, Family, Instruction, Kind, Numerics, Operand, Role,
                     same, tuples)
 from ..types import GlobalType, Pipe, Type
 from ..values import GlobalRef
@@ -119,14 +119,14 @@ def _tget(dst: GlobalRef, src: GlobalRef, peer: int, world: World | None = None)
 
 
 _PUT_OPS = (Operand("dst", Role.OUT, Kind.GLOBAL, "the destination, named by this rank's instance of a "
-                    "symmetric tensor at the window origin; written in rank peer's instance"),
+                    "symmetric tensor at the window origin; written in rank peer's instance", window="src"),
             Operand("src", Role.IN, Kind.GLOBAL, "the local data: the whole tensor (or view), whose shape is "
                     "the transfer's", window=WHOLE),
             _peer())
 _GET_OPS = (Operand("dst", Role.OUT, Kind.GLOBAL, "the local destination: the whole tensor (or view), whose "
                     "shape is the transfer's", window=WHOLE),
             Operand("src", Role.IN, Kind.GLOBAL, "the source, named by this rank's instance of a symmetric "
-                    "tensor at the window origin; read from rank peer's instance"),
+                    "tensor at the window origin; read from rank peer's instance", window="dst"),
             _peer())
 _ASYNC_EVENT = Operand("event", Role.OUT, Kind.EVENT, "the AsyncEvent token (`%e = tput_async ...`); a later "
                        "`tsync %e` waits for the transfer", optional=True)
@@ -224,7 +224,7 @@ _WAIT_OPS = (Operand("signal", Role.IN, Kind.GLOBAL, "this rank's own signals: o
 declare(Instruction(
     mnemonic="TNOTIFY", family=Family.COMM, summary="set or add to a signal of another rank",
     operands=(Operand("signal", Role.INOUT, Kind.GLOBAL, "the i32 signal at the indices, named by this rank's "
-                      "instance of a symmetric signal tensor; updated in rank peer's instance"),
+                      "instance of a symmetric signal tensor; updated in rank peer's instance", window=ELEMENT),
               Operand("value", Role.IN, Kind.SCALAR, "the i32 value stored or added"), _peer()),
     attrs=(Attr("op", NotifyOp, None, "SET (store) or ADD (atomic add; public AtomicAdd)"),),
     semantics=_tnotify, dtypes=tuples(("signal", "value"), [(dt.I32, dt.I32)]), numerics=EXACT,
