@@ -11,9 +11,11 @@ RUNTIME_CODES: dict[str, str] = {
                          "or computes its results from bytes outside them (the verifier's region audit)",
     "RUNTIME_TASK_FAILED": "a task of a task graph failed; the message names the task, its label and kernel, "
                            "the notes carry the task's own error; tasks already running finished first",
-    "PTO_TASK": "a task the graph cannot take: an unknown kernel, parameter or core type, a region that "
-                "is not an index into its binding, reads/writes naming no binding, an edge to a task of "
-                "another graph",
+    "PTO_TASK": "a task the graph cannot take, refused when it is added: no compiled executable or callable, "
+                "a core type a kernel cannot have, args or regions not a dict, a region that is not a basic "
+                "index of an array binding or holds no element, reads/writes not a list of the task's array "
+                "bindings, a read-only binding written, blocks not an integer >= 1, cost not a finite number "
+                ">= 0, a label not a string, after not a list, an edge to a task of another graph",
     "PTO_GRAPH_CYCLE": "explicit edges of a task graph that form a cycle (found before anything runs)",
     "PTO_EXECUTOR": "an unknown executor or scheduling policy, a bad executor option, or an executor whose "
                     "optional package is not installed",

@@ -10,6 +10,8 @@ these; a cycle among them is ``PTO_GRAPH_CYCLE`` when the graph is ordered, befo
 """
 from __future__ import annotations
 
+import math
+import numbers
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -67,6 +69,37 @@ def _task_error(msg: str, *, expected: object = None, actual: object = None, ker
     return PTOError("PTO_TASK", msg, location=Location(kernel=kernel), expected=expected, actual=actual)
 
 
+def _number(what: str, value: object, *, least: float, integer: bool, kernel: str | None) -> None:
+    """``blocks`` (an integer >= 1) and ``cost`` (a finite number >= 0), checked when the task
+    is added rather than where a run or a policy first uses them."""
+    ok = isinstance(value, numbers.Integral) if integer else isinstance(value, numbers.Real) and math.isfinite(value)
+    if not ok or isinstance(value, bool) or value < least:   # type: ignore[operator]
+        raise _task_error(f"{what} must be {'an integer' if integer else 'a finite number'} >= {least:g}",
+                          kernel=kernel, expected=f">= {least:g}", actual=repr(value))
+
+
+def _common(args: object, after: object, label: object, regions: object, named: Mapping[str, object],
+            kernel: str | None) -> None:
+    """The shapes of the arguments every task takes, checked before any is used."""
+    if args is not None and not isinstance(args, Mapping):
+        raise _task_error("args maps parameter names to values", kernel=kernel, expected="a dict",
+                          actual=type(args).__name__)
+    if regions is not None and not isinstance(regions, Mapping):
+        raise _task_error("regions maps binding names to indexes", kernel=kernel, expected="a dict",
+                          actual=type(regions).__name__)
+    if not isinstance(after, (list, tuple)):
+        raise _task_error("after is a list of earlier tasks", kernel=kernel, expected="[task, ...]",
+                          actual=type(after).__name__)
+    if label is not None and not isinstance(label, str):
+        raise _task_error("a task's label is a string", kernel=kernel, expected="a str", actual=repr(label))
+    for what, names in named.items():
+        ok = names is None or isinstance(names, str) or (
+            isinstance(names, (list, tuple, set, frozenset)) and all(isinstance(n, str) for n in names))
+        if not ok:
+            raise _task_error(f"{what} lists parameter names", kernel=kernel, expected='["name", ...]',
+                              actual=repr(names))
+
+
 def _writable(args: Mapping[str, Any], written: set[str], kernel: str | None) -> None:
     """A task must not write a read-only array (``np.broadcast_to``, a view of bytes): a kernel
     would write through it anyway, and an executor copying results back could not."""
@@ -105,6 +138,9 @@ class TaskGraph:
             raise _task_error("a kernel task needs a compiled Executable (pto.compile)", expected="an Executable",
                               actual=type(exe).__name__)
         k = exe.module.kernel(kernel, "name one with kernel=")
+        _common(args, after, label, regions, {"reads": reads, "writes": writes}, k.name)
+        _number("blocks", blocks, least=1, integer=True, kernel=k.name)
+        _number("cost", cost, least=0, integer=False, kernel=k.name)
         args = dict(args or {})
         bind(k, (), args)                             # RUNTIME_ARG_* now, not half-way through a run
         read, written = kernel_access(k)
@@ -129,6 +165,8 @@ class TaskGraph:
         read every array it is given and write every writeable one."""
         if not callable(fn):
             raise _task_error("a host task needs a callable", expected="a function", actual=type(fn).__name__)
+        _common(args, after, label, regions, {"reads": reads, "writes": writes}, None)
+        _number("cost", cost, least=0, integer=False, kernel=None)
         args = dict(args or {})
         name = getattr(fn, "__name__", "host")
         spans = self._spans(args, regions, None)
@@ -143,6 +181,7 @@ class TaskGraph:
 
     def join(self, after: Sequence[Task] = (), label: str | None = None) -> Task:
         """A zero-work task that completes as soon as every task in ``after`` has."""
+        _common(None, after, label, None, {}, None)
         return self._add(Task(len(self.tasks), label or f"join#{len(self.tasks)}", "join", cost=0.0), after)
 
     def edge(self, before: Task, after: Task) -> None:

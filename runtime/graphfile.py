@@ -14,19 +14,25 @@ shape and dtype, tasks binding buffers (or row/column windows of them) and scala
 
 ``file`` paths are relative to the graph file. ``kernel`` may be left out for a module with
 one kernel; ``backend`` and ``profile`` per kernel override the command line's. A buffer's
-``init`` is ``zeros`` (the default), ``ones``, ``random`` (uniform [0, 1) from ``--seed``)
-or a ``.npy`` file. An argument string ``name`` or ``name[i:j, k:l]`` (ints and slices)
-binds a buffer or a view of it; a number is a scalar. ``reads`` / ``writes`` (parameter
+``init`` is ``zeros`` (the default), ``ones``, ``random`` (from ``--seed``: uniform [0, 1)
+for floating dtypes, integers in [0, 100) for integer ones, True/False for bool) or a
+``.npy`` file. An argument string ``name`` or ``name[i:j, k:l]`` (ints and slices) binds a buffer or a view of it; a number is a scalar. ``reads`` / ``writes`` (parameter
 names), ``regions`` (parameter -> index text) and ``after`` (labels of earlier tasks) are
-optional, as is ``core``. A task with no ``kernel`` and only ``after`` is a join.
-Every mistake is ``PTO_GRAPH_FILE`` naming where it is.
+optional, as is ``core``. A task with no ``kernel`` and only ``after`` is a join; labels are
+unique. A mistake in the file's own structure or values is ``PTO_GRAPH_FILE`` naming where it
+is. A graph file that cannot be read is ``PTO_FILE``. Errors of the layers the file hands on to
+keep their codes, with a note naming the kernel or task of the file: a ``.pto`` file that
+cannot be read or parsed (``PTO_FILE``, ``PARSE_*``, ``BCODE_*``), a backend or profile
+``compile`` refuses (``PTO_UNKNOWN_BACKEND``, ...), a task the graph refuses (``PTO_TASK``,
+``RUNTIME_ARG_*``); a kernel failing while the graph runs is ``RUNTIME_TASK_FAILED``.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import pathlib
 import re
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -70,8 +76,9 @@ def load_graph(path: str, backend: str = "reference", profile: str | None = None
         doc = json.loads(pathlib.Path(path).read_text(encoding="utf-8"))
     except OSError as e:
         raise PTOError("PTO_FILE", f"cannot read {path}: {e.strerror or e}") from None
-    except (ValueError, UnicodeDecodeError) as e:
-        raise _error(path, "the file", "is not JSON", expected="a JSON object", actual=str(e)) from None
+    except (ValueError, UnicodeDecodeError, RecursionError) as e:
+        raise _error(path, "the file", "is not JSON (or nests too deeply)", expected="a JSON object",
+                     actual=str(e)[:200]) from None
     if not isinstance(doc, dict) or not isinstance(doc.get("tasks"), list):
         raise _error(path, "the file", "needs an object with a list of tasks",
                      expected='{"kernels": {...}, "buffers": {...}, "tasks": [...]}', actual=type(doc).__name__)
@@ -85,9 +92,23 @@ def load_graph(path: str, backend: str = "reference", profile: str | None = None
         spec = _mapping(path, f"kernel {name!r}", spec)
         if "file" not in spec:
             raise _error(path, f"kernel {name!r}", "needs a file", expected='"file": "k.pto"', actual=sorted(spec))
-        module = pto.load(str(here / str(spec["file"])))
-        exe = pto.compile(module, backend=str(spec.get("backend", backend)), profile=spec.get("profile", profile))
-        kernels[name] = (exe, spec.get("kernel"))
+        for key in ("file", "kernel", "backend", "profile"):
+            if key in spec and not isinstance(spec[key], str):
+                raise _error(path, f"kernel {name!r} {key}", "must be a string", actual=repr(spec[key]))
+        extra = set(spec) - {"file", "kernel", "backend", "profile"}
+        if extra:
+            raise _error(path, f"kernel {name!r}", "has unknown keys", expected="file, kernel, backend, profile",
+                         actual=sorted(extra))
+        with _noted(path, f"kernel {name!r}"):
+            module = pto.load(str(here / spec["file"]))
+        kname = spec.get("kernel")
+        names = [k.name for k in module.kernels]
+        if kname is not None and kname not in names:
+            raise _error(path, f"kernel {name!r}", f"names kernel {kname!r}, which {spec['file']} does not define",
+                         expected=", ".join(names), actual=kname)
+        with _noted(path, f"kernel {name!r}"):
+            exe = pto.compile(module, backend=spec.get("backend", backend), profile=spec.get("profile", profile))
+        kernels[name] = (exe, kname)
     buffers: dict[str, np.ndarray] = {}
     for name, spec in _mapping(path, "buffers", doc.get("buffers", {})).items():
         buffers[name] = _buffer(path, name, _mapping(path, f"buffer {name!r}", spec), here, rng)
@@ -100,6 +121,16 @@ def load_graph(path: str, backend: str = "reference", profile: str | None = None
         if extra:
             raise _error(path, where, "has unknown keys", expected="label, kernel, args, after, core, reads, writes, "
                          "regions", actual=sorted(extra))
+        for key in ("label", "kernel", "core"):
+            if key in spec and not isinstance(spec[key], str):
+                raise _error(path, f"{where} {key}", "must be a string", actual=repr(spec[key]))
+        for key in ("after", "reads", "writes"):
+            if key in spec and not (isinstance(spec[key], list) and all(isinstance(x, str) for x in spec[key])):
+                raise _error(path, f"{where} {key}", "must be a list of strings", expected='["name", ...]',
+                             actual=repr(spec[key])[:100])
+        if spec.get("label") in labels:
+            raise _error(path, f"{where} label", "is the label of an earlier task; labels name one task each",
+                         expected="a new label", actual=spec["label"])
         after = []
         for lab in spec.get("after", []):
             if lab not in labels:
@@ -126,10 +157,22 @@ def load_graph(path: str, backend: str = "reference", profile: str | None = None
                 except ValueError:
                     raise _error(path, f"{where} region {k!r}", "is not an index", expected='"0:32, :"',
                                  actual=v) from None
-            task = g.task(exe, kname, args, label=label, core=spec.get("core"), reads=spec.get("reads"),
-                          writes=spec.get("writes"), regions=regions, after=after)
+            with _noted(path, where):
+                task = g.task(exe, kname, args, label=label, core=spec.get("core"), reads=spec.get("reads"),
+                              writes=spec.get("writes"), regions=regions, after=after)
         labels[task.label] = task
     return GraphFile(g, buffers)
+
+
+@contextlib.contextmanager
+def _noted(path: str, where: str) -> Iterator[None]:
+    """A loader's, compiler's or the graph's own error keeps its code; a note says where in the
+    graph file it came from."""
+    try:
+        yield
+    except PTOError as e:
+        e.notes.append(f"in {path}, {where}")
+        raise
 
 
 def _mapping(path: str, where: str, value: Any) -> dict[str, Any]:
@@ -145,18 +188,37 @@ def _buffer(path: str, name: str, spec: dict[str, Any], here: pathlib.Path, rng:
             return np.load(here / init)
         except (OSError, ValueError) as e:
             raise _error(path, f"buffer {name!r}", f"cannot read {init}", actual=str(e)) from None
+    shape, dtype = spec.get("shape"), spec.get("dtype", "float32")
+    if not (isinstance(shape, list) and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape)):
+        raise _error(path, f"buffer {name!r} shape", "must be a list of non-negative integers",
+                     expected='"shape": [64, 1024]', actual=repr(shape)[:100])
     try:
-        shape = tuple(int(n) for n in spec["shape"])
-        dtype = np.dtype(spec.get("dtype", "float32"))
-    except (KeyError, TypeError, ValueError) as e:
-        raise _error(path, f"buffer {name!r}", "needs a shape (a list of ints) and a numpy dtype",
-                     expected='"shape": [64, 1024], "dtype": "float32"', actual=str(e)) from None
+        dtype = np.dtype(dtype) if isinstance(dtype, str) else None
+    except TypeError:
+        dtype = None
+    if dtype is None or dtype.kind not in "biufc":
+        raise _error(path, f"buffer {name!r} dtype", "is not a numpy number or bool dtype name",
+                     expected='"float32", "int8", "bool", ...', actual=repr(spec.get("dtype")))
     if init not in _INITS:
         raise _error(path, f"buffer {name!r}", "has an unknown init", expected=" | ".join(_INITS) + " | FILE.npy",
                      actual=init)
-    if init == "random":
-        return rng.random(shape).astype(dtype)
-    return (np.ones if init == "ones" else np.zeros)(shape, dtype)
+    try:
+        if init == "random":
+            return _random(rng, shape, dtype)
+        return (np.ones if init == "ones" else np.zeros)(shape, dtype)
+    except (MemoryError, ValueError) as e:             # too large to allocate
+        raise _error(path, f"buffer {name!r}", f"cannot be allocated ({dtype}, shape {shape})",
+                     actual=f"{type(e).__name__}: {e}"[:200]) from None
+
+
+def _random(rng: np.random.Generator, shape: list[int], dtype: np.dtype) -> np.ndarray:
+    """``init: random``: uniform [0, 1) for floating and complex dtypes, uniform integers in
+    [0, 100) (within the dtype's range) for integer ones, True or False for bool."""
+    if dtype.kind == "b":
+        return rng.random(shape) < 0.5
+    if dtype.kind in "iu":
+        return rng.integers(0, min(100, int(np.iinfo(dtype).max) + 1), shape, dtype=dtype)
+    return rng.random(shape).astype(dtype)
 
 
 def _bind(path: str, where: str, value: Any, buffers: dict[str, np.ndarray]) -> Any:

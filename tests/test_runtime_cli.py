@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import pathlib
+import shutil
 import sys
 
 import numpy as np
 import pytest
 
 from openpto.cli import main
+from openpto.isa.diagnostics import PTOError
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DIAMOND = ROOT / "examples" / "graph_diamond.json"
@@ -183,3 +185,54 @@ def test_run_task_graph_needs_every_value(tmp_path: pathlib.Path, capsys) -> Non
     rc = main(["run", _two_kernels(tmp_path), "--kernel", "vector_add", "--kernel", "softmax", "--arg", "rows=64"])
     err = capsys.readouterr().err
     assert rc == 2 and "PTO_ARG" in err and "--random" in err
+
+
+def _task(**kw):
+    return {**TASK, **kw}
+
+
+@pytest.mark.parametrize("doc,where", [
+    ({"buffers": {"a": {"shape": [-1, 4]}}, "tasks": []}, "buffer 'a' shape"),
+    ({"buffers": {"a": {"shape": "64"}}, "tasks": []}, "buffer 'a' shape"),
+    ({"buffers": {"a": {"shape": [2.7]}}, "tasks": []}, "buffer 'a' shape"),
+    ({"buffers": {"a": {"shape": [10 ** 6, 10 ** 7], "init": "ones"}}, "tasks": []}, "buffer 'a'"),
+    ({"buffers": {"a": {"shape": [4], "dtype": "float99"}}, "tasks": []}, "buffer 'a' dtype"),
+    ({"buffers": BUFS, "tasks": [_task(after=5)]}, "task 0 after"),
+    ({"buffers": BUFS, "tasks": [_task(label="top"), _task(label="x", after="top")]}, "task 1 after"),
+    ({"buffers": BUFS, "tasks": [_task(after=[["t"]])]}, "task 0 after"),
+    ({"buffers": BUFS, "tasks": [_task(label=["x"])]}, "task 0 label"),
+    ({"buffers": BUFS, "tasks": [{"label": 5}]}, "task 0 label"),
+    ({"buffers": BUFS, "tasks": [_task(label="x"), _task(label="x")]}, "task 1 label"),
+    ({"buffers": BUFS, "tasks": [_task(kernel=["add"])]}, "task 0 kernel"),
+    ({"buffers": BUFS, "tasks": [_task(reads=5)]}, "task 0 reads"),
+    ({"kernels": {"add": {"file": "vector_add.pto", "kernel": 5}}, "buffers": BUFS, "tasks": []}, "kernel 'add' kernel"),
+    ({"kernels": {"add": {"file": "vector_add.pto", "kernel": "nope"}}, "buffers": BUFS, "tasks": []}, "kernel 'add'"),
+    ({"kernels": {"add": {"file": 5}}, "buffers": BUFS, "tasks": []}, "kernel 'add' file"),
+    (None, "the file"),
+])
+def test_malformed_graph_files_name_where(doc, where, tmp_path: pathlib.Path) -> None:
+    from openpto.runtime.graphfile import load_graph
+    shutil.copy(ROOT / "examples" / "vector_add.pto", tmp_path / "vector_add.pto")
+    path = tmp_path / "g.json"
+    path.write_text("[" * 100000 + "]" * 100000 if doc is None else json.dumps({"kernels": KERNELS, **doc}))
+    with pytest.raises(PTOError) as e:
+        load_graph(str(path))
+    assert e.value.code == "PTO_GRAPH_FILE" and e.value.message.startswith(where + ":"), e.value.message
+
+
+def test_graph_file_random_init_per_dtype_and_notes_on_lower_errors(tmp_path: pathlib.Path) -> None:
+    from openpto.runtime.graphfile import load_graph
+    shutil.copy(ROOT / "examples" / "vector_add.pto", tmp_path / "vector_add.pto")
+    path = tmp_path / "g.json"
+    bufs = {n: {"shape": [256], "dtype": n, "init": "random"} for n in ("int32", "uint8", "int8", "bool", "float16")}
+    path.write_text(json.dumps({"buffers": bufs, "tasks": []}))
+    got = load_graph(str(path), seed=3).buffers
+    for n in ("int32", "uint8", "int8"):
+        assert got[n].dtype == np.dtype(n) and got[n].min() >= 0 and got[n].max() < 100
+        assert len(np.unique(got[n])) > 20                     # real random integers, not all zero
+    assert got["bool"].dtype == bool and 0 < got["bool"].sum() < 256
+    assert 0 <= got["float16"].min() and got["float16"].max() < 1 and len(np.unique(got["float16"])) > 20
+    path.write_text(json.dumps({"kernels": KERNELS, "buffers": BUFS, "tasks": [_task(core="gpu")]}))
+    with pytest.raises(PTOError) as e:                         # the graph's own code, and where in the file
+        load_graph(str(path))
+    assert e.value.code == "PTO_TASK" and any("task 0" in n for n in e.value.notes)

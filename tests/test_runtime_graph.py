@@ -207,3 +207,22 @@ def test_a_written_read_only_binding_is_refused_when_added(add: pto.backends.Exe
     t = g.host(lambda x, y: None, {"x": ro, "y": ones})
     assert [s.name for s in t.writes] == ["y"] and [s.name for s in t.reads] == ["x", "y"]
     assert g.task(add, args=dict(a=ro, b=ro, c=ones, rows=64)).writes[0].name == "c"   # reading one is fine
+
+
+def test_task_arguments_are_checked_when_the_task_is_added(add: pto.backends.Executable) -> None:
+    a, c = np.ones((64, 1024), np.float32), np.zeros((64, 1024), np.float32)
+    args = dict(a=a, b=a, c=c, rows=64)
+    g = TaskGraph()
+    first = g.task(add, args=args, blocks=np.int64(1), cost=2)
+    for bad in (dict(reads=5), dict(writes=[1]), dict(blocks=0), dict(blocks="2"), dict(blocks=-3), dict(blocks=True),
+                dict(cost="x"), dict(cost=float("nan")), dict(cost=-1), dict(after=first), dict(label=["x"]),
+                dict(regions=[("c", 1)])):
+        with pytest.raises(PTOError) as e:
+            g.task(add, args=args, **bad)
+        assert e.value.code == "PTO_TASK", bad
+    for make in (lambda: g.task(add, args=[a]), lambda: g.host(print, [1]), lambda: g.host(print, cost="x"),
+                 lambda: g.join(after=first)):
+        with pytest.raises(PTOError) as e:
+            make()
+        assert e.value.code == "PTO_TASK"
+    assert len(g) == 1
