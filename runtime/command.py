@@ -61,6 +61,13 @@ def graph_command(args: argparse.Namespace) -> int:
 def run_on(graph: TaskGraph, args: argparse.Namespace, sim_profile: str) -> RunRecord:
     """Run ``graph`` on the command line's ``--executor`` (``--workers``, ``--scheduler``) and
     ``--policy``; a dask run without ``--scheduler`` starts a local cluster for the run."""
+    if args.workers is not None and args.executor not in ("embedded", "dask"):
+        raise PTOError("PTO_ARG", f"--workers sets embedded threads or local dask processes, not the {args.executor} "
+                       "executor's cores", expected="--executor embedded | dask, or no --workers",
+                       actual=f"--executor {args.executor} --workers {args.workers}")
+    if args.workers is not None and args.executor == "dask" and args.scheduler:
+        raise PTOError("PTO_ARG", "--workers starts a local dask cluster; with --scheduler the cluster has its own",
+                       expected="--workers or --scheduler", actual=f"--scheduler {args.scheduler} --workers {args.workers}")
     with contextlib.ExitStack() as stack:
         options: dict[str, Any] = {}
         if args.executor == "embedded":

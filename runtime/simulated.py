@@ -72,7 +72,8 @@ class SimulatedExecutor(Executor):
             raise PTOError("PTO_EXECUTOR", f"profile {profile!r} has no machine model to simulate",
                            expected=" | ".join(MACHINES), actual=repr(profile))
         self.profile, self.machine, self.values = profile, machine, values
-        self.cores = {"cube": cube_cores or machine.cube_cores, "vector": vector_cores or machine.vector_cores,
+        self.cores = {"cube": machine.cube_cores if cube_cores is None else cube_cores,    # 0 is refused below,
+                      "vector": machine.vector_cores if vector_cores is None else vector_cores,  # not the default
                       "host": host_cores}
         for kind, n in self.cores.items():
             if not isinstance(n, int) or isinstance(n, bool) or n < 1:

@@ -236,3 +236,21 @@ def test_graph_file_random_init_per_dtype_and_notes_on_lower_errors(tmp_path: pa
     with pytest.raises(PTOError) as e:                         # the graph's own code, and where in the file
         load_graph(str(path))
     assert e.value.code == "PTO_TASK" and any("task 0" in n for n in e.value.notes)
+
+
+def test_workers_only_where_they_mean_something(capsys) -> None:
+    for extra in (["--executor", "simulated", "--workers", "4"],
+                  ["--executor", "dask", "--scheduler", "tcp://127.0.0.1:1", "--workers", "3"]):
+        assert main(["graph", str(DIAMOND), *extra]) == 2
+        err = capsys.readouterr().err
+        assert "PTO_ARG" in err and "--workers" in err
+
+
+def test_simulated_core_counts_must_be_positive() -> None:
+    from openpto.runtime.simulated import SimulatedExecutor
+    assert SimulatedExecutor("a3").cores == {"cube": 24, "vector": 48, "host": 1}
+    assert SimulatedExecutor("a3", cube_cores=2).cores["cube"] == 2
+    for bad in ({"cube_cores": 0}, {"vector_cores": 0}, {"host_cores": 0}, {"cube_cores": -1}):
+        with pytest.raises(PTOError) as e:
+            SimulatedExecutor("a3", **bad)
+        assert e.value.code == "PTO_EXECUTOR"
