@@ -27,7 +27,7 @@ from ..isa.checks import check_legality, check_structure
 from ..isa.diagnostics import PTOError
 from ..isa.profiles import PROFILES
 from ..isa.registry import all_instructions, get
-from ..isa.spec import WHOLE, Instruction, Kind, Operand, Role
+from ..isa.spec import Instruction, Kind, Operand, Role
 from ..isa.types import INDEX, GlobalType, Layout, Location, Pipe, ScalarType, TileType, Type, parse_type
 
 DTypeTuple = tuple[dt.DType, ...]
@@ -380,6 +380,13 @@ def _with_valid(case: Case, vr: int, vc: int) -> Case:
     return dataclasses.replace(case, types=types)
 
 
+def _tile_window(op: Operand, instr: Instruction) -> bool:
+    """Whether global operand ``op`` is addressed by a tile-sized window (named, or unnamed):
+    those get drawn offsets; the whole tensor, one element or another tensor's shape keep the
+    zero indices (the comm family's remote windows are sized by the local tensor)."""
+    return op.window is None or any(t.name == op.window and t.kind is Kind.TILE for t in instr.operands)
+
+
 def _with_offsets(case: Case, draw: st.DrawFn) -> Case:
     """Global operands addressed away from their origin: each index drawn so the largest tile
     window still fits a static extent (the window is at most the case's largest tile); operands
@@ -387,7 +394,7 @@ def _with_offsets(case: Case, draw: st.DrawFn) -> Case:
     tiles = [t for t in case.types.values() if isinstance(t, TileType)]
     rows = max((t.rows for t in tiles), default=1)
     cols = max((t.cols for t in tiles), default=1)
-    whole = {o.name for o in case.instr.operands if o.window == WHOLE}   # indices must stay 0
+    whole = {o.name for o in case.instr.operands if not _tile_window(o, case.instr)}   # indices stay 0
     offsets = {}
     for name, t in case.types.items():
         if isinstance(t, GlobalType) and t.rank >= 1 and all(d is not None for d in t.shape) \
@@ -482,7 +489,7 @@ def _with_every_offset(case: Case, rank: int | None = None) -> Case | None:
     types, offsets = dict(case.types), dict(case.offsets)
     for op in case.instr.operands:
         t = case.types.get(op.name)
-        if not isinstance(t, GlobalType) or op.window == WHOLE or t.strides is not None \
+        if not isinstance(t, GlobalType) or not _tile_window(op, case.instr) or t.strides is not None \
                 or any(d is None for d in t.shape) or t.rank < 1:
             continue
         if rank is not None:
@@ -501,7 +508,7 @@ def _with_every_offset(case: Case, rank: int | None = None) -> Case | None:
 def _global_ranks(case: Case) -> set[int]:
     """The ranks of ``case``'s windowed globals (global operands read or written at indices)."""
     return {t.rank for op in case.instr.operands for t in [case.types.get(op.name)]
-            if isinstance(t, GlobalType) and op.window != WHOLE}
+            if isinstance(t, GlobalType) and _tile_window(op, case.instr)}
 
 
 def _placed(cases: list[Case]) -> list[Case]:
