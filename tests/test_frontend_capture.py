@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import openpto.frontend as pto
+from frontend_seeds import load_seed
 from openpto.frontend import graph as g
 from openpto.frontend.interpret import interpret
 from openpto.isa import dtypes as dt
@@ -29,59 +30,35 @@ def np_softmax(x: np.ndarray) -> np.ndarray:
     return e / e.sum(axis=-1, keepdims=True)
 
 
-@pto.frontend.jit
-def seed_softmax(input: pto.Tensor((M, N), pto.DT_FP32)) -> pto.Tensor((M, N), pto.DT_FP32):
-    pto.set_vec_tile_shapes(32, 32)
-    rowmax = pto.amax(input, -1, True)  # seed1-amax
-    sub_res = pto.sub(input, rowmax)
-    exp_res = pto.exp(sub_res)
-    esum = pto.sum(exp_res, -1, True)
-    output = pto.div(exp_res, esum)  # seed1-div
-    return output
+#: the seed programs themselves (examples/frontend/), loaded with these sizes
+SEED1 = load_seed("softmax", M=M, N=N)
+SEED2 = load_seed("softmax_dynamic", N1=N1, N2=N2, DIM=DIM)
+seed_softmax, seed_batch = SEED1.test_softmax, SEED2.softmax
 
 
-def softmax_core(x):  # noqa: ANN001, ANN201
-    rowmax = pto.row_max_single(x)  # core-rowmax
-    sub = pto.sub(x, rowmax)
-    exp = pto.exp(sub)
-    esum = pto.row_sum_single(exp)
-    return pto.div(exp, esum)
-
-
-@pto.jit
-def seed_batch(input_tensor: pto.Tensor((pto.DYNAMIC, N1, N2, DIM), pto.DT_FP32),
-               output_tensor: pto.Tensor((pto.DYNAMIC, N1, N2, DIM), pto.DT_FP32)):
-    tensor_shape = input_tensor.shape
-    b = tensor_shape[0]
-    n1, n2, dim = tensor_shape[1:]
-    tile_b = pto.symbolic_scalar(1)
-    b_loop = b / tile_b
-    pto.set_vec_tile_shapes(1, 4, 1, 64)
-    with pto.function("SOFTMAX", [input_tensor], [output_tensor]):
-        for idx in pto.loop(0, b_loop, 1, name="LOOP_L0_bIdx", idx_name="idx"):  # seed2-loop
-            b_offset = idx * tile_b
-            input_view = pto.view(input_tensor, [1, n1, n2, dim], [b_offset, 0, 0, 0])
-            softmax_out = pto.tensor([1, n1, n2, dim], pto.DT_FP32, "softmax_out")
-            softmax_out[:] = softmax_core(input_view)  # seed2-move
-            pto.assemble(softmax_out, [b_offset, 0, 0, 0], output_tensor)  # seed2-assemble
+def seed_line(mod, text: str) -> int:
+    """The line of the loaded seed ``mod`` holding ``text`` (exactly one)."""
+    hits = [i for i, t in enumerate(pathlib.Path(mod.__file__).read_text().splitlines(), 1) if text in t]
+    assert len(hits) == 1, text
+    return hits[0]
 
 
 def test_seed1_graph_ops_shapes_names_tiles_and_lines() -> None:
     fn = seed_softmax.graph()
-    assert fn.name == "seed_softmax"
+    assert fn.name == "test_softmax"
     ops = list(fn.walk())
     assert [o.name for o in ops] == ["amax", "sub", "exp", "sum", "div"]
     assert [o.outputs[0].name for o in ops] == ["rowmax", "sub_res", "exp_res", "esum", "output"]
     assert [o.outputs[0].shape for o in ops] == [(M, 1), (M, N), (M, N), (M, 1), (M, N)]
     assert ops[0].attrs == {"axis": 1, "keepdim": True}
     assert all(o.tiles == g.TileConfig((32, 32), None) for o in ops)
-    assert ops[0].loc.line == line_of("seed1-amax") and ops[-1].loc.line == line_of("seed1-div")
-    assert ops[0].loc.file == str(THIS) and "pto.amax(input, -1, True)" in ops[0].loc.text
+    assert ops[0].loc.line == seed_line(SEED1, "pypto.amax(") and ops[-1].loc.line == seed_line(SEED1, "pypto.div(")
+    assert ops[0].loc.file == SEED1.__file__ and "pypto.amax(input, -1, True)" in ops[0].loc.text
     assert [p.name for p in fn.params] == ["input"] and fn.params[0].tensor.kind == "input"
     assert fn.results == [ops[-1].outputs[0]] and fn.results[0].kind == "output"
     text = str(fn)
     assert "%rowmax: f32[40, 1] = amax(%input, axis=1, keepdim=True)" in text
-    assert f"test_frontend_capture.py:{line_of('seed1-amax')}" in text
+    assert f"{pathlib.Path(SEED1.__file__).name}:{seed_line(SEED1, 'pypto.amax(')}" in text
     assert text.rstrip().endswith("return %output")
 
 
@@ -106,17 +83,17 @@ def test_seed2_graph_loop_symbols_view_local_and_outputs() -> None:
     (lp,) = fn.body
     assert isinstance(lp, g.Loop) and lp.name == "LOOP_L0_bIdx" and lp.index.name == "idx"
     assert (lp.start, str(lp.stop), lp.step) == (0, "input_tensor_dim0", 1)
-    assert lp.loc.line == line_of("seed2-loop")
+    assert lp.loc.line == seed_line(SEED2, "pto.loop(")
     names = [o.name for o in lp.body]
     assert names == ["view", "amax", "sub", "exp", "sum", "div", "assemble", "assemble"]
     view, rowmax = lp.body[0], lp.body[1]
     assert view.attrs["shape"] == (1, N1, N2, DIM) and str(view.attrs["offsets"][0]) == "idx"
     assert rowmax.attrs == {"axis": 3, "keepdim": True} and rowmax.outputs[0].shape == (1, N1, N2, 1)
-    assert rowmax.loc.line == line_of("core-rowmax")      # the helper's own line, inlined
+    assert rowmax.loc.line == seed_line(SEED2, "pto.row_max_single(")      # the helper's own line, inlined
     move, store = lp.body[-2], lp.body[-1]
     assert move.attrs["spelling"] == "move" and move.outputs[0].kind == "local"
-    assert move.outputs[0].name == "softmax_out" and move.loc.line == line_of("seed2-move")
-    assert store.outputs[0] is fn.params[1].tensor and store.loc.line == line_of("seed2-assemble")
+    assert move.outputs[0].name == "softmax_out" and move.loc.line == seed_line(SEED2, "softmax_out[:] =")
+    assert store.outputs[0] is fn.params[1].tensor and store.loc.line == seed_line(SEED2, "pto.assemble(")
     assert all(o.tiles.vec == (1, 4, 1, 64) for o in lp.body)
     assert "for idx in loop(0, input_tensor_dim0, 1)  # LOOP_L0_bIdx" in str(fn)
 
