@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
+from ..maprules import MapRule
 from ...assembler import scalar_ops as S
 from ...assembler.ir import Const, For, If, Kernel, Lit, MemRef, Module, ScalarOp, Stmt, TileDecl, TileOp, Value, Yield
 from ...isa import dtypes as dt
@@ -117,33 +118,6 @@ class CGlobal:
     @property
     def dtype(self) -> dt.DType:
         return self.type.dtype
-
-
-@dataclass(frozen=True)
-class Access:
-    """How a map rule reads an operand: ``elem`` at (i, j); ``row`` at (i, 0); ``block`` at
-    (i, j mod its valid columns); ``col`` at (0, j); ``scalar`` once. ``raw``: stored bits."""
-
-    operand: str
-    kind: str = "elem"
-    what: str = ""
-    raw: bool = False
-
-
-@dataclass(frozen=True)
-class MapRule:
-    """``dst[i, j] = fn(g, op, values)`` over dst's valid region (C expressions in, one out);
-    consecutive map rules fuse into one loop (``Gen._maps``)."""
-
-    reads: tuple[Access, ...]
-    fn: Callable[["Gen", TileOp, list[str]], str]
-    dst: str = "dst"
-    raw_result: bool = False
-    check: Callable[["Gen", TileOp], None] | None = None
-    choose: Callable[[TileOp], "MapRule"] | None = None
-
-    def for_op(self, op: TileOp) -> "MapRule":
-        return self.choose(op) if self.choose is not None else self
 
 
 # --------------------------------------------------------------------------- the generator

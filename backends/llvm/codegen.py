@@ -27,6 +27,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from llvmlite import ir
 
+from ..maprules import MapRule
 from ...assembler import scalar_ops as S
 from ...assembler.ir import (Const, For, If, Kernel, Lit, MemRef, ScalarOp, Stmt, Subset, TileDecl, TileOp,
                              Value, View, ViewQuery, Yield)
@@ -214,38 +215,6 @@ def format_details(template: str | None, details: Sequence[int]) -> str | None:
 
 
 # --------------------------------------------------------------------------- fusable rules
-
-@dataclass(frozen=True)
-class Access:
-    """How a map rule reads an operand: ``elem`` at (i, j); ``row`` at (i, 0) (a per-row
-    value); ``block`` at (i, j mod the operand's valid columns) (a per-row block repeated
-    along the row); ``col`` at (0, j); ``scalar`` once. ``what`` names it in RUNTIME_INVALID_READ.
-    ``raw``: an ``elem`` read as its stored bits instead of its compute value."""
-
-    operand: str
-    kind: str = "elem"
-    what: str = ""
-    raw: bool = False
-
-
-@dataclass(frozen=True)
-class MapRule:
-    """``dst[i, j] = fn(cg, op, values)`` over dst's valid region, values in ``reads`` order
-    (compute types, or stored bits for ``raw`` reads); the result is in dst's compute type,
-    or its stored bits when ``raw_result`` (selects must copy bits: a trip through f32 would
-    quieten or canonicalise NaNs). Consecutive map rules fuse."""
-
-    reads: tuple[Access, ...]
-    fn: Callable[["KernelCodegen", TileOp, list[ir.Value]], ir.Value]
-    dst: str = "dst"
-    raw_result: bool = False
-    check: Callable[["KernelCodegen", TileOp], None] | None = None   # extra run-time checks
-    # the rule one use of the instruction takes, when its form depends on the operand types
-    choose: Callable[[TileOp], "MapRule"] | None = None
-
-    def for_op(self, op: TileOp) -> "MapRule":
-        return self.choose(op) if self.choose is not None else self
-
 
 Rule = Callable[["KernelCodegen", TileOp], None]
 

@@ -14,7 +14,8 @@ from ....assembler.ir import TileOp
 from ....isa import dtypes as dt
 from ....isa.attrs import CmpMode
 from .. import ctypes_ as C
-from ..codegen import Access, Gen, MapRule
+from ...maprules import Access, MapRule
+from ..codegen import Gen
 
 Op = Callable[[dt.DType, list[str]], str]          # (dtype computed in, operands) -> expression
 Fn = Callable[[Gen, TileOp, list[str]], str]

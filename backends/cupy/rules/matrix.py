@@ -91,7 +91,7 @@ def _exact(g: Gen, op: TileOp, kind: str, m: str, k: str, n: str) -> None:
 
 def _rule(kind: str, gemv: bool) -> Callable[[Gen, TileOp], None]:
     def rule(g: Gen, op: TileOp) -> None:
-        dst, a, b = g.tile(op, "dst"), g.tile(op, "a"), g.tile(op, "b")
+        a, b = g.tile(op, "a"), g.tile(op, "b")
         m = "1" if gemv else a.vr
         k, n = a.vc, b.vc
         if gemv:
@@ -102,7 +102,7 @@ def _rule(kind: str, gemv: bool) -> Callable[[Gen, TileOp], None]:
         elif kind == "bias":
             g.check_read(g.tile(op, "bias"), "1", n, "bias")
         if not gemv and _wmma_ok(g, op, kind, m, k, n):
-            arch = 700 if g.tile(op, "a").dtype.name == "f16" else 800     # bf16 fragments: sm_80 on
+            arch = 700 if a.dtype.name == "f16" else 800     # bf16 fragments: sm_80 on
             g.lines.append(f"#if !defined(PTO_HOST) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= {arch}")
             _wmma(g, op, kind, int(m), int(k), int(n))
             g.lines.append("#else")

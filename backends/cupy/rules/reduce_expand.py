@@ -20,9 +20,10 @@ from typing import Any, Callable
 
 from ....assembler.ir import TileOp
 from ....isa import dtypes as dt
-from ....isa.families.reduce_expand import block_width, src0_expanded
+from ....isa.families.reduce_expand import block_width
 from .. import ctypes_ as C
-from ..codegen import Access, Gen, MapRule
+from ...maprules import Access, MapRule, row_expand_rule
+from ..codegen import Gen
 from . import elementwise as E
 
 
@@ -149,23 +150,6 @@ def _block_check(vec: str) -> Callable[[Gen, TileOp], None]:
     return check
 
 
-def _row_rule(fn: Fn) -> MapRule:
-    forms: dict[tuple[bool, bool], MapRule] = {}
-    for first in (False, True):
-        vec, full = ("src0", "src1") if first else ("src1", "src0")
-        for mode1 in (True, False):
-            reads = {full: Access(full, "elem", full),
-                     vec: Access(vec, "row" if mode1 else "block", "per-row source")}
-            forms[first, mode1] = MapRule((reads["src0"], reads["src1"]), fn,
-                                          check=None if mode1 else _block_check(vec))
-
-    def choose(op: TileOp) -> MapRule:
-        first = src0_expanded({n: op.args[n].type for n in ("dst", "src0")})   # type: ignore[union-attr]
-        vec = op.args["src0" if first else "src1"].type   # type: ignore[union-attr]
-        return forms[first, vec.valid_cols == 1]
-    return MapRule(forms[False, True].reads, fn, choose=choose)
-
-
 def _rules() -> dict[str, Any]:
     rules: dict[str, Any] = {}
     for axis in ("row", "col"):
@@ -174,7 +158,7 @@ def _rules() -> dict[str, Any]:
             rules[f"T{A}{kind}"] = _reduction(axis, kind)
         rules[f"T{A}EXPAND"] = _broadcast(axis)
         for name, fn in _BINARY.items():
-            rules[f"T{A}EXPAND{name}"] = _row_rule(fn) if axis == "row" else MapRule(_COL_READS, fn)
+            rules[f"T{A}EXPAND{name}"] = row_expand_rule(fn, _block_check) if axis == "row" else MapRule(_COL_READS, fn)
     return rules
 
 

@@ -9,7 +9,8 @@ from typing import Any
 
 from ....assembler.ir import TileOp
 from .. import ctypes_ as C
-from ..codegen import Access, Gen, MapRule
+from ...maprules import Access, MapRule
+from ..codegen import Gen
 from . import elementwise as E
 
 SRC_S = (Access("src", "elem", "source 0"), Access("scalar", "scalar", "scalar"))

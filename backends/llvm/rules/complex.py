@@ -24,7 +24,8 @@ from ....isa.attrs import CmpMode, GatherAxis, MaskPattern, QuantType, ScatterAx
 from ....isa.families.complex import MERGE_BLOCK, MERGE_REPEATS
 from ....isa.types import Layout
 from .. import numerics as N
-from ..codegen import Access, KernelCodegen, MapRule, TileRef
+from ...maprules import Access, MapRule
+from ..codegen import KernelCodegen, TileRef
 from ..scalars import is_signed, resize
 
 I1, I8, I16, I32, I64, F32, PTR = N.I1, N.I8, N.I16, N.I32, N.I64, N.F32, N.PTR

@@ -19,7 +19,8 @@ from ....isa import dtypes as dt
 from ....isa.attrs import RoundMode, SatMode
 from ....isa.families.convert import DIRS, FORMATS, OVERFLOW_TO_INF, Dir
 from .. import numerics as N
-from ..codegen import Access, KernelCodegen, MapRule
+from ...maprules import Access, MapRule
+from ..codegen import KernelCodegen
 
 I1, I64, F32, F64 = N.I1, N.I64, N.F32, N.F64
 

@@ -18,7 +18,8 @@ from ....isa import dtypes as dt
 from ....isa.attrs import CmpMode
 from .. import mathfn
 from .. import numerics as N
-from ..codegen import Access, KernelCodegen, MapRule
+from ...maprules import Access, MapRule
+from ..codegen import KernelCodegen
 from ..scalars import int_div, shift
 
 F32 = N.F32

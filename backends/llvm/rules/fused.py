@@ -18,7 +18,8 @@ from llvmlite import ir
 from ....assembler.ir import TileOp
 from ....isa import dtypes as dt
 from .. import numerics as N
-from ..codegen import Access, KernelCodegen, MapRule
+from ...maprules import Access, MapRule
+from ..codegen import KernelCodegen
 from . import elementwise as E
 
 F32, F64, I64 = N.F32, N.F64, N.I64

@@ -36,7 +36,8 @@ from ....isa.families.quant import (E2M1_EMAX, E2M1_MAX, E4M3_MAX, E4M3_NAN, E8M
 from ....isa import hifloat4
 from .. import fp4, fp8, hif4
 from .. import numerics as N
-from ..codegen import Access, KernelCodegen, MapRule
+from ...maprules import Access, MapRule
+from ..codegen import KernelCodegen
 
 I8, I32, I64, F32, F64 = N.I8, N.I32, N.I64, N.F32, N.F64
 _INV_448 = float(np.float32(1) / np.float32(E4M3_MAX))     # the f32 the NV rule multiplies by

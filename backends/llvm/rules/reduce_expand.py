@@ -23,10 +23,11 @@ from typing import Any, Callable
 from llvmlite import ir
 
 from ....assembler.ir import TileOp
-from ....isa.families.reduce_expand import block_width, src0_expanded
+from ....isa.families.reduce_expand import block_width
 from .. import mathfn
 from .. import numerics as N
-from ..codegen import Access, KernelCodegen, MapRule, TileRef
+from ...maprules import Access, MapRule, row_expand_rule
+from ..codegen import KernelCodegen, TileRef
 from . import elementwise as ew
 
 I64, F32, F64 = N.I64, N.F32, N.F64
@@ -201,24 +202,6 @@ def _block_check(vec: str) -> Callable[[KernelCodegen, TileOp], None]:
     return check
 
 
-def _row_rule(fn: Fn) -> MapRule:
-    """The row-expand rule: one fusable form per (expanded operand, Mode) pair."""
-    forms: dict[tuple[bool, bool], MapRule] = {}
-    for first in (False, True):
-        vec, full = ("src0", "src1") if first else ("src1", "src0")
-        for mode1 in (True, False):
-            reads = {full: Access(full, "elem", full),
-                     vec: Access(vec, "row" if mode1 else "block", "per-row source")}
-            forms[first, mode1] = MapRule((reads["src0"], reads["src1"]), fn,
-                                          check=None if mode1 else _block_check(vec))
-
-    def choose(op: TileOp) -> MapRule:
-        first = src0_expanded({n: op.args[n].type for n in ("dst", "src0")})   # type: ignore[union-attr]
-        vec = op.args["src0" if first else "src1"].type   # type: ignore[union-attr]
-        return forms[first, vec.valid_cols == 1]
-    return MapRule(forms[False, True].reads, fn, choose=choose)
-
-
 def _rules() -> dict[str, Any]:
     rules: dict[str, Any] = {}
     for axis in ("row", "col"):
@@ -227,7 +210,7 @@ def _rules() -> dict[str, Any]:
             rules[f"T{A}{kind}"] = _reduction(axis, kind)
         rules[f"T{A}EXPAND"] = _broadcast(axis)
         for name, fn in _BINARY.items():
-            rules[f"T{A}EXPAND{name}"] = _row_rule(fn) if axis == "row" else MapRule(_COL_READS, fn)
+            rules[f"T{A}EXPAND{name}"] = row_expand_rule(fn, _block_check) if axis == "row" else MapRule(_COL_READS, fn)
     return rules
 
 

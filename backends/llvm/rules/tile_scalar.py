@@ -13,7 +13,8 @@ from llvmlite import ir
 
 from ....assembler.ir import TileOp
 from .. import numerics as N
-from ..codegen import Access, KernelCodegen, MapRule
+from ...maprules import Access, MapRule
+from ..codegen import KernelCodegen
 from . import elementwise as E
 
 SRC_S = (Access("src", "elem", "source 0"), Access("scalar", "scalar", "scalar"))
