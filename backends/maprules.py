@@ -46,6 +46,17 @@ class MapRule:
         return self.choose(op) if self.choose is not None else self
 
 
+# the read shapes the elementwise families share (what = how RUNTIME_INVALID_READ names the operand)
+MASK = Access("mask", "elem", "mask")
+BIN = (Access("src0", "elem", "source 0"), Access("src1", "elem", "source 1"))
+UN = (Access("src", "elem", "source 0"),)
+TRI = BIN + (Access("src2", "elem", "source 2"),)
+SRC_S = (Access("src", "elem", "source 0"), Access("scalar", "scalar", "scalar"))           # tile op scalar
+FUSED = (Access("src0", "elem", "source 0"), Access("scalar", "scalar", "scalar"),           # (tile op scalar) op tile
+         Access("src1", "elem", "source 1"))
+COL_READS = (Access("src0", "elem", "src0"), Access("src1", "col", "per-column source"))     # TCOLEXPAND*
+
+
 def row_expand_rule(fn: Callable[[Any, TileOp, list[Any]], Any],
                     block_check: Callable[[str], Callable[[Any, TileOp], None]]) -> MapRule:
     """The row-expand binary rule (TROWEXPANDADD ...): one fusable form per (which source is

@@ -14,7 +14,7 @@ from ....assembler.ir import TileOp
 from ....isa import dtypes as dt
 from ....isa.attrs import CmpMode
 from .. import ctypes_ as C
-from ...maprules import Access, MapRule
+from ...maprules import Access, BIN, MASK, MapRule, TRI, UN
 from ..codegen import Gen
 
 Op = Callable[[dt.DType, list[str]], str]          # (dtype computed in, operands) -> expression
@@ -164,10 +164,6 @@ def on_first_source(fn: Op, first: str) -> Fn:
     return lambda g, op, v: fn(dtype_of(op, first), v)
 
 
-MASK = Access("mask", "elem", "mask")
-BIN = (Access("src0", "elem", "source 0"), Access("src1", "elem", "source 1"))
-UN = (Access("src", "elem", "source 0"),)
-TRI = BIN + (Access("src2", "elem", "source 2"),)
 
 _TABLE: dict[str, tuple[tuple[Access, ...], Op]] = {
     "TADD": (BIN, op_add), "TSUB": (BIN, op_sub), "TMUL": (BIN, op_mul), "TDIV": (BIN, op_div),

@@ -22,7 +22,7 @@ from ....assembler.ir import TileOp
 from ....isa import dtypes as dt
 from ....isa.families.reduce_expand import block_width
 from .. import ctypes_ as C
-from ...maprules import Access, MapRule, row_expand_rule
+from ...maprules import COL_READS, MapRule, row_expand_rule
 from ..codegen import Gen
 from . import elementwise as E
 
@@ -136,7 +136,6 @@ _BINARY: dict[str, Fn] = {
     "EXPDIF": _expdif,
 }
 
-_COL_READS = (Access("src0", "elem", "src0"), Access("src1", "col", "per-column source"))
 
 
 def _block_check(vec: str) -> Callable[[Gen, TileOp], None]:
@@ -158,7 +157,7 @@ def _rules() -> dict[str, Any]:
             rules[f"T{A}{kind}"] = _reduction(axis, kind)
         rules[f"T{A}EXPAND"] = _broadcast(axis)
         for name, fn in _BINARY.items():
-            rules[f"T{A}EXPAND{name}"] = row_expand_rule(fn, _block_check) if axis == "row" else MapRule(_COL_READS, fn)
+            rules[f"T{A}EXPAND{name}"] = row_expand_rule(fn, _block_check) if axis == "row" else MapRule(COL_READS, fn)
     return rules
 
 

@@ -9,13 +9,10 @@ from typing import Any
 
 from ....assembler.ir import TileOp
 from .. import ctypes_ as C
-from ...maprules import Access, MapRule
+from ...maprules import Access, FUSED, MapRule, SRC_S
 from ..codegen import Gen
 from . import elementwise as E
 
-SRC_S = (Access("src", "elem", "source 0"), Access("scalar", "scalar", "scalar"))
-FUSED = (Access("src0", "elem", "source 0"), Access("scalar", "scalar", "scalar"),
-         Access("src1", "elem", "source 1"))
 
 
 def _scalar(op: TileOp, v: str) -> str:

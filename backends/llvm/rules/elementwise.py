@@ -18,7 +18,7 @@ from ....isa import dtypes as dt
 from ....isa.attrs import CmpMode
 from .. import mathfn
 from .. import numerics as N
-from ...maprules import Access, MapRule
+from ...maprules import Access, BIN, MASK, MapRule, TRI, UN
 from ..codegen import KernelCodegen
 from ..scalars import int_div, shift
 
@@ -231,7 +231,6 @@ def op_select(cg: KernelCodegen, op: TileOp, v: list[ir.Value]) -> ir.Value:
     return cg.b.select(v[0], v[1], v[2])
 
 
-MASK = Access("mask", "elem", "mask")
 
 
 # --------------------------------------------------------------------------- the table
@@ -241,9 +240,6 @@ def on_first_source(fn: Op, first: str) -> Fn:
     return lambda cg, op, v: fn(cg, dtype_of(op, first), v)
 
 
-BIN = (Access("src0", "elem", "source 0"), Access("src1", "elem", "source 1"))
-UN = (Access("src", "elem", "source 0"),)
-TRI = BIN + (Access("src2", "elem", "source 2"),)
 
 _TABLE: dict[str, tuple[tuple[Access, ...], Op]] = {
     "TADD": (BIN, op_add), "TSUB": (BIN, op_sub), "TMUL": (BIN, op_mul), "TDIV": (BIN, op_div),

@@ -26,7 +26,7 @@ from ....assembler.ir import TileOp
 from ....isa.families.reduce_expand import block_width
 from .. import mathfn
 from .. import numerics as N
-from ...maprules import Access, MapRule, row_expand_rule
+from ...maprules import COL_READS, MapRule, row_expand_rule
 from ..codegen import KernelCodegen, TileRef
 from . import elementwise as ew
 
@@ -187,7 +187,6 @@ _BINARY: dict[str, Fn] = {
     "EXPDIF": _expdif,
 }
 
-_COL_READS = (Access("src0", "elem", "src0"), Access("src1", "col", "per-column source"))
 
 
 def _block_check(vec: str) -> Callable[[KernelCodegen, TileOp], None]:
@@ -210,7 +209,7 @@ def _rules() -> dict[str, Any]:
             rules[f"T{A}{kind}"] = _reduction(axis, kind)
         rules[f"T{A}EXPAND"] = _broadcast(axis)
         for name, fn in _BINARY.items():
-            rules[f"T{A}EXPAND{name}"] = row_expand_rule(fn, _block_check) if axis == "row" else MapRule(_COL_READS, fn)
+            rules[f"T{A}EXPAND{name}"] = row_expand_rule(fn, _block_check) if axis == "row" else MapRule(COL_READS, fn)
     return rules
 
 

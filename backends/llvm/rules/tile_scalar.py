@@ -13,13 +13,10 @@ from llvmlite import ir
 
 from ....assembler.ir import TileOp
 from .. import numerics as N
-from ...maprules import Access, MapRule
+from ...maprules import Access, FUSED, MapRule, SRC_S
 from ..codegen import KernelCodegen
 from . import elementwise as E
 
-SRC_S = (Access("src", "elem", "source 0"), Access("scalar", "scalar", "scalar"))
-FUSED = (Access("src0", "elem", "source 0"), Access("scalar", "scalar", "scalar"),
-         Access("src1", "elem", "source 1"))
 
 
 def _scalar(cg: KernelCodegen, op: TileOp, v: ir.Value) -> ir.Value:
