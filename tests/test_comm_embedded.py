@@ -65,6 +65,21 @@ def test_broadcast_example(n: int) -> None:
         np.testing.assert_array_equal(zs[r], (xs[0].astype(np.float32) * 2).astype(np.float16))
 
 
+@pytest.mark.parametrize("n", RANKS)
+def test_tp_matmul_example(n: int) -> None:
+    """Each rank multiplies by its column slice of W; every rank ends with the whole x @ W."""
+    exe, k = _exe("tp_matmul.pto")
+    x = rng.standard_normal((64, 128)).astype(np.float16)
+    w = rng.standard_normal((128, 64 * n)).astype(np.float16)
+    ys = _zeros((64, 64 * n), n)
+    res = exe.run(k, x=[x.copy() for _ in range(n)], w=[np.ascontiguousarray(w[:, 64 * r:64 * r + 64]) for r in range(n)],
+                  part=_zeros((64, 64), n), y=ys, cnt=_zeros((1,), n, np.int32), ranks=n)
+    want = x.astype(np.float64) @ w.astype(np.float64)       # exact products, f32-sized sums
+    for y in ys:
+        np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-4)
+    assert res.counters["TPUT"] == n * n and res.counters["TMATMUL"] == n
+
+
 def _ring_text(**replace: str) -> str:
     text = (COMM / "ring_exchange.pto").read_text()
     for old, new in replace.items():
