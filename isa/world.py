@@ -9,7 +9,7 @@ offset in its instance), not only threads sharing memory.
 
 ``SoloWorld`` is the one-rank world: what a kernel launched without ``ranks`` (and a
 semantics function called directly) runs in. Executions of several ranks implement
-``World`` themselves (the reference backend's embedded execution, backends/reference/comm.py).
+``World`` themselves (the reference backend's embedded execution, backends/comm_embedded.py).
 """
 from __future__ import annotations
 

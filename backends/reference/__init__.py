@@ -20,7 +20,7 @@ from ...isa.types import TileType
 from ..arguments import bind, written_params
 from ..base import Backend, Executable, Result, flag_option, thread_count_option
 from ..blocks import run_blocks
-from .comm import Agent, Embedded, check_instances, check_ranks, split_ranks
+from ..comm_embedded import Agent, Embedded, check_instances, check_ranks, split_ranks
 from .lower import Context, KernelLowering
 from .tiles import RefTile
 
@@ -68,7 +68,7 @@ class ReferenceExecutable(Executable):
 
     def _run_ranks(self, kernel: str, args: tuple, kwargs: dict[str, Any], block_num: int, trace: bool,
                    ranks: int) -> Result:
-        """Every (rank, block) on a thread of its own, one at a time (backends/reference/comm.py)."""
+        """Every (rank, block) on a thread of its own, one at a time (backends/comm_embedded.py)."""
         k, low, outs = self._kernels[kernel]
         bound = [bind(k, a, kw) for a, kw in split_ranks(k, args, kwargs, ranks)]
         world = Embedded(ranks, block_num, check_instances(k, bound))

@@ -21,7 +21,7 @@ from ...isa.spec import Family, Kind, Role
 from ...isa.types import GlobalLayout, ScalarType, TileType
 from ...isa.values import GlobalRef
 from . import scalars as X
-from .comm import accessed
+from ..comm_embedded import accessed
 from . import views as V
 from .subset import make_subset
 
