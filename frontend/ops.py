@@ -110,10 +110,15 @@ def broadcast(shapes: Sequence[Shape]) -> Shape:
 
 
 def numel(shape: Sequence[Dim]) -> tuple[int, tuple]:
-    """(product of the known dims, sorted keys of the run-time ones): equal pairs are equal counts."""
+    """(product of the known dims, sorted keys of the run-time ones): equal pairs are equal counts.
+    A run-time product is split into its factors, so [T * 4, 32] counts as many as [T, 4, 32]."""
     known, syms = 1, []
-    for d in shape:
-        if isinstance(d, Sym) and d.op != "const":
+    todo = list(shape)
+    while todo:
+        d = todo.pop()
+        if isinstance(d, Sym) and d.op == "mul":
+            todo.extend(d.args)
+        elif isinstance(d, Sym) and d.op != "const":
             syms.append(repr(d.key()))
         else:
             known *= int(d.args[0]) if isinstance(d, Sym) else int(d)
