@@ -92,6 +92,8 @@ class Backend(abc.ABC):
     default_profile: str = "cpu"
     profiles: tuple[str, ...] = tuple(PROFILES)
     rules: Mapping[str, Any] = {}
+    #: whether its executables run ``ranks=N`` launches (docs/comm.md); without, one rank only
+    multi_rank: bool = False
 
     def is_available(self) -> tuple[bool, str]:
         """(True, "") when the backend can run here, else (False, why not)."""

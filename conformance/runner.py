@@ -137,8 +137,9 @@ def _selected_keys(profile: str, mnemonic: str, only: Patterns | None) -> list[s
 
 def _level3(b: Backend, profile: str, max_examples: int | None, seed: int) -> list[Outcome]:
     from .level3 import run_level3
+    from .level3_comm import run_level3_comm
     try:
-        return run_level3(b, profile, max_examples or DEFAULT_EXAMPLES[3], seed)
+        return run_level3(b, profile, max_examples or DEFAULT_EXAMPLES[3], seed) + run_level3_comm(b, profile, seed)
     except Exception as e:  # noqa: BLE001 - reported, not raised
         return [Outcome(3, "L3", "mixed", "fail", reason=f"{type(e).__name__}: {e}")]
 

@@ -57,9 +57,12 @@ def test_instruction(check: Any, request: Any) -> None:
 
 def test_programs(programs: str, request: Any) -> None:
     from openpto.conformance.level3 import run_level3
+    from openpto.conformance.level3_comm import run_level3_comm
 
     o = _options(request.config)
-    outs = run_level3(get(o["backend"]), programs, o["examples"] or DEFAULT_EXAMPLES[3], o["seed"])
+    backend = get(o["backend"])
+    outs = run_level3(backend, programs, o["examples"] or DEFAULT_EXAMPLES[3], o["seed"])
+    outs += run_level3_comm(backend, programs, o["seed"])
     bad = [x for x in outs if x.status == "fail"]
     assert not bad, "\n".join(_explain(x) for x in bad)
 

@@ -120,6 +120,7 @@ class ReferenceBackend(Backend):
 
     name = "reference"
     default_profile = "cpu"
+    multi_rank = True
     rules: Mapping[str, Callable[..., Any]] = {ins.mnemonic: ins.semantics for ins in all_instructions()}
 
     def _compile(self, module: Module, profile: str, strict: bool = True, threads: int | None = None,
