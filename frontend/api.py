@@ -551,6 +551,13 @@ def topk(x: object, k: int, dim: int = -1, largest: bool = True) -> tuple[Tensor
     return _wrap(_record("topk", (t,), {"k": k, "axis": _axis(t, dim), "largest": bool(largest)}))
 
 
+def gather_rows(table: object, index: object) -> TensorProxy:
+    """Rows of a 2-D ``table`` picked by an i32 ``index`` ([R] or [1, R]): result row i is table
+    row index[i], an index outside the table reads zeros. A paged cache is read this way: its
+    blocks as rows, the block table as the index (one MGATHER per row block)."""
+    return _one("gather_rows", (_tensor(table, "pto.gather_rows"), _tensor(index, "pto.gather_rows' index")))
+
+
 # --------------------------------------------------------------------------------------------
 # new tensors
 
@@ -562,6 +569,12 @@ def full(shape: Sequence[Dim], value: int | float, dtype: object = DT_FP32) -> T
     v = value.item() if isinstance(value, np.generic) else value
     return _one("full", (), {"shape": _dims(shape, "a tensor's shape", positive=True), "value": v,
                              "dtype": to_dtype(dtype)})
+
+
+def arange(stop: Dim) -> TensorProxy:
+    """The 1-D i32 tensor 0, 1, ..., stop - 1 (``stop`` static or run-time): positions to compare
+    with run-time lengths."""
+    return _one("arange", (), {"stop": _dim(stop, "arange's stop", positive=True)})
 
 
 def zeros(shape: Sequence[Dim], dtype: object = DT_FP32) -> TensorProxy:

@@ -398,6 +398,13 @@ class Emitter:
             src = self.load(n.inputs[0].value, "tile", blk, env, out, pad)  # type: ignore[arg-type]
             self.store(n, src, blk, out, pad)
             return
+        if n.name == "arange":      # one row (a 1-D tensor): TCI counts from the tile's column
+            dst = self.result_tile(n, blk, env, out, pad)
+            start = self.fresh("start")
+            out.append(f"{pad}%{start} = arith.index_cast {blk.c} : index to i32")
+            out.append(f"{pad}{dst} = tci %{start} {{descending = false}}")
+            self.store(n, dst, blk, out, pad)
+            return
         if n.kind == "full":
             dst = self.result_tile(n, blk, env, out, pad)
             out.append(f"{pad}{dst} = texpands {self.scalar(n.op.attrs.get('value', 0), n.out.dtype, out, pad)}")

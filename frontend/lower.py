@@ -316,8 +316,38 @@ class TopkKernel(Emitter):
         return self.close(top, body)
 
 
+class GatherKernel(Emitter):
+    """One block of output rows per invocation: the index row's slice loaded as a 1 x rows tile,
+    MGATHER in ROW mode picks those table rows into a tile (an index outside the table reads
+    zeros: oobMode ZERO), the tile is stored."""
+
+    def emit(self) -> LoweredKernel:
+        k = self.k
+        n = k.nodes[0]
+        table, index = (a.value for a in n.inputs)
+        assert isinstance(table, g.TensorValue) and isinstance(index, g.TensorValue)
+        tr, tc = k.tile
+        top: list[str] = []
+        body: list[str] = []
+        p = "    "
+        inv = self.open_invocations(top, body)
+        rows_v = self.value(k.rows, top)
+        r = "%" + self.fresh("r")
+        body.append(f"{p}{r} = arith.muli {inv}, {self.const(tr)} : index")
+        vr = self.extent(body, p, rows_v, r, tr, "vr") if not (isinstance(k.rows, int) and k.rows % tr == 0) else None
+        vr_s = "?" if vr else str(tr)
+        idx = self.declare(body, p, index.name, self.tile_type(1, tr, I32, "1", vr_s), None, vr)
+        body.append(f"{p}{idx} = tload {self.gindex(self.places[index], self.const(0), r, body, p)}")
+        dst = self.declare(body, p, n.out.name, self.tile_type(tr, tc, n.out.dtype, vr_s, str(tc)), vr, None)
+        c0 = self.const(0)
+        body.append(f"{p}{dst} = mgather {self.buffer(self.places[table].buffer)}[{c0}, {c0}], {idx} "
+                    "{indexMode = #pto.index_mode<ROW>, oobMode = #pto.oob<ZERO>}")
+        body.append(f"{p}tstore {self.gindex(self.places[n.out], r, c0, body, p)}, {dst}")
+        return self.close(top, body)
+
+
 KERNELS = {"topk": TopkKernel, "grid": RowKernel, "rows": RowKernel, "colloop": RowKernel, "colreduce": ColReduceKernel,
-           "matmul": MatmulKernel, "transpose": TransposeKernel}
+           "matmul": MatmulKernel, "transpose": TransposeKernel, "gather": GatherKernel}
 
 
 def lower_kernel(k: Kernel, part: Partition) -> LoweredKernel:

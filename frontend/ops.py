@@ -29,7 +29,7 @@ Semantics = Callable[[list, dict, tuple[DType, ...]], tuple[np.ndarray, ...]]
 
 #: every kind the table uses
 KINDS = ("binary", "unary", "compare", "select", "reduce", "cast", "matmul", "transpose",
-         "reshape", "view", "assemble", "topk", "full")
+         "reshape", "view", "assemble", "topk", "full", "gather")
 
 NUMERIC: tuple[DType, ...] = dt.FLOATS + dt.INTS
 SIGNED: tuple[DType, ...] = dt.FLOATS + (dt.I8, dt.I16, dt.I32, dt.I64)
@@ -538,6 +538,53 @@ def _full_sem(args: list, attrs: dict, outs: tuple[DType, ...]) -> tuple[np.ndar
     return (narrow(np.full(tuple(attrs["shape"]), wide(attrs["value"], outs[0])), outs[0]),)
 
 
+#: what a row gather moves (MGATHER's data types on every profile that has it)
+GATHER_DTYPES: tuple[DType, ...] = (dt.I8, dt.U8, dt.I16, dt.U16, dt.I32, dt.U32, dt.F16, dt.BF16, dt.F32)
+
+
+def _gather_shape(ops: Sequence[Operand], attrs: dict) -> tuple[Shape, ...]:
+    table, index = ops
+    if not isinstance(table, TensorValue) or not isinstance(index, TensorValue):
+        raise front_error("FRONT_OPERAND", "gather_rows takes a table tensor and an index tensor",
+                          expected="two tensors", actual=", ".join(type(o).__name__ for o in ops))
+    if table.rank != 2:
+        raise front_error("FRONT_SHAPE", "gather_rows picks rows of a 2-D table",
+                          expected="a [rows, cols] table (reshape a paged cache to [blocks, block_elems])",
+                          actual=shape_str(table.shape))
+    if not (index.rank == 1 or (index.rank == 2 and same_dim(index.shape[0], 1))):
+        raise front_error("FRONT_SHAPE", "gather_rows' index is one row of row numbers",
+                          expected="[R] or [1, R]", actual=shape_str(index.shape))
+    return ((index.shape[-1], table.shape[1]),)
+
+
+def _gather_dtype(ops: Sequence[Operand], attrs: dict) -> tuple[DType, ...]:
+    table, index = ops
+    if isinstance(index, TensorValue) and index.dtype != dt.I32:
+        raise front_error("FRONT_DTYPE", "gather_rows' index must be i32", expected="i32",
+                          actual=index.dtype.name, notes=[f"pto.cast({index.name}, pto.DT_INT32)"])
+    if isinstance(table, TensorValue):
+        _dtype_in(table.dtype, GATHER_DTYPES, "gather_rows")
+        return (table.dtype,)
+    return (dt.I32,)
+
+
+def _gather_sem(args: list, attrs: dict, outs: tuple[DType, ...]) -> tuple[np.ndarray, ...]:
+    table, index = args
+    idx = np.asarray(index).reshape(-1).astype(np.int64)
+    inside = (idx >= 0) & (idx < table.shape[0])
+    out = np.zeros((idx.size, table.shape[1]), dtype=outs[0].np_dtype)
+    out[inside] = table[idx[inside]]
+    return (out,)
+
+
+def _arange_shape(ops: Sequence[Operand], attrs: dict) -> tuple[Shape, ...]:
+    return ((attrs["stop"],),)
+
+
+def _arange_sem(args: list, attrs: dict, outs: tuple[DType, ...]) -> tuple[np.ndarray, ...]:
+    return (np.arange(int(attrs["stop"]), dtype=outs[0].np_dtype),)
+
+
 def _same_as_input(ops: Sequence[Operand], attrs: dict) -> tuple[DType, ...]:
     return (_first(ops).dtype,)
 
@@ -592,6 +639,11 @@ def _table() -> dict[str, OpSpec]:
                results=2),
         OpSpec("full", "full", 0, NUMERIC + (dt.I1,), _full_shape, _full_dtype, _full_sem,
                "a tensor of attrs shape and dtype, every element attrs value"),
+        OpSpec("arange", "full", 0, (dt.I32,), _arange_shape, lambda ops, attrs: (dt.I32,), _arange_sem,
+               "the 1-D i32 tensor 0, 1, ..., attrs stop - 1 (positions, for masks)"),
+        OpSpec("gather_rows", "gather", 2, GATHER_DTYPES, _gather_shape, _gather_dtype, _gather_sem,
+               "rows of a 2-D table picked by an i32 index row: result row i is table row index[i]; an "
+               "index outside [0, rows) reads a row of zeros (a paged cache's unused -1 entries)"),
     ]
     return {o.name: o for o in ops}
 

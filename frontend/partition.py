@@ -36,7 +36,7 @@ class Kernel:
     index: int
     nodes: list[TileNode]
     unit: str                                 # vector / cube
-    mode: str                                 # grid / rows / colloop / colreduce / matmul / transpose / topk
+    mode: str                                 # grid / rows / colloop / colreduce / matmul / transpose / topk / gather
     tile: tuple[int, int]
     rows: Dim
     cols: Dim
@@ -205,6 +205,9 @@ class _Partitioner:
         elif n.kind == "topk":
             k.mode = "topk"
             k.why.append(f"topk selects {n.extra['k']} values per row over whole rows: a kernel of its own")
+        elif n.kind == "gather":
+            k.mode = "gather"
+            k.why.append("a row gather reads rows picked at run time (MGATHER): a kernel of its own")
         elif n.kind == "reduce" and n.reduce_axis == "col":
             k.mode = "colreduce"
             k.why.append("a column reduction walks the row tiles of each column block: a kernel of its own")
@@ -235,7 +238,8 @@ class _Partitioner:
             return False
         if k.mode == "matmul":
             return self._join_cube(k, n)
-        if k.mode in ("colreduce", "transpose", "topk") or n.kind in ("matmul", "transpose", "topk") or (
+        if k.mode in ("colreduce", "transpose", "topk", "gather") or n.kind in ("matmul", "transpose", "topk",
+                                                                                  "gather") or (
                 n.kind == "reduce" and n.reduce_axis == "col"):
             return False
         base = k.nodes[0]

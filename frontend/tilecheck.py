@@ -87,6 +87,9 @@ class _Run:
             if n.kind == "copy":
                 out[rs, cs] = args[0]
                 continue
+            if n.name == "arange":
+                out[rs, cs] = np.arange(cs.start, cs.stop, dtype=out.dtype)[None, :]
+                continue
             if n.kind == "full":
                 out[rs, cs] = np.asarray(attrs.get("value", 0)).astype(out.dtype)
                 continue
@@ -160,6 +163,13 @@ class _Run:
         for rs, _ in self.tiles(n, *src.shape):
             v, i = OPS["topk"].numpy([src[rs]], attrs, (n.out.dtype, n.extra["indices"].dtype))
             vals[rs], idxs[rs] = v, i
+
+    def _gather(self, n: TileNode) -> None:
+        """Each block of output rows picks its table rows through its slice of the index."""
+        table, index = (self.of(a.value) for a in n.inputs)  # type: ignore[arg-type]
+        out = self.of(n.out)
+        for rs, _ in self.tiles(n, *out.shape):
+            (out[rs],) = OPS["gather_rows"].numpy([table, index.reshape(-1)[rs]], {}, (n.out.dtype,))
 
     def _transpose(self, n: TileNode) -> None:
         src, out = self.of(n.inputs[0].value), self.of(n.out)  # type: ignore[arg-type]

@@ -475,6 +475,8 @@ class _Tiler:
         kind = kind_of(op)
         if kind == "topk":
             return self._topk(op)
+        if kind == "gather":
+            return self._gather(op)
         if kind == "view":
             src = op.inputs[0]
             assert isinstance(src, g.TensorValue)
@@ -587,6 +589,39 @@ class _Tiler:
                         why + f"; whole {cols}-element rows, {op.attrs['k']} selection passes",
                         extra={"k": int(op.attrs["k"]), "largest": bool(op.attrs.get("largest", True)),
                                "indices": idxs})
+
+    def _gather(self, op: g.Op) -> TileNode:
+        """A row gather: a block of whole output rows per invocation (MGATHER in ROW mode fills a
+        tile from column 0 of each picked row), the index row read alongside; the table is the
+        whole tensor the instruction addresses."""
+        table, index = op.inputs
+        out = op.outputs[0]
+        assert isinstance(table, g.TensorValue) and isinstance(index, g.TensorValue)
+        rows, cols = matrix(out.shape)
+        place = self.place(table)
+        item = max(table.dtype.itemsize, 1)
+        why_not = ("the table must be a whole tensor (MGATHER addresses all of it)" if not place.whole() else
+                   "the table's row length must be known at compile time" if not isinstance(cols, int) else
+                   f"one {cols}-element row does not fit the vector buffer"
+                   if cols * item > self.prof.capacity[Loc.VEC] else "")
+        if why_not:
+            raise FrontendError("FRONT_UNSUPPORTED_OP", f"gather_rows: {why_not}", location=_loc(op),
+                                expected="a whole 2-D tensor with static rows that fit the vector buffer",
+                                actual=f"{table} at {place}",
+                                notes=["gather from the parameter (or a reshape of it), then take views"])
+        vec = op.tiles.vec
+        if vec is not None:
+            (tr, _), why = pick_tile(out.shape, out.dtype, vec, self.budget, op)
+        else:
+            tr, why = max(1, self.budget // (int(cols) * item)), f"default tile from a {self.budget // 1024} KB budget"
+        fit = max(1, self.prof.capacity[Loc.VEC] // (int(cols) * item + 64))
+        tr = min(tr, fit, rows) if isinstance(rows, int) else min(tr, fit)
+        if tr >= 8:
+            tr -= tr % 8
+        self.place(index)
+        self.place(out)
+        return TileNode(op, "gather", out, rows, cols, (tr, int(cols)), [Access(table, "tile"), Access(index, "col")],
+                        why + f"; whole {cols}-element rows picked by {index}")
 
     def _transpose(self, op: g.Op) -> TileNode:
         """A 2-D transpose: input tile (i, j) becomes output tile (j, i) (TTRANS)."""
