@@ -384,12 +384,16 @@ def accessed(kw: Mapping[str, Any], name: str, window: str | None) -> np.ndarray
     ref = kw.get(name)
     if not isinstance(ref, GlobalRef):
         return None
-    if window in (None, WHOLE) or ref.layout not in (GlobalLayout.ND, GlobalLayout.DN):
-        return ref.array
-    tile = kw.get(window)
-    if not isinstance(tile, Tile):
+    tile = kw.get(window) if window not in (None, WHOLE) else None
+    return window_accessed(ref, window, tile.valid if isinstance(tile, Tile) else None)
+
+
+def window_accessed(ref: GlobalRef, window: str | None, valid: tuple[int, int] | None) -> np.ndarray | None:
+    """``accessed`` given the window tile's valid extents (None: no tile operand names it), for
+    a backend that has the extents but no ``Tile`` (the llvm backend's callback)."""
+    if window in (None, WHOLE) or ref.layout not in (GlobalLayout.ND, GlobalLayout.DN) or valid is None:
         return ref.array
     try:
-        return ref.window(*tile.valid)
+        return ref.window(*valid)
     except PTOError:
         return None                         # the semantics report the bad window themselves

@@ -16,18 +16,21 @@ import hashlib
 import os
 import threading
 import time
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
 import numpy as np
 
 from ...assembler.ir import Module
 from ...isa.diagnostics import Location, PTOError, RuntimeFault
 from ...isa.types import GlobalType, ScalarType, TileType
+from ...isa.world import SOLO, World
 from ..arguments import bind, written_params
 from ..base import Backend, Executable, Result, flag_option, thread_count_option
 from ..blocks import run_blocks
+from ..comm_embedded import Agent, Embedded, check_instances, check_ranks, split_ranks
 from .cache import DiskCache, key as cache_key
-from .codegen import ERR_SLOTS, FaultSite, KernelABI, abi_for, format_details
+from .codegen import COMM_SLOTS, ERR_RAISED, ERR_SLOTS, FaultSite, KernelABI, abi_for, format_details
+from .commhook import RunHooks, Sites, install_hooks as install_comm_hooks, uses_ranks
 
 _OPTIONS = ("threads", "cache", "cache_dir", "checked")
 
@@ -107,6 +110,16 @@ class _Kernel:
     def __init__(self, kernel: Any, abi: KernelABI, faults: list[FaultSite], fn: Any) -> None:
         self.kernel, self.abi, self.faults, self.fn = kernel, abi, faults, fn
         self.outputs = sorted(written_params(kernel))
+        #: a kernel written for ranks calls back into its world (commhook.py)
+        self.sites = Sites(kernel) if uses_ranks(kernel) else None
+
+
+class _Block(NamedTuple):
+    rc: int
+    err: np.ndarray
+    start: int
+    end: int
+    counts: np.ndarray
 
 
 class LLVMExecutable(Executable):
@@ -121,6 +134,7 @@ class LLVMExecutable(Executable):
         self._loaded = Loaded(obj)
         from .rules.complex import install_hooks
         install_hooks(self._loaded)            # TPRINT's callback into Python
+        install_comm_hooks(self._loaded)       # the comm family's callback into the run's World
         self._ffi = ffi = FFI()
         ffi.cdef("typedef int32_t (*pto_kernel)(int64_t*, void*, int64_t, int64_t, int64_t*);")
         self._kernels: dict[str, _Kernel] = {}
@@ -129,7 +143,8 @@ class LLVMExecutable(Executable):
             fn = ffi.cast("pto_kernel", self._loaded.address(abi.symbol))
             self._kernels[k.name] = _Kernel(k, abi, list(faults[k.name]), fn)
 
-    def _slots(self, kr: _Kernel, values: Mapping[str, Any]) -> np.ndarray:
+    def _slots(self, kr: _Kernel, values: Mapping[str, Any], rank: int = 0, size: int = 1,
+               hooks: RunHooks | None = None, races: bool = False) -> np.ndarray:
         slots = np.zeros(kr.abi.nslots, dtype=np.int64)
         for p in kr.kernel.params:
             s, t, v = kr.abi.slots[p.name], p.type, values[p.name]
@@ -145,68 +160,152 @@ class LLVMExecutable(Executable):
                     slots[s] = np.float64(v).view(np.int64)
                 else:
                     slots[s] = _i64(int(v))
+        c = kr.abi.comm
+        slots[c:c + COMM_SLOTS] = [rank, size, hooks.handle if hooks is not None else 0, int(races)]
         return slots
 
-    def run(self, kernel: str, *args: Any, block_num: int = 1, trace: bool = False, **kwargs: Any) -> Result:
-        block_num = self._check_launch(kernel, block_num)
-        kr = self._kernels[kernel]
-        values = bind(kr.kernel, args, kwargs)
+    @staticmethod
+    def _stage(kr: _Kernel, values: dict[str, Any]) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Tile parameters must be C-contiguous: others are replaced by a contiguous copy in
+        ``values``; the (caller's, copy) pairs the kernel may write are returned for copying back."""
         staged: list[tuple[np.ndarray, np.ndarray]] = []
-        for p in kr.kernel.params:       # tile parameters must be C-contiguous: stage others
+        for p in kr.kernel.params:
             v = values[p.name]
             if isinstance(p.type, TileType) and not v.flags.c_contiguous:
                 c = np.ascontiguousarray(v)
                 if p.name in kr.outputs:     # only what the kernel may write is copied back
                     staged.append((v, c))
                 values[p.name] = c
-        slots = self._slots(kr, values)
+        return staged
+
+    def _call(self, kr: _Kernel, args_p: Any, ws: np.ndarray, b: int, block_num: int) -> _Block:
+        """One block on the calling thread, in workspace ``ws`` (GIL released while it runs)."""
         ffi = self._ffi
-        args_p = ffi.cast("int64_t*", slots.ctypes.data)
+        base = ws.ctypes.data
+        aligned = base + (-base % 64)
+        err = np.zeros(ERR_SLOTS, dtype=np.int64)
+        start = time.perf_counter_ns()
+        rc = kr.fn(args_p, ffi.cast("void*", aligned), b, block_num, ffi.cast("int64_t*", err.ctypes.data))
+        end = time.perf_counter_ns()
+        counts = np.frombuffer(ws, np.int64, len(kr.abi.counters), aligned - base).copy()
+        return _Block(rc, err, start, end, counts)
+
+    def _workspace(self, kr: _Kernel) -> np.ndarray:
+        return np.empty(kr.abi.workspace + 64, dtype=np.uint8)
+
+    def run(self, kernel: str, *args: Any, block_num: int = 1, trace: bool = False, ranks: int | None = None,
+            world: World | None = None, **kwargs: Any) -> Result:
+        """``ranks=N``: the embedded execution of N ranks (docs/comm.md), every array argument a
+        list of one array per rank; ``world=``: this process is ``world.rank`` of ``world.size``
+        (an execution of ranks across processes), its blocks run in block order in that world."""
+        block_num = self._check_launch(kernel, block_num)
+        if ranks is not None and world is not None:
+            raise PTOError("PTO_API_TYPE", "run takes ranks (the embedded execution) or world (one rank of "
+                           "another execution), not both", expected="ranks or world", actual="both")
+        if world is not None and not isinstance(world, World):
+            raise PTOError("PTO_API_TYPE", "world must be an isa.world.World", expected="a World",
+                           actual=type(world).__name__)
+        if ranks is not None:
+            return self._run_ranks(kernel, args, kwargs, block_num, trace, check_ranks(ranks))
+        kr = self._kernels[kernel]
+        values = bind(kr.kernel, args, kwargs)
+        staged = self._stage(kr, values)
+        w = SOLO if world is None else world
+        hooks = RunHooks(kr.sites, lambda b: w) if kr.sites is not None else None
+        slots = self._slots(kr, values, w.rank, w.size, hooks)
+        args_p = self._ffi.cast("int64_t*", slots.ctypes.data)
         t0 = time.perf_counter_ns()
-
-        ncount = len(kr.abi.counters)
-
         per_worker = threading.local()     # one workspace per worker thread, not per block
 
-        def block(b: int) -> tuple[int, np.ndarray, int, int, np.ndarray]:
+        def block(b: int) -> _Block:
             ws = getattr(per_worker, "ws", None)
             if ws is None:
-                ws = per_worker.ws = np.empty(kr.abi.workspace + 64, dtype=np.uint8)
-            base = ws.ctypes.data
-            aligned = base + (-base % 64)
-            err = np.zeros(ERR_SLOTS, dtype=np.int64)
-            start = time.perf_counter_ns()
-            rc = kr.fn(args_p, ffi.cast("void*", aligned), b, block_num, ffi.cast("int64_t*", err.ctypes.data))
-            end = time.perf_counter_ns()
-            counts = np.frombuffer(ws, np.int64, ncount, aligned - base).copy()
-            return rc, err, start, end, counts
+                ws = per_worker.ws = self._workspace(kr)
+            return self._call(kr, args_p, ws, b, block_num)
 
-        # lazily, in block order, at most 2 * threads in flight; the lowest failing block's fault
-        total = np.zeros(ncount, np.int64)
+        # lazily, in block order, at most 2 * threads in flight; the lowest failing block's fault;
+        # a caller's world is entered by one block at a time, in block order
+        workers = min(block_num, self.threads) if world is None else 1
+        total = np.zeros(len(kr.abi.counters), np.int64)
         events: list[dict[str, Any]] | None = [] if trace else None
-        failure: np.ndarray | None = None
+        failure: BaseException | None = None
         # closing(): every block still in flight has finished before staged tiles are copied back
-        with contextlib.closing(run_blocks(block, block_num, min(block_num, self.threads),
-                                           failed=lambda r: bool(r[0]))) as results:
-            for b, (rc, err, start, end, counts) in enumerate(results):
-                if rc:
-                    failure = err
+        with hooks if hooks is not None else contextlib.nullcontext(), \
+                contextlib.closing(run_blocks(block, block_num, workers, failed=lambda r: bool(r.rc))) as results:
+            for b, r in enumerate(results):
+                if r.rc:
+                    failure = self._fault(kr, r.err, hooks, b)
                     break
-                total += counts
+                total += r.counts
                 if events is not None:
-                    events.append({"name": f"@{kernel}", "pipe": "V", "block": b, "ts_ns": start - t0,
-                                   "dur_ns": end - start, "line": None})
+                    events.append({"name": f"@{kernel}", "pipe": "V", "block": b, "ts_ns": r.start - t0,
+                                   "dur_ns": r.end - r.start, "line": None})
         for (v, c) in staged:
             v[...] = c
         if failure is not None:
-            raise self._fault(kr, failure)
-        counters = {m: int(n) for m, n in zip(kr.abi.counters, total) if n}
-        counters["instructions"] = sum(counters.values())
-        return Result({n: values[n] for n in kr.outputs}, counters, events)
+            raise failure
+        return Result({n: values[n] for n in kr.outputs}, self._counters(kr, total), events)
+
+    def _run_ranks(self, kernel: str, args: tuple, kwargs: dict[str, Any], block_num: int, trace: bool,
+                   ranks: int) -> Result:
+        """The embedded execution (backends/comm_embedded.py): every (rank, block) an agent on a
+        thread of its own, one holding the baton at a time; the native block calls back into its
+        agent for comm instructions and, in a kernel written for ranks, for the race check."""
+        kr = self._kernels[kernel]
+        k = kr.kernel
+        bound = [bind(k, a, kw) for a, kw in split_ranks(k, args, kwargs, ranks)]
+        shared = Embedded(ranks, block_num, check_instances(k, bound))
+        staged = [self._stage(kr, v) for v in bound]
+        hooks = [RunHooks(kr.sites, lambda b, r=r: shared.agents[r * block_num + b])
+                 if kr.sites is not None else None for r in range(ranks)]
+        slots = [self._slots(kr, bound[r], r, ranks, hooks[r], races=True) for r in range(ranks)]
+        args_p = [self._ffi.cast("int64_t*", s.ctypes.data) for s in slots]
+        t0 = time.perf_counter_ns()
+        done: list[_Block | None] = [None] * len(shared.agents)
+
+        def body(agent: Agent) -> None:
+            r = self._call(kr, args_p[agent.rank], self._workspace(kr), agent.block, block_num)
+            if r.rc:
+                raise self._fault(kr, r.err, hooks[agent.rank], agent.block)
+            done[agent.index] = r
+
+        with contextlib.ExitStack() as stack:
+            for h in hooks:
+                if h is not None:
+                    stack.enter_context(h)
+            threads = [threading.Thread(target=shared.run_agent, args=(a, body), daemon=True,
+                                        name=f"pto-rank{a.rank}-b{a.block}") for a in shared.agents]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        for pairs in staged:
+            for (v, c) in pairs:
+                v[...] = c
+        if shared.failed is not None:
+            raise shared.failed
+        total = np.zeros(len(kr.abi.counters), np.int64)
+        events: list[dict[str, Any]] | None = [] if trace else None
+        for a, r in zip(shared.agents, done):
+            if r is None:
+                continue
+            total += r.counts
+            if events is not None:
+                events.append({"name": f"@{kernel}", "pipe": "V", "block": a.block, "rank": a.rank,
+                               "ts_ns": r.start - t0, "dur_ns": r.end - r.start, "line": None})
+        return Result({n: [v[n] for v in bound] for n in kr.outputs}, self._counters(kr, total), events)
 
     @staticmethod
-    def _fault(kr: _Kernel, err: np.ndarray) -> RuntimeFault:
+    def _counters(kr: _Kernel, total: np.ndarray) -> dict[str, int]:
+        counters = {m: int(n) for m, n in zip(kr.abi.counters, total) if n}
+        counters["instructions"] = sum(counters.values())
+        return counters
+
+    @staticmethod
+    def _fault(kr: _Kernel, err: np.ndarray, hooks: RunHooks | None = None, block: int = 0) -> BaseException:
         site_no = int(err[0])
+        if site_no == ERR_RAISED and hooks is not None:
+            return hooks.take_error(block)         # what the comm callback raised, as it was
         if not 1 <= site_no <= len(kr.faults):
             return RuntimeFault("RUNTIME_INTERNAL", "generated code reported an unknown fault",
                                 location=Location(kernel=kr.kernel.name), actual=site_no)

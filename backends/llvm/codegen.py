@@ -6,11 +6,13 @@ ABI of every generated kernel (``KernelABI`` says where each parameter lives)::
 
 ``args`` is an array of i64 slots: a global tensor takes 1 + 2 * rank slots (address, shape,
 element strides), a tile parameter one (its address), a scalar one (integers as two's
-complement, floats as f64 bits). Local tiles live in ``workspace`` at offsets fixed here,
+complement, floats as f64 bits); ``COMM_SLOTS`` more follow (``KernelABI.comm``: the rank, the
+rank count and the handle the comm family's callbacks name the run by). Local tiles live in ``workspace`` at offsets fixed here,
 after one i64 per mnemonic the kernel uses (``KernelABI.counters``): how often each ran,
 written when the kernel returns normally (the ``Result`` counters). The function returns 0,
 or 1 after writing ``err[0] = fault site + 1`` and the site's detail values to ``err[1:]``;
-the runtime turns that into the site's ``RuntimeFault``.
+the runtime turns that into the site's ``RuntimeFault`` (``err[0] = ERR_RAISED``: a callback
+into Python raised, and the run re-raises its exception).
 
 Scalars live in stack slots (LLVM promotes them to registers), so structured control flow
 needs no phi bookkeeping. Tile instructions go through ``rules`` (mnemonic -> rule); rules
@@ -40,6 +42,12 @@ from .scalars import is_signed
 
 I1, I8, I32, I64, F32, F64, PTR = N.I1, N.I8, N.I32, N.I64, N.F32, N.F64, N.PTR
 ERR_SLOTS = 8          # err[0] = site + 1, err[1:] = details
+#: err[0] when a callback into Python (the comm family, commhook.py) raised: the exception is
+#: kept on the Python side and re-raised by the run
+ERR_RAISED = -1
+#: argument slots after the parameters': rank, rank count, run handle of the comm callback,
+#: 1 when ordinary global accesses are race-checked (commhook.py)
+COMM_SLOTS = 4
 WORKSPACE_ALIGN = 64
 
 
@@ -53,6 +61,7 @@ class KernelABI:
     tile_offsets: Mapping[str, int]   # local tile name -> byte offset in the workspace
     workspace: int                    # bytes per block
     counters: tuple[str, ...] = ()    # mnemonics whose execution counts (i64) open the workspace
+    comm: int = 0                     # first of the COMM_SLOTS argument slots
 
 
 @dataclass(frozen=True)
@@ -83,7 +92,7 @@ def abi_for(kernel: Kernel, symbol: str) -> KernelABI:
         offsets[name] = size
         storage = t.rows * t.cols * t.dtype.itemsize     # the array: one uint8 per 4-bit element, not t.nbytes
         size += -(-max(storage, 1) // WORKSPACE_ALIGN) * WORKSPACE_ALIGN
-    return KernelABI(symbol, slots, max(n, 1), offsets, size, counters)
+    return KernelABI(symbol, slots, n + COMM_SLOTS, offsets, size, counters, n)
 
 
 # --------------------------------------------------------------------------- operands
@@ -259,6 +268,10 @@ class KernelCodegen:
         for slot in self._counts.values():
             self._alloca_builder.store(self.i64(0), slot)
         self._setup_params()
+        #: a kernel written for ranks (a comm instruction, get_rank or get_rank_num): its
+        #: ordinary global accesses report to the embedded execution's race check
+        from .commhook import uses_ranks
+        self.comm_kernel = uses_ranks(kernel)
 
     # ------------------------------------------------------------------ basics
     @staticmethod
@@ -272,6 +285,10 @@ class KernelCodegen:
     def _slot(self, index: int) -> ir.Value:
         p = self.b.gep(self.args_ptr, [self.i64(index)], inbounds=True, source_etype=I64)
         return self.b.load(p, typ=I64)
+
+    def comm_slot(self, k: int) -> ir.Value:
+        """Comm argument slot ``k`` (the rank, the rank count, ...: ``commhook``)."""
+        return self._slot(self.abi.comm + k)
 
     def _setup_params(self) -> None:
         b = self.b
@@ -669,8 +686,9 @@ class KernelCodegen:
             self.set_var(s.second.name, s.second.type, hi)   # type: ignore[union-attr, arg-type]
             return
         if spec.cls == "block":
-            v = {"get_block_idx": self.block_idx, "get_block_num": self.block_num,
-                 "get_subblock_idx": self.i64(0), "get_subblock_num": self.i64(1)}[s.op]
+            v = {"get_block_idx": lambda: self.block_idx, "get_block_num": lambda: self.block_num,
+                 "get_subblock_idx": lambda: self.i64(0), "get_subblock_num": lambda: self.i64(1),
+                 "get_rank": lambda: self.comm_slot(0), "get_rank_num": lambda: self.comm_slot(1)}[s.op]()
         else:
             v = scalar_op(self, s, [self.get_var(o.name) for o in s.operands])
         self.set_var(s.result.name, rt, v)
@@ -707,6 +725,9 @@ class KernelCodegen:
 
     def _tileop(self, s: TileOp, targets: Sequence[Value]) -> None:
         self._count(s)
+        if self.comm_kernel:
+            from .commhook import access
+            access(self, s)        # the embedded execution's race check of a global access
         self._tracked(s)
         if self.windows and self._windows_of(s)[0]:
             self._through_windows(s, lambda: self.rules[s.instr.mnemonic](self, s))
