@@ -650,8 +650,8 @@ def _pair(v: object, axis: str) -> tuple[int, int]:
 
 def set_cube_tile_shapes(m: object, k: object, n: object, enable_split_k: bool = False) -> None:
     """(L0, L1) tile sizes of the m, k and n axes for the matmuls recorded after this call."""
-    current("pto.set_cube_tile_shapes").cube = CubeTiles(_pair(m, "m"), _pair(k, "k"), _pair(n, "n"),
-                                                         bool(enable_split_k))
+    rec = current("pto.set_cube_tile_shapes")
+    rec.cube, rec.cube_loc = CubeTiles(_pair(m, "m"), _pair(k, "k"), _pair(n, "n"), bool(enable_split_k)), here()
 
 
 def get_cube_tile_shapes() -> CubeTiles | None:
@@ -673,12 +673,12 @@ def vec_tile_shapes(*dims: int) -> Iterator[None]:
 @contextlib.contextmanager
 def cube_tile_shapes(m: object, k: object, n: object, enable_split_k: bool = False) -> Iterator[None]:
     rec = current("pto.cube_tile_shapes")
-    saved = rec.cube
-    rec.cube = CubeTiles(_pair(m, "m"), _pair(k, "k"), _pair(n, "n"), bool(enable_split_k))
+    saved = rec.cube, rec.cube_loc
+    rec.cube, rec.cube_loc = CubeTiles(_pair(m, "m"), _pair(k, "k"), _pair(n, "n"), bool(enable_split_k)), here()
     try:
         yield
     finally:
-        rec.cube = saved
+        rec.cube, rec.cube_loc = saved
 
 
 def set_semantic_label(label: str | None) -> None:

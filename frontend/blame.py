@@ -76,6 +76,12 @@ def _find(err: PTOError, low: Lowered, fn: g.Function | None) -> tuple[g.Op | No
     return None, "", ""
 
 
+def origin(err: PTOError, low: Lowered, fn: g.Function | None = None) -> tuple[g.Op | None, str, str]:
+    """The op behind a diagnostic in ``low``'s kernels, the kernel's name and the offending
+    instruction's text (the portability report, frontend/port.py, groups diagnostics by them)."""
+    return _find(err, low, fn)
+
+
 def blamed(err: PTOError, low: Lowered, *, run: bool, fn: g.Function | None = None) -> PTOError:
     """``err`` at the source line of the op that made the offending instruction: FRONT_LEGAL
     when building (``run`` False), its own code when running. Unchanged when no op is found."""

@@ -130,6 +130,7 @@ class Recorder:
     vec: tuple[int, ...] | None = None
     vec_loc: SourceLoc | None = None
     cube: CubeTiles | None = None
+    cube_loc: SourceLoc | None = None
     label: str | None = None
     written: set[int] = field(default_factory=set)
     read: set[int] = field(default_factory=set)
@@ -201,7 +202,8 @@ class Recorder:
             self.written.update(self.root(o).id for o in outs)
         if name in ("view", "reshape"):     # both name the same elements (the kernels alias them)
             self.roots[outs[0].id] = self.root(inputs[0])  # type: ignore[arg-type]
-        self.stack[-1].append(Op(name, tuple(inputs), outs, attrs, TileConfig(self.vec, self.cube),
+        tiles = TileConfig(self.vec, self.cube, self.vec_loc, self.cube_loc)
+        self.stack[-1].append(Op(name, tuple(inputs), outs, attrs, tiles,
                                  self.label, loc))
         return outs
 

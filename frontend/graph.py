@@ -196,10 +196,14 @@ class CubeTiles:
 
 @dataclass(frozen=True)
 class TileConfig:
-    """The tile shapes in force when an op was created (None: the pipeline picks defaults)."""
+    """The tile shapes in force when an op was created (None: the pipeline picks defaults),
+    and the lines that set them (the knob a portability report tells the user to change;
+    not part of equality: the same shapes set twice are one tiling)."""
 
     vec: tuple[int, ...] | None = None
     cube: CubeTiles | None = None
+    vec_loc: SourceLoc | None = field(default=None, compare=False)
+    cube_loc: SourceLoc | None = field(default=None, compare=False)
 
 
 #: TensorValue.kind: where the tensor lives and who owns it

@@ -274,14 +274,20 @@ def _compile_module(text: str, name: str, backend: str, profile: str) -> tuple[A
     return module, exe
 
 
+def lower_function(fn: g.Function, profile: str, opts: Options) -> tuple[TileGraph, Partition, Lowered]:
+    """Tile, partition and lower ``fn`` for ``profile``: the kernels a compile checks (shared
+    with the portability report, frontend/port.py, so both judge the same text)."""
+    tg = tile_function(fn, profile, opts)
+    part = partition(tg, opts)
+    return tg, part, lower(part)
+
+
 def compile_function(fn: g.Function, *, backend: str = "reference", profile: str = "cpu",
                      options: dict | Options | None = None) -> CompiledFunction:
     """Tile, partition, lower, check and compile ``fn`` for ``backend`` on ``profile``
     (``pto.compile`` verifies the module for the profile first)."""
     opts = options if isinstance(options, Options) else Options.from_dict(options)
-    tg = tile_function(fn, profile, opts)
-    part = partition(tg, opts)
-    low = lower(part)
+    tg, part, low = lower_function(fn, profile, opts)
     try:
         module, exe = _compile_module(low.text, fn.name, backend, profile)
     except PTOError as e:
