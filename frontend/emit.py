@@ -426,6 +426,9 @@ class Emitter:
             out.append(f"{pad}{dst} = {UNARY[n.name]} {ops[0][1]}")
         elif n.kind == "cast" and dt.kind == "bool":      # to a mask: nonzero
             out.append(f"{pad}{dst} = tcmps {ops[0][1]}, {_literal(0, in_dt)} {{cmpMode = #pto.cmp<NE>}}")
+        elif n.kind == "cast" and dt == in_dt:            # to its own type: the values as they are
+            if dst != ops[0][1]:                          # (TCVT f32 -> f32 would round to integers)
+                out.append(f"{pad}{dst} = tmov {ops[0][1]}")
         elif n.kind == "cast":      # the op's rounding mode where a float becomes an integer
             mode = CAST_MODE[n.op.attrs.get("mode", "rint")] if in_dt.is_float and not dt.is_float else "RINT"
             out.append(f"{pad}{dst} = tcvt {ops[0][1]} {{roundMode = #pto.round<{mode}>}}")

@@ -254,6 +254,9 @@ class _Partitioner:
             return False
         k.nodes.append(n)
         k.mode, k.tile, note = plan
+        wide = [m for m in k.nodes if not (m.is_rowvec and m.kind != "reduce")]
+        if wide:            # a kernel begun by a per-row op spans the columns of the wide ops joining it
+            k.cols = wide[0].cols
         k.why = [w for w in k.why if not w.startswith("coalesced")]
         if note:
             k.why.append(note)

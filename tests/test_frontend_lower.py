@@ -106,7 +106,7 @@ def test_every_op_of_the_table_has_a_rule_or_a_clear_error():
             assert name in handled[spec.kind], name
         else:
             assert spec.kind in ("select", "reduce", "cast", "matmul", "transpose", "reshape", "view",
-                                 "assemble", "topk", "full"), spec.kind
+                                 "assemble", "topk", "full", "gather"), spec.kind
     b = Builder("tk")
     x = b.tensor("x", (8, 16))
     v, i = g.TensorValue("v", (4, 16), x.dtype), g.TensorValue("i", (4, 16), I32)
