@@ -471,7 +471,7 @@ def test_world_and_ranks_are_checked() -> None:
     args = _ring_args(1)
     with pytest.raises(pto.PTOError) as e:
         exe.run(k, **args, ranks=1, world=_Loopback(0, 1))
-    assert e.value.code == "PTO_API_TYPE"
+    assert e.value.code == "PTO_RANKS"
     with pytest.raises(pto.PTOError) as e:
         exe.run(k, **{n: v[0] for n, v in args.items()}, world="rank 0")
     assert e.value.code == "PTO_API_TYPE"

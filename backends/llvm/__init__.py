@@ -200,10 +200,11 @@ class LLVMExecutable(Executable):
         (an execution of ranks across processes), its blocks run in block order in that world."""
         block_num = self._check_launch(kernel, block_num)
         if ranks is not None and world is not None:
-            raise PTOError("PTO_API_TYPE", "run takes ranks (the embedded execution) or world (one rank of "
-                           "another execution), not both", expected="ranks or world", actual="both")
+            raise PTOError("PTO_RANKS", "ranks= (the embedded execution of every rank) and world= (one rank of "
+                           "a launch run elsewhere) exclude each other", expected="one of them",
+                           actual=f"ranks={ranks!r} and a world")
         if world is not None and not isinstance(world, World):
-            raise PTOError("PTO_API_TYPE", "world must be an isa.world.World", expected="a World",
+            raise PTOError("PTO_API_TYPE", "world= takes an isa.world.World", expected="a World",
                            actual=type(world).__name__)
         if ranks is not None:
             return self._run_ranks(kernel, args, kwargs, block_num, trace, check_ranks(ranks))
@@ -324,6 +325,7 @@ class LLVMBackend(Backend):
 
     name = "llvm"
     default_profile = "cpu"
+    multi_rank = True
     rules: Mapping[str, Any] = _LazyRules()
 
     def is_available(self) -> tuple[bool, str]:
