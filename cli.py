@@ -210,6 +210,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
         raise PTOError("PTO_OPTION", f"--report needs a simulating backend; {args.backend} reports no cycles",
                        expected="--backend ascend_sim", actual=args.backend)
     kernels = [_kernel(m, name) for name in (args.kernel or [None])]
+    if args.ranks is not None or args.mpi:       # a multi-rank launch: embedded, or MPI processes
+        from .runtime.ranks_command import run_ranks
+        return run_ranks(args, exe, kernels)
     given = {n: literal(v) for n, v in map(parse_assignment, args.arg)}
     shapes = {n: parse_shape(v) for n, v in map(parse_assignment, args.shape)}
     outs = list(map(parse_assignment, args.out))
@@ -385,6 +388,15 @@ def _parser() -> argparse.ArgumentParser:
                                 "(without --random or --zeros every parameter needs --arg)")
     run.add_argument("--seed", type=int, default=0, help="the seed --random draws from (default 0)")
     run.add_argument("--block-num", type=int, default=1, help="run block indices 0..N-1")
+    run.add_argument("--ranks", type=int, default=None,
+                     help="run on N ranks (docs/comm.md): every array parameter has one instance per rank "
+                          "(--arg NAME=FILE for all, a path with {rank} per rank; --out paths need {rank})")
+    run.add_argument("--mpi", action="store_true", help="with --ranks: one MPI process per rank (mpiexec) "
+                     "instead of the embedded execution (threads in this process)")
+    run.add_argument("--wait-timeout", type=float, default=60.0, metavar="SECONDS",
+                     help="--mpi: a TWAIT waiting longer is RUNTIME_COMM_DEADLOCK (default 60)")
+    run.add_argument("--mpi-timeout", type=float, default=600.0, metavar="SECONDS",
+                     help="--mpi: the whole launch's limit; past it every process is killed (default 600)")
     run.add_argument("--relaxed", action="store_true", help="reference: no run-time uninitialised-read or poison checks")
     run.add_argument("--checked", action="store_true",
                      help="llvm: report reads of never-written tile elements (RUNTIME_UNINIT_READ)")
@@ -414,6 +426,8 @@ def _parser() -> argparse.ArgumentParser:
 
     from .frontend.command import add_parser as frontend_parser
     frontend_parser(sub)
+    from .frontend.portcmd import add_parser as port_parser
+    port_parser(sub)
 
     conf = sub.add_parser("conformance", help="run the conformance suite against a backend")
     conf.add_argument("--backend", default="reference", help="name or package.module:attr")
