@@ -1903,4 +1903,23 @@ DECISIONS: tuple[Decision, ...] = (
              "case (x[:] = x * 2); when another tile still has to read what a tile overwrites the "
              "results depend on the tile order, which is silently wrong, so such writes pay for the "
              "copy."),
+    Decision("Lightning Indexer: paged keys, lengths and padding",
+             "PyPTO's Lightning Indexer reads its paged key cache block by block with run-time view "
+             "offsets taken from the block table on the host, loops over each batch's own block "
+             "count, and leaves open what a table entry outside the cache means and what a row "
+             "of fewer visible keys than k holds past them (its golden pads with -1 and -inf).",
+             "openpto's operator (operators/lightning_indexer.py) gathers a batch's blocks inside "
+             "the kernels: pto.gather_rows (MGATHER, ROW mode, oobMode ZERO) of the cache seen as "
+             "[blocks, block_size * head_dim] by the block-table row, so an entry outside the "
+             "cache (the -1 of unused entries) reads zeros, and every batch is scored over all "
+             "max_blocks * block_size positions; seq_len only masks. Token t of a batch of T query "
+             "tokens sees positions s < seq_len[b] - (T - 1 - t), as the public decode operator "
+             "does; masked positions score -inf before the top-k, and selected slots whose score "
+             "is -inf (a token with fewer visible positions than k) hold index -1 and value -inf. "
+             "Ties keep the lower position first (the frontend's topk order). The quantised form "
+             "follows the public golden: i32 products, ReLU, times 1/2048 rounded to f16, weights "
+             "times query scales in f16, the head sum in f32 times the key position's f16 scale.",
+             "No scalar reads from tensors exist in the frontend's kernels, and a gather keeps one "
+             "compile for every length and table; the price is scoring positions that are then "
+             "masked (a batch's work is fixed by max_blocks, not by its length)."),
 )
