@@ -272,3 +272,15 @@ def test_the_command_refuses_bad_arguments(capsys, argv, text):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert text in err and ("PTO_ARG" in err or "PTO_FILE" in err)
+
+
+def test_the_docs_show_what_the_command_prints(capsys, monkeypatch):
+    """docs/frontend.md's 'Portability report' sample is the command's output, as printed."""
+    import re
+    doc = (ROOT / "docs" / "frontend.md").read_text(encoding="utf-8")
+    section = doc.split("## Portability report\n", 1)[1].split("\n## ", 1)[0]
+    m = re.search(r"`(pto port [^`]+)`:\n\n```text\n(.*?)```", section, re.S)
+    assert m is not None
+    monkeypatch.chdir(ROOT)
+    assert main(m.group(1).split()[1:]) == 0
+    assert capsys.readouterr().out == m.group(2)
