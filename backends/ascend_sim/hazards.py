@@ -200,18 +200,31 @@ class _Space:
 _ALONE = [None]       # the near list of a region that overlaps no other
 
 
+class _Site:
+    """What a race report reads of a logged access's instruction (``Shadow._race``): its name
+    and location, standing for its ``Op`` in the shadow once the range is recorded."""
+
+    __slots__ = ("name", "loc")
+
+    def __init__(self, name: str, loc: Location | None) -> None:
+        self.name, self.loc = name, loc
+
+
 class _Quiet:
     """A range of global memory (caller arrays, those that overlap merged) whose accesses cannot
     race so far: every one by a single pipe, or every one a read. They are only logged, each
     with the sequence number its region would have taken, and recorded in the shadow when an
     access that could race arrives (``Shadow._wake``). A kernel's inputs are mostly only read
-    and its outputs written by one pipe: their windows, each new, then cost a log entry."""
+    and its outputs written by one pipe: their windows, each new, then cost a log entry. An entry
+    keeps the instruction's name and location, not its ``Op``: the ops are then freed as they
+    finish, and a run that keeps thousands of them alive runs measurably slower (its memory no
+    longer reused while still in the processor's caches)."""
 
     __slots__ = ("lo", "hi", "log", "readers", "writers")
 
     def __init__(self, lo: int, hi: int) -> None:
         self.lo, self.hi = lo, hi
-        self.log: list[tuple[int, int, Any, Access, int]] | None = []     # pipe, epoch, op, access, seq
+        self.log: list[tuple[int, int, str, Any, Access, int]] | None = []   # pipe, epoch, name, loc, access, seq
         self.readers = self.writers = 0                                   # bit masks of pipes
 
 
@@ -239,23 +252,25 @@ class Shadow:
         self._seen: set[tuple] = set()
         self._quiet = _ranges(arrays)
         self._starts = [g.lo for g in self._quiet]
+        #: an on-chip region's entry by the ``Access`` object itself (identity: a tile's region is
+        #: one object for the run, ``Placement.tile``), so a repeated tile access is one look-up
+        self._known: dict[Access, _Entry] = {}
 
     def access(self, p: int, vc: list[int], op: Any) -> None:
         """Check and record every access of ``op``, run on pipe ``p`` with clock ``vc``: every
         other pipe's last write (and, for a write, last read) of an overlapping region must be
         at most what ``vc`` knows of that pipe."""
         epoch = vc[p]
-        spaces = self.spaces
+        known = self._known
         for a in op.accesses:
-            if a.space == "GM" and self._starts and self._logged(p, epoch, op, a):
-                continue
-            space = spaces.get(a.space)
-            if space is None:
-                space = spaces[a.space] = _Space()
-            key = (a.lo, a.hi, a.pitch, a.width)
-            e = space.exact.get(key)
+            e = known.get(a)
             if e is None:
-                e = space.add(a, key)
+                if a.space == "GM":
+                    if self._starts and self._logged(p, epoch, op, a):
+                        continue
+                    e = self._entry(a)
+                else:
+                    e = known[a] = self._entry(a)
             write = a.write
             mine = None
             near = e.near
@@ -265,10 +280,10 @@ class Shadow:
                     if q == p:
                         mine = r
                         continue
-                    known = vc[q]
-                    if r[1] > known:
+                    known_q = vc[q]
+                    if r[1] > known_q:
                         self._race(r[2], q, r[3], op, p, a)
-                    if write and r[4] > known:
+                    if write and r[4] > known_q:
                         self._race(r[5], q, r[6], op, p, a)
             else:
                 for n in near:
@@ -280,10 +295,10 @@ class Shadow:
                             if n is e:
                                 mine = r
                             continue
-                        known = vc[q]
-                        if r[1] > known:
+                        known_q = vc[q]
+                        if r[1] > known_q:
                             self._race(r[2], q, r[3], op, p, a)
-                        if write and r[4] > known:
+                        if write and r[4] > known_q:
                             self._race(r[5], q, r[6], op, p, a)
             if mine is None:
                 mine = e.rec(p)
@@ -291,6 +306,15 @@ class Shadow:
                 mine[1], mine[2], mine[3] = epoch, op, a
             else:
                 mine[4], mine[5], mine[6] = epoch, op, a
+
+    def _entry(self, a: Access) -> _Entry:
+        """The entry of ``a``'s region in its space, linked to its overlapping regions when new."""
+        space = self.spaces.get(a.space)
+        if space is None:
+            space = self.spaces[a.space] = _Space()
+        key = (a.lo, a.hi, a.pitch, a.width)
+        e = space.exact.get(key)
+        return e if e is not None else space.add(a, key)
 
     def _logged(self, p: int, epoch: int, op: Any, a: Access) -> bool:
         """Log the global access ``a`` if its array range stays unable to race with it; False
@@ -310,7 +334,7 @@ class Shadow:
         space = self.spaces.get("GM")
         if space is None:
             space = self.spaces["GM"] = _Space()
-        g.log.append((p, epoch, op, a, space.reserve()))
+        g.log.append((p, epoch, op.name, op.loc, a, space.reserve()))
         if a.write:
             g.writers |= bit
         else:
@@ -324,7 +348,11 @@ class Shadow:
         if not log:
             return
         space = self.spaces["GM"]
-        for p, epoch, op, a, seq in log:
+        sites: dict[tuple[str, int], _Site] = {}
+        for p, epoch, name, loc, a, seq in log:
+            op = sites.get((name, id(loc)))
+            if op is None:
+                op = sites[name, id(loc)] = _Site(name, loc)
             key = (a.lo, a.hi, a.pitch, a.width)
             e = space.exact.get(key)
             if e is None:
