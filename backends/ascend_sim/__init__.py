@@ -85,8 +85,8 @@ class AscendSimExecutable(Executable):
         l2: set = set()
         first: list[Any] = []
         timer = FirstPass(self.machine, k.name)
-        shared = GlobalAccesses(k.name) if self.hazards != "off" else None
         arrays = self._arrays(k, values)
+        shared = GlobalAccesses(k.name, [(lo, hi) for lo, hi, _ in arrays]) if self.hazards != "off" else None
         regions: dict[Any, Any] = {}          # the blocks' tile regions, shared (``Placement.regions``)
         for b in range(block_num):
             timed, ctx, hazards = self._launched_block(k, low, values, b, block_num, l2, timer, arrays, regions)
@@ -95,7 +95,7 @@ class AscendSimExecutable(Executable):
             first.append(timed)
             found.extend(hazards)
             if shared is not None:
-                shared.add_block(b, timed.ops, ctx.place.describe)
+                shared.add_block(b, timed.ops, ctx.place.describe, timer.like[b])
         if shared is not None:                # races between blocks on global memory
             found.extend(shared.races(self.hazards))
         kind = core_kind(low.units)

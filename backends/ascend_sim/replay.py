@@ -76,39 +76,39 @@ class _Logged:
 
 class _Run:
     """One distinct op stream's first-pass run: the engine, its ops, its accesses as (op
-    position, pipe, clock), the op position of each transfer, the flags left set and whether
-    its block's shadow found no race."""
+    position, pipe, clock), the op position of each transfer, the flags left set, whether its
+    block's shadow found no race and the block that ran it."""
 
-    __slots__ = ("eng", "ops", "log", "moved", "pending", "clean")
+    __slots__ = ("eng", "ops", "log", "moved", "pending", "clean", "block")
 
     def __init__(self, eng: Engine, ops: list[Op], log: list[tuple[Op, int, tuple[int, ...]]],
-                 pending: list[str], clean: bool) -> None:
+                 pending: list[str], clean: bool, block: int = 0) -> None:
         where = {id(op): i for i, op in enumerate(ops)}
-        self.eng, self.ops, self.pending, self.clean = eng, ops, pending, clean
+        self.eng, self.ops, self.pending, self.clean, self.block = eng, ops, pending, clean, block
         self.log = [(where[id(op)], p, vc) for op, p, vc in log]
         self.moved = [where[k] for _, _, _, k in eng.transfers]
 
-    def alike(self, ops: list[Op]) -> bool:
-        """Whether every access of ``ops`` is this run's, moved by one offset per memory space
-        (same extent, pitch, width, read or write). A shift common to a space keeps which
-        regions are the same and which overlap, so with the same clocks the same pairs race:
-        none, when this run found none."""
+    def alike(self, ops: list[Op]) -> dict[str, int] | None:
+        """The offset per memory space by which every access of ``ops`` is this run's (same
+        extent, pitch, width, read or write), or None when they are not so. A shift common to a
+        space keeps which regions are the same and which overlap, so with the same clocks the
+        same pairs race: none, when this run found none."""
         shift: dict[str, int] = {}
         mine = self.ops
         for i, _, _ in self.log:
             got, had = ops[i].accesses, mine[i].accesses
-            if len(got) != len(had):     # type: ignore[arg-type]
-                return False
+            if got is None or len(got) != len(had):     # type: ignore[arg-type]
+                return None
             for a, h in zip(got, had):   # type: ignore[arg-type]
                 if a is h:               # a tile's region, shared by the launch's blocks (``Placement.regions``)
                     if shift.setdefault(a.space, 0):
-                        return False
+                        return None
                     continue
                 d = a.lo - h.lo
                 if (a.hi - h.hi != d or a.space != h.space or a.pitch != h.pitch or a.width != h.width
                         or a.write != h.write or shift.setdefault(a.space, d) != d):
-                    return False
-        return True
+                    return None
+        return shift
 
 
 class FirstPass:
@@ -120,6 +120,9 @@ class FirstPass:
         self.machine, self.kernel = machine, kernel
         self.runs: dict[tuple[Any, ...], tuple[int, _Run]] = {}
         self.shape: list[int] = []
+        #: per timed block, (the block that ran its stream, its global accesses' offset from
+        #: that block's) when its accesses are that run's moved (``_Run.alike``), else None
+        self.like: list[tuple[int, int] | None] = []
 
     def time(self, b: int, ops: list[Op], shadow: Shadow) -> tuple[Engine | Timed, list[str]]:
         """Block ``b``'s timing (an ``Engine``, or a ``Timed`` on its own ops) and the flags it
@@ -134,15 +137,20 @@ class FirstPass:
             for op in ops:
                 eng.issue(op)
             pending = eng.finish()
-            got = self.runs[key] = (len(self.runs), _Run(eng, ops, log, pending, not shadow.hazards))
+            got = self.runs[key] = (len(self.runs), _Run(eng, ops, log, pending, not shadow.hazards, b))
             self.shape.append(got[0])
+            self.like.append(None)
             return eng, got[1].pending
         self.shape.append(got[0])
         run = got[1]
-        if not (run.clean and run.alike(ops)):      # check this block's own accesses at the run's clocks
+        shifts = run.alike(ops) if run.clean else None
+        if shifts is None:                    # check this block's own accesses at the run's clocks
+            self.like.append(None)
             access = shadow.access
             for i, p, vc in run.log:
                 access(p, vc, ops[i])     # type: ignore[arg-type]
+        else:
+            self.like.append((run.block, shifts.get("GM", 0)))
         eng = run.eng
         transfers = [(t0, t1, ops[i].hbm, id(ops[i])) for (t0, t1, _, _), i in zip(eng.transfers, run.moved)]
         return Timed(eng.start, eng.busy, transfers, eng.cycles(), ops), run.pending
