@@ -9,11 +9,11 @@ the same memory and runs the instruction's own semantics (``isa/families/comm.py
 block's world. Semantics, race and deadlock detection, rank and window errors are therefore the
 embedded execution's, not a second copy.
 
-Descriptor (i64 array): ``[statement index, kind, operands...]`` in the declaration's operand
-order: a global operand as its address, shape, element strides and indices; an input scalar as
-its value. Kind ``INSTR`` runs the instruction (TTEST's result is the return value); kind
-``ACCESS`` reports an ordinary instruction's global accesses to the race check (then every tile
-operand's valid extents follow, for the windows they give). The callback returns a negative
+Descriptor (i64 array): ``[statement index, kind, globals..., rest...]``: every global operand
+in the declaration's order as its address, shape, element strides and indices; then, for kind
+``INSTR`` (run the instruction; TTEST's result is the return value), every input scalar's value;
+for kind ``ACCESS`` (report an ordinary instruction's global accesses to the race check), every
+tile operand's valid extents, for the windows they give. ``_Plan`` reads it back. The callback returns a negative
 number when it raised: the exception is kept for the run (``RunHooks.errors``) and the kernel
 returns at once with ``err[0] = ERR_RAISED``.
 
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ctypes
 import itertools
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
@@ -97,12 +98,13 @@ def lower(cg: KernelCodegen, op: TileOp) -> None:
     words: list[ir.Value] = []
     result: Value | None = None
     for o in op.instr.operands:
-        a = op.args.get(o.name)
-        if a is None:
-            continue
-        if isinstance(a, MemRef):
+        if isinstance(a := op.args.get(o.name), MemRef):
             words += _global_words(cg, a)
-        elif o.kind in (Kind.SCALAR, Kind.INDEX) and o.role is Role.IN:
+    for o in op.instr.operands:
+        a = op.args.get(o.name)
+        if a is None or isinstance(a, MemRef):
+            continue
+        if o.kind in (Kind.SCALAR, Kind.INDEX) and o.role is Role.IN:
             v = cg.scalar(op, o.name)
             words.append(v if o.kind is Kind.INDEX else widen(cg.b, v, a.type))   # type: ignore[arg-type, union-attr]
         elif o.kind is Kind.SCALAR and o.role is Role.OUT and isinstance(a, Value):
@@ -147,37 +149,51 @@ def _array(addr: int, shape: list[int], strides: list[int], d: DType) -> np.ndar
                       strides=tuple(s * item for s in strides))
 
 
-class _Reader:
-    """Walks a descriptor's words."""
+@dataclass(frozen=True)
+class _Global:
+    name: str
+    at: int               # first descriptor word: address, then shape, strides, indices
+    type: GlobalType
 
-    def __init__(self, words: list[int]) -> None:
-        self.words, self.at = words, 2
-
-    def take(self, n: int) -> list[int]:
-        out = self.words[self.at:self.at + n]
-        self.at += n
-        return out
-
-    def ref(self, m: MemRef) -> GlobalRef:
-        t: GlobalType = m.base.type   # type: ignore[assignment]
-        r = t.rank
-        addr, = self.take(1)
-        shape, strides, offsets = self.take(r), self.take(r), self.take(r)
-        return GlobalRef(_array(addr, shape, strides, t.dtype), tuple(offsets), t.layout, t.dtype)
+    def ref(self, words: list[int]) -> GlobalRef:
+        t, at, r = self.type, self.at, self.type.rank
+        shape, strides = words[at + 1:at + 1 + r], words[at + 1 + r:at + 1 + 2 * r]
+        return GlobalRef(_array(words[at], shape, strides, t.dtype), tuple(words[at + 1 + 2 * r:at + 1 + 3 * r]),
+                         t.layout, t.dtype)
 
 
-def _size(op: TileOp, kind: int) -> int:
-    """The descriptor's length for ``op`` (as ``lower`` / ``access`` write it)."""
-    n = 2
-    for o in op.instr.operands:
-        a = op.args.get(o.name)
-        if isinstance(a, MemRef):
-            n += 1 + 3 * a.base.type.rank   # type: ignore[union-attr]
-        elif kind == INSTR and o.kind in (Kind.SCALAR, Kind.INDEX) and o.role is Role.IN and a is not None:
-            n += 1
-        elif kind == ACCESS and o.kind is Kind.TILE and isinstance(a, Value):
-            n += 2
-    return n
+@dataclass(frozen=True)
+class _Plan:
+    """How to read one statement's descriptor (the order ``lower`` / ``access`` write it)."""
+
+    op: TileOp
+    size: int
+    globals: tuple[_Global, ...]
+    scalars: tuple[tuple[str, int], ...]           # input scalar -> its word
+    valid: tuple[tuple[str, int], ...]             # ACCESS: tile operand -> its valid extents' words
+    fixed: dict[str, Any]                          # INSTR: attributes with their defaults
+
+    @staticmethod
+    def of(op: TileOp, kind: int) -> "_Plan":
+        at = 2
+        globs: list[_Global] = []
+        scalars: list[tuple[str, int]] = []
+        valid: list[tuple[str, int]] = []
+        for o in op.instr.operands:
+            a = op.args.get(o.name)
+            if isinstance(a, MemRef):
+                globs.append(_Global(o.name, at, a.base.type))   # type: ignore[arg-type]
+                at += 1 + 3 * a.base.type.rank   # type: ignore[union-attr]
+        for o in op.instr.operands:
+            a = op.args.get(o.name)
+            if kind == INSTR and o.kind in (Kind.SCALAR, Kind.INDEX) and o.role is Role.IN and a is not None:
+                scalars.append((o.name, at))
+                at += 1
+            elif kind == ACCESS and o.kind is Kind.TILE and isinstance(a, Value):
+                valid.append((o.name, at))
+                at += 2
+        fixed = dict(op.instr.with_defaults(op.attrs)) if kind == INSTR else {}
+        return _Plan(op, at, tuple(globs), tuple(scalars), tuple(valid), fixed)
 
 
 def _located(e: PTOError, op: TileOp, kernel: str, index: int) -> PTOError:
@@ -195,51 +211,48 @@ def _where(op: TileOp, kernel: str, index: int) -> Location:
 
 
 class Sites:
-    """A kernel's statements, as the descriptors' statement indices name them."""
+    """A kernel's statements, as the descriptors' statement indices name them, and their plans."""
 
     def __init__(self, kernel: Kernel) -> None:
         self.kernel = kernel
         self.stmts = list(kernel.walk())
+        self._plans: dict[tuple[int, int], _Plan] = {}
 
     def run(self, words_at: Any, world: World) -> int:
         """Decode the descriptor at ``words_at`` (an ``int64_t*``) and run it in ``world``."""
-        index, kind = words_at[0], words_at[1]
-        op: TileOp = self.stmts[index]   # type: ignore[assignment]
-        words = _HOOKS["ffi"].unpack(words_at, _size(op, kind))
+        key = (words_at[0], words_at[1])
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plans[key] = _Plan.of(self.stmts[key[0]], key[1])   # type: ignore[arg-type]
+        words = _HOOKS["ffi"].unpack(words_at, plan.size)
         try:
             with np.errstate(all="ignore"):      # as the reference runs every semantics
-                return self._instr(op, words, world) if kind == INSTR else self._access(op, words, world)
+                return self._instr(plan, words, world) if key[1] == INSTR else self._access(plan, words, world)
         except PTOError as e:
-            raise _located(e, op, self.kernel.name, index) from None
+            raise _located(e, plan.op, self.kernel.name, key[0]) from None
         except Exception as e:    # noqa: BLE001 - a semantics bug: reported, never a traceback
-            raise RuntimeFault("RUNTIME_INTERNAL", f"{op.instr.mnemonic} failed inside its semantics: "
-                               f"{type(e).__name__}: {e}", location=_where(op, self.kernel.name, index)) from None
+            raise RuntimeFault("RUNTIME_INTERNAL", f"{plan.op.instr.mnemonic} failed inside its semantics: "
+                               f"{type(e).__name__}: {e}", location=_where(plan.op, self.kernel.name, key[0])) from None
 
     @staticmethod
-    def _instr(op: TileOp, words: list[int], world: World) -> int:
-        instr = op.instr
-        kw: dict[str, Any] = dict(instr.with_defaults(op.attrs))
-        r = _Reader(words)
-        for o in instr.operands:
-            a = op.args.get(o.name)
-            if isinstance(a, MemRef):
-                kw[o.name] = r.ref(a)
-            elif o.kind in (Kind.SCALAR, Kind.INDEX) and o.role is Role.IN and a is not None:
-                kw[o.name] = r.take(1)[0]
-        got = instr.semantics(**kw, world=world)
+    def _instr(plan: _Plan, words: list[int], world: World) -> int:
+        kw = dict(plan.fixed)
+        for g in plan.globals:
+            kw[g.name] = g.ref(words)
+        for name, at in plan.scalars:
+            kw[name] = words[at]
+        got = plan.op.instr.semantics(**kw, world=world)
         return int(bool(got)) if got is not None else 0
 
     @staticmethod
-    def _access(op: TileOp, words: list[int], world: World) -> int:
-        r = _Reader(words)
-        refs = [(o, r.ref(a)) for o in op.instr.operands if isinstance(a := op.args.get(o.name), MemRef)]
-        valid = {o.name: tuple(r.take(2)) for o in op.instr.operands
-                 if o.kind is Kind.TILE and isinstance(op.args.get(o.name), Value)}
-        for o, ref in refs:
-            view = window_accessed(ref, o.window, valid.get(o.window))   # type: ignore[arg-type]
+    def _access(plan: _Plan, words: list[int], world: World) -> int:
+        op = plan.op
+        valid = {name: (words[at], words[at + 1]) for name, at in plan.valid}
+        for g in plan.globals:
+            o = op.instr.operand(g.name)
+            view = window_accessed(g.ref(words), o.window, valid.get(o.window))   # type: ignore[arg-type]
             if view is not None:
-                world.access(view, o.role is not Role.IN,    # type: ignore[attr-defined]
-                             f"{op.instr.mnemonic} operand '{o.name}'")
+                world.access(view, o.role is not Role.IN, f"{op.instr.mnemonic} operand '{o.name}'")  # type: ignore[attr-defined]
         return 0
 
 
