@@ -1,8 +1,9 @@
 """llvm backend: TMATMUL / TGEMV forms against the reference backend on hand-picked cases.
 
 Shapes are picked to hit every path of the f32 micro-kernel (8-row blocks, single rows,
-3-vector and 1-vector column blocks, the generic < 16-column edge) and the generic f64 / i32
-path (f16, bf16, fp8, MX scales, i8 -> i32 wrap-around); dynamic valid regions check the
+3-vector and 1-vector column blocks, the generic < 16-column edge), of the same micro-kernel on
+i32 accumulators (i8 -> i32, wrapping) and the generic f64 path (fp8, MX scales); dynamic
+valid regions check the
 RUNTIME_INVALID_READ faults the reference semantics raise.
 """
 from __future__ import annotations
@@ -150,6 +151,20 @@ def test_i8_accumulates_in_i32_and_wraps() -> None:
     a, b, bias = _rand(rng, (m, k), "i8"), _rand(rng, (k, n), "i8"), _rand(rng, (1, n), "i32")
     want, got = _run_both("TMATMUL_BIAS", {"dst": np.zeros((m, n), np.int32), "a": a, "b": b, "bias": bias}, i32)
     _close(want, got, m, n)
+
+
+@pytest.mark.parametrize("m,k,n", [(16, 16, 16), (40, 37, 50), (17, 20, 35), (24, 64, 80), (9, 5, 128),
+                                   (3, 4, 7)])
+def test_i8_every_blocking_path_is_exact(m: int, k: int, n: int) -> None:
+    """The integer micro-kernel's blocks and edges equal the exact (wrapping) int64 product."""
+    rng = np.random.default_rng(m * 100 + n)
+    a, b = _rand(rng, (m, k), "i8"), _rand(rng, (k, n), "i8")
+    mp, kp, np_ = -(-m // 16) * 16, -(-k // 32) * 32, -(-n // 32) * 32
+    arrays = {"dst": np.zeros((mp, np_), np.int32), "a": _pad(a, mp, kp), "b": _pad(b, kp, np_)}
+    want, got = _run_both("TMATMUL", arrays, {"dst": "i32", "a": "i8", "b": "i8"},
+                          {"dst": (m, n), "a": (m, k), "b": (k, n)})
+    _close(want, got, m, n)
+    _close((a.astype(np.int64) @ b.astype(np.int64)).astype(np.int32), got, m, n)
 
 
 @pytest.mark.parametrize("form", ["TGEMV", "TGEMV_ACC", "TGEMV_BIAS"])

@@ -17,8 +17,11 @@ Two code paths:
   kernel, columns left over by the 3-vector blocks a 1-vector one; only a last < 16-column
   edge goes through the generic path. Shapes are static, so for full tiles every bound is a
   compile-time constant. (GEMV runs the 1-row kernel.)
-* everything else (fp8 inputs, MX scales, i8 -> i32): products and sums in f64 (exact
-  products, as the reference) rounded once to f32, or i32 wrapping sums for integers.
+* i8 -> i32 (every form but _MX): the same micro-kernel on ``<16 x i32>`` accumulators (the i8
+  values sign-extended, multiply and add wrapping in i32). Integer sums do not depend on their
+  order, so the result equals the reference's bit for bit.
+* everything else (fp8 inputs, MX scales): products and sums in f64 (exact products, as the
+  reference) rounded once to f32.
 """
 from __future__ import annotations
 
@@ -36,6 +39,7 @@ from ..codegen import KernelCodegen, TileRef
 I32, I64, F32, F64 = N.I32, N.I64, N.F32, N.F64
 LANES = 16                       # f32 lanes of one AVX-512 vector
 VT = ir.VectorType(F32, LANES)
+VI = ir.VectorType(I32, LANES)   # the integer micro-kernel's accumulators
 MR = 8                           # rows of C per micro-kernel block
 NV = 3                           # vectors of C per row in a block (NR = 48 columns)
 MX_BLOCK = 32
@@ -100,16 +104,22 @@ def _generic(cg: KernelCodegen, op: TileOp, kind: str, i_range: tuple[Any, Any],
 
 # --------------------------------------------------------------------------- f32 micro-kernel
 
-def _bcast(b: ir.IRBuilder, s: ir.Value) -> ir.Value:
-    v = b.insert_element(ir.Constant(VT, ir.Undefined), s, ir.Constant(I32, 0))
-    return b.shuffle_vector(v, ir.Constant(VT, ir.Undefined), ir.Constant(ir.VectorType(I32, LANES), [0] * LANES))
+def _bcast(b: ir.IRBuilder, s: ir.Value, vt: ir.VectorType = VT) -> ir.Value:
+    if vt is VI and s.type.width < 32:
+        s = b.sext(s, I32)
+    v = b.insert_element(ir.Constant(vt, ir.Undefined), s, ir.Constant(I32, 0))
+    return b.shuffle_vector(v, ir.Constant(vt, ir.Undefined), ir.Constant(ir.VectorType(I32, LANES), [0] * LANES))
 
 
 def _load_row(b: ir.IRBuilder, t: TileRef, i: ir.Value, j: ir.Value) -> ir.Value:
-    """t[i, j:j+16] as ``<16 x float>`` (f16 widens exactly, bf16 by a 16-bit shift)."""
+    """t[i, j:j+16] as ``<16 x float>`` (f16 widens exactly, bf16 by a 16-bit shift), or for an
+    integer tile as ``<16 x i32>`` (narrower integers sign-extended)."""
     ptr = t.addr(b, i, j)
     if t.dtype.name == "f32":
         return b.load(ptr, typ=VT, align=4)
+    if t.dtype.is_int:
+        raw = b.load(ptr, typ=ir.VectorType(t.elem, LANES), align=1)
+        return raw if t.elem.width == 32 else b.sext(raw, VI)
     raw = b.load(ptr, typ=ir.VectorType(t.elem, LANES), align=2)
     if t.dtype.name == "f16":
         return b.fpext(raw, VT)
@@ -132,8 +142,9 @@ def _fast_blocks(cg: KernelCodegen, op: TileOp, kind: str, rows_: tuple[Any, ir.
     b = cg.b
     dst, a, bm = cg.tile(op, "dst"), cg.tile(op, "a"), cg.tile(op, "b")
     fma = "llvm.fma.v16f32"
-    slots = [[cg.alloca(VT, f"mm.c{r}_{v}") for v in range(nv)] for r in range(mr)]
-    zero = ir.Constant(VT, None)
+    vt = VI if dst.dtype.is_int else VT
+    slots = [[cg.alloca(vt, f"mm.c{r}_{v}") for v in range(nv)] for r in range(mr)]
+    zero = ir.Constant(vt, None)
     zero64 = ir.Constant(I64, 0)
     bias = cg.tile(op, "bias") if kind == "bias" else None
     acc_in = cg.tile(op, "acc_in") if kind == "acc" else None
@@ -144,26 +155,29 @@ def _fast_blocks(cg: KernelCodegen, op: TileOp, kind: str, rows_: tuple[Any, ir.
             for r in range(mr):
                 for v in range(nv):
                     if acc_in is not None:
-                        init = b.load(acc_in.addr(b, rows[r], cols[v]), typ=VT, align=4)
+                        init = b.load(acc_in.addr(b, rows[r], cols[v]), typ=vt, align=4)
                     elif bias is not None:
-                        init = b.load(bias.addr(b, zero64, cols[v]), typ=VT, align=4)
+                        init = b.load(bias.addr(b, zero64, cols[v]), typ=vt, align=4)
                     else:
                         init = zero
                     b.store(init, slots[r][v])
             with cg.loop(0, k, name="mk") as kk:
                 bv = [_load_row(b, bm, kk, cols[v]) for v in range(nv)]
                 for r in range(mr):
-                    av = _bcast(b, a.load(b, rows[r], kk))
+                    av = _bcast(b, a.load(b, rows[r], kk), vt)
                     for v in range(nv):
                         s = slots[r][v]
-                        b.store(cg.intrinsic(fma, VT, [av, bv[v], b.load(s, typ=VT)]), s)
+                        if vt is VI:    # wrapping i32 multiply-add: exact, any order
+                            b.store(b.add(b.load(s, typ=vt), b.mul(av, bv[v])), s)
+                        else:
+                            b.store(cg.intrinsic(fma, VT, [av, bv[v], b.load(s, typ=VT)]), s)
             for r in range(mr):
                 for v in range(nv):
-                    b.store(b.load(slots[r][v], typ=VT), dst.addr(b, rows[r], cols[v]), align=4)
+                    b.store(b.load(slots[r][v], typ=vt), dst.addr(b, rows[r], cols[v]), align=4)
 
 
 def _fast(cg: KernelCodegen, op: TileOp, kind: str, m: ir.Value, n: ir.Value, k: ir.Value, nv: int) -> None:
-    """f32 C = A @ B: MR-row blocks then single rows, each over NV-vector column blocks then
+    """f32 (or i32) C = A @ B: MR-row blocks then single rows, each over NV-vector column blocks then
     single vectors; the last < 16 columns (and nothing else) through the generic path."""
     b = cg.b
     rsplit = _floor_to(b, 0, m, MR)
@@ -196,7 +210,8 @@ def _rule(kind: str, gemv: bool) -> Callable[[KernelCodegen, TileOp], None]:
             kb = _ceil_blocks(b, k)
             cg.check_read(cg.tile(op, "scale_a"), m, kb, "scale_a")
             cg.check_read(cg.tile(op, "scale_b"), kb, n, "scale_b")
-        fast = dst.dtype.name == "f32" and a.dtype == bm.dtype and a.dtype.name in ("f32", "f16", "bf16")
+        fast = a.dtype == bm.dtype and (dst.dtype.name == "f32" and a.dtype.name in ("f32", "f16", "bf16")
+                                        or dst.dtype.name == "i32" and a.dtype.name == "i8")
         nv = min(NV, dst.cols // LANES)
         if fast and kind != "mx" and nv >= 1:
             _fast(cg, op, kind, m, n, k, nv)
