@@ -154,7 +154,7 @@ def test_i8_accumulates_in_i32_and_wraps() -> None:
 
 
 @pytest.mark.parametrize("m,k,n", [(16, 16, 16), (40, 37, 50), (17, 20, 35), (24, 64, 80), (9, 5, 128),
-                                   (3, 4, 7)])
+                                   (3, 4, 7), (10, 600, 48), (16, 1100, 16)])
 def test_i8_every_blocking_path_is_exact(m: int, k: int, n: int) -> None:
     """The integer micro-kernel's blocks and edges equal the exact (wrapping) int64 product."""
     rng = np.random.default_rng(m * 100 + n)
@@ -165,6 +165,19 @@ def test_i8_every_blocking_path_is_exact(m: int, k: int, n: int) -> None:
                           {"dst": (m, n), "a": (m, k), "b": (k, n)})
     _close(want, got, m, n)
     _close((a.astype(np.int64) @ b.astype(np.int64)).astype(np.int32), got, m, n)
+
+
+def test_i8_sums_past_f32_integers_stay_exact() -> None:
+    """-127 * -127 over K = 1041 is 16,790,289: odd and above 2**24, where f32 holds only even
+    integers; the kernel's K chunks keep it exact."""
+    m, k, n = 16, 1041, 16
+    a = np.full((m, 1056), 0, np.int8)
+    b = np.full((1056, 32), 0, np.int8)
+    a[:, :k], b[:k, :n] = -127, -127
+    want, got = _run_both("TMATMUL", {"dst": np.zeros((m, 32), np.int32), "a": a, "b": b},
+                          {"dst": "i32", "a": "i8", "b": "i8"}, {"dst": (m, n), "a": (m, k), "b": (k, n)})
+    assert (got[:m, :n] == 16129 * k).all()
+    _close(want, got, m, n)
 
 
 @pytest.mark.parametrize("form", ["TGEMV", "TGEMV_ACC", "TGEMV_BIAS"])

@@ -17,9 +17,12 @@ Two code paths:
   kernel, columns left over by the 3-vector blocks a 1-vector one; only a last < 16-column
   edge goes through the generic path. Shapes are static, so for full tiles every bound is a
   compile-time constant. (GEMV runs the 1-row kernel.)
-* i8 -> i32 (every form but _MX): the same micro-kernel on ``<16 x i32>`` accumulators (the i8
-  values sign-extended, multiply and add wrapping in i32). Integer sums do not depend on their
-  order, so the result equals the reference's bit for bit.
+* i8 -> i32 (every form but _MX): the same micro-kernel, the i8 values converted to f32 and
+  multiplied-added with ``llvm.fma`` over chunks of ``KC`` K steps (every product and partial
+  sum is an integer below 2**24 in magnitude, so exact in f32), each chunk's sums converted to
+  i32 and added, wrapping, to ``<16 x i32>`` accumulators. Integer sums do not depend on their
+  order, so the result equals the reference's bit for bit, at the f32 kernel's speed (a vector
+  i32 multiply is several times slower than an FMA).
 * everything else (fp8 inputs, MX scales): products and sums in f64 (exact products, as the
   reference) rounded once to f32.
 """
@@ -40,6 +43,7 @@ I32, I64, F32, F64 = N.I32, N.I64, N.F32, N.F64
 LANES = 16                       # f32 lanes of one AVX-512 vector
 VT = ir.VectorType(F32, LANES)
 VI = ir.VectorType(I32, LANES)   # the integer micro-kernel's accumulators
+KC = 512                         # K steps per exact f32 chunk of i8 products: 512 * 128 * 128 = 2**23
 MR = 8                           # rows of C per micro-kernel block
 NV = 3                           # vectors of C per row in a block (NR = 48 columns)
 MX_BLOCK = 32
@@ -104,22 +108,20 @@ def _generic(cg: KernelCodegen, op: TileOp, kind: str, i_range: tuple[Any, Any],
 
 # --------------------------------------------------------------------------- f32 micro-kernel
 
-def _bcast(b: ir.IRBuilder, s: ir.Value, vt: ir.VectorType = VT) -> ir.Value:
-    if vt is VI and s.type.width < 32:
-        s = b.sext(s, I32)
-    v = b.insert_element(ir.Constant(vt, ir.Undefined), s, ir.Constant(I32, 0))
-    return b.shuffle_vector(v, ir.Constant(vt, ir.Undefined), ir.Constant(ir.VectorType(I32, LANES), [0] * LANES))
+def _bcast(b: ir.IRBuilder, s: ir.Value) -> ir.Value:
+    if isinstance(s.type, ir.IntType):        # an i8 element: exact in f32
+        s = b.sitofp(s, F32)
+    v = b.insert_element(ir.Constant(VT, ir.Undefined), s, ir.Constant(I32, 0))
+    return b.shuffle_vector(v, ir.Constant(VT, ir.Undefined), ir.Constant(ir.VectorType(I32, LANES), [0] * LANES))
 
 
 def _load_row(b: ir.IRBuilder, t: TileRef, i: ir.Value, j: ir.Value) -> ir.Value:
-    """t[i, j:j+16] as ``<16 x float>`` (f16 widens exactly, bf16 by a 16-bit shift), or for an
-    integer tile as ``<16 x i32>`` (narrower integers sign-extended)."""
+    """t[i, j:j+16] as ``<16 x float>`` (f16 and i8 widen exactly, bf16 by a 16-bit shift)."""
     ptr = t.addr(b, i, j)
     if t.dtype.name == "f32":
         return b.load(ptr, typ=VT, align=4)
-    if t.dtype.is_int:
-        raw = b.load(ptr, typ=ir.VectorType(t.elem, LANES), align=1)
-        return raw if t.elem.width == 32 else b.sext(raw, VI)
+    if t.dtype.name == "i8":
+        return b.sitofp(b.load(ptr, typ=ir.VectorType(t.elem, LANES), align=1), VT)
     raw = b.load(ptr, typ=ir.VectorType(t.elem, LANES), align=2)
     if t.dtype.name == "f16":
         return b.fpext(raw, VT)
@@ -142,8 +144,11 @@ def _fast_blocks(cg: KernelCodegen, op: TileOp, kind: str, rows_: tuple[Any, ir.
     b = cg.b
     dst, a, bm = cg.tile(op, "dst"), cg.tile(op, "a"), cg.tile(op, "b")
     fma = "llvm.fma.v16f32"
-    vt = VI if dst.dtype.is_int else VT
+    integer = dst.dtype.is_int
+    vt = VI if integer else VT
     slots = [[cg.alloca(vt, f"mm.c{r}_{v}") for v in range(nv)] for r in range(mr)]
+    # integers: f32 sums of one KC chunk (exact), added to the i32 slots after each chunk
+    fslots = [[cg.alloca(VT, f"mm.f{r}_{v}") for v in range(nv)] for r in range(mr)] if integer else slots
     zero = ir.Constant(vt, None)
     zero64 = ir.Constant(I64, 0)
     bias = cg.tile(op, "bias") if kind == "bias" else None
@@ -161,16 +166,28 @@ def _fast_blocks(cg: KernelCodegen, op: TileOp, kind: str, rows_: tuple[Any, ir.
                     else:
                         init = zero
                     b.store(init, slots[r][v])
-            with cg.loop(0, k, name="mk") as kk:
-                bv = [_load_row(b, bm, kk, cols[v]) for v in range(nv)]
-                for r in range(mr):
-                    av = _bcast(b, a.load(b, rows[r], kk), vt)
-                    for v in range(nv):
-                        s = slots[r][v]
-                        if vt is VI:    # wrapping i32 multiply-add: exact, any order
-                            b.store(b.add(b.load(s, typ=vt), b.mul(av, bv[v])), s)
-                        else:
+            def k_steps(lo: Any, hi: Any) -> None:
+                with cg.loop(lo, hi, name="mk") as kk:
+                    bv = [_load_row(b, bm, kk, cols[v]) for v in range(nv)]
+                    for r in range(mr):
+                        av = _bcast(b, a.load(b, rows[r], kk))
+                        for v in range(nv):
+                            s = fslots[r][v]
                             b.store(cg.intrinsic(fma, VT, [av, bv[v], b.load(s, typ=VT)]), s)
+            if not integer:
+                k_steps(0, k)
+            else:
+                with cg.loop(0, k, KC, name="kc") as k0:
+                    hi = b.add(k0, ir.Constant(I64, KC))
+                    hi = b.select(b.icmp_signed("<", hi, k), hi, k)
+                    for row in fslots:
+                        for s_ in row:
+                            b.store(ir.Constant(VT, None), s_)
+                    k_steps(k0, hi)
+                    for r in range(mr):
+                        for v in range(nv):
+                            part = b.fptosi(b.load(fslots[r][v], typ=VT), VI)
+                            b.store(b.add(b.load(slots[r][v], typ=VI), part), slots[r][v])
             for r in range(mr):
                 for v in range(nv):
                     b.store(b.load(slots[r][v], typ=vt), dst.addr(b, rows[r], cols[v]), align=4)
