@@ -99,11 +99,15 @@ class Blocker:
 
 @dataclass
 class Verdict:
-    """One compile for one profile: its blockers and, per generated kernel, the ops it runs."""
+    """One compile for one profile: its blockers and, per generated kernel, the tiled ops it
+    runs (their ops, and the tile shapes the pipeline gave them)."""
 
     profile: str
     blockers: list[Blocker]
-    kernel_ops: dict[str, list[g.Op]] = field(default_factory=dict)
+    kernel_nodes: dict[str, list[Any]] = field(default_factory=dict)      # tiling.TileNode
+
+    def ops(self, kernel: str | None) -> list[g.Op]:
+        return [n.op for n in self.kernel_nodes.get(kernel or "", [])]
 
     @property
     def legal(self) -> bool:
@@ -163,8 +167,7 @@ def judge(fn: g.Function, profile: str, opts: Options) -> Verdict:
         return Verdict(profile, [_frontend_blocker(e, profile)])
     module = openpto.parse(low.text, filename=f"<frontend {fn.name}>")
     errors = diagnose(module, profile)
-    kernel_ops = _kernel_ops(part, low)
-    return Verdict(profile, _blockers(errors, module, low, fn, profile), kernel_ops)
+    return Verdict(profile, _blockers(errors, module, low, fn, profile), _kernel_nodes(part, low))
 
 
 def _frontend_blocker(e: FrontendError, profile: str) -> Blocker:
@@ -173,13 +176,13 @@ def _frontend_blocker(e: FrontendError, profile: str) -> Blocker:
     return Blocker("frontend", e.code, e.message, profile, where=where)
 
 
-def _kernel_ops(part: Partition, low: Lowered) -> dict[str, list[g.Op]]:
-    """Generated kernel name -> the ops of every partition kernel running its code."""
-    out: dict[str, list[g.Op]] = {}
+def _kernel_nodes(part: Partition, low: Lowered) -> dict[str, list[Any]]:
+    """Generated kernel name -> the tiled ops of every partition kernel running its code."""
+    out: dict[str, list[Any]] = {}
     for k in part.kernels():
         lk = low.code.get(k.index)
         if lk is not None:
-            out.setdefault(lk.name, []).extend(n.op for n in k.nodes)
+            out.setdefault(lk.name, []).extend(k.nodes)
     return out
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, replace
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 from . import graph as g
 from .options import Options
@@ -32,15 +32,29 @@ SPACE_LIMIT = 20000
 @dataclass(frozen=True)
 class Knob:
     """One tile-shape setting of the program: ``kind`` "vec" or "cube", the value it sets and
-    the line that sets it (None: the line is unknown)."""
+    the line that sets it (None: the line is unknown). ``default``: a matmul recorded without
+    cube tile shapes (``value`` the tiles the pipeline chose, ``where`` the matmul's line): the
+    setting the user could add before it."""
 
     kind: str
     value: object                        # tuple[int, ...] (vec) or graph.CubeTiles (cube)
     where: g.SourceLoc | None
+    default: bool = False
 
     def key(self) -> tuple:
         at = (self.where.file, self.where.line, self.where.col) if self.where is not None else None
-        return (self.kind, self.value, at)
+        return (self.kind, None if self.default else self.value, at, self.default)
+
+    def governs(self, op: g.Op, value: object = None) -> bool:
+        """Whether ``op`` is tiled by this setting: recorded under it (with its value, or the
+        candidate ``value`` when the pipeline copied the op while it was set)."""
+        if _kind(op) != self.kind:
+            return False
+        t = op.tiles
+        if self.default:
+            return t.cube in (None, value) and _same_line(op.loc, self.where)
+        got, loc = (t.vec, t.vec_loc) if self.kind == "vec" else (t.cube, t.cube_loc)
+        return got is not None and got in (self.value, value) and _same_line(loc, self.where)
 
     def dims(self) -> tuple[int, ...]:
         """The extents the search shrinks: a vector tile's sizes, a cube tile's L0 m, k, n."""
@@ -65,6 +79,9 @@ class Knob:
         if self.kind == "vec":
             return f"pto.set_vec_tile_shapes({', '.join(map(str, v))})"  # type: ignore[call-overload]
 
+        if self.default and value is None:
+            return f"no set_cube_tile_shapes (the default {v.m[0]} x {v.k[0]} x {v.n[0]})"  # type: ignore[attr-defined]
+
         def one(p: tuple[int, int]) -> str:
             return str(p[0]) if p[0] == p[1] else f"[{p[0]}, {p[1]}]"
         split = ", enable_split_k=True" if v.split_k else ""  # type: ignore[attr-defined]
@@ -81,16 +98,28 @@ class Fit:
 
 
 
-def knobs_of(ops: list[g.Op]) -> list[Knob]:
-    """The distinct tile-shape settings the ops were recorded under (defaults are no knob)."""
+def _same_line(a: g.SourceLoc | None, b: g.SourceLoc | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return (a.file, a.line, a.col) == (b.file, b.line, b.col)
+
+
+def knobs_of(nodes: list[Any]) -> list[Knob]:
+    """The distinct tile-shape settings the tiled ops (tiling.TileNode) were recorded under;
+    a matmul without cube tile shapes is a knob of its own (its default tiles)."""
     out: dict[tuple, Knob] = {}
-    for op in ops:
-        t = op.tiles
+    for n in nodes:
+        op, t = n.op, n.op.tiles
         kind = _kind(op)
         value, loc = (t.vec, t.vec_loc) if kind == "vec" else (t.cube, t.cube_loc)
         if value is not None:
             k = Knob(kind, value, loc)
-            out.setdefault(k.key(), k)
+        elif kind == "cube" and n.kind == "matmul" and op.loc is not None:
+            (tm, tk), tn = n.tile, n.extra["tn"]
+            k = Knob("cube", g.CubeTiles((tm, tm), (tk, tk), (tn, tn)), op.loc, default=True)
+        else:
+            continue
+        out.setdefault(k.key(), k)
     return list(out.values())
 
 
@@ -99,20 +128,16 @@ def _kind(op: g.Op) -> str:
     return "cube" if op.name == "matmul" else "vec"
 
 
-def _apply(fn: g.Function, changes: dict[tuple, tuple[Knob, object]]) -> list[tuple[g.Op, g.TileConfig]]:
-    """Set the new values on the ops recorded under each knob; returns what to restore."""
+def _apply(fn: g.Function, changes: tuple[tuple[Knob, object], ...]) -> list[tuple[g.Op, g.TileConfig]]:
+    """Set the new values on the ops each knob governs; returns what to restore."""
     saved = []
     for op in fn.walk():
-        t = op.tiles
-        new = t
-        for kind, value, loc in (("vec", t.vec, t.vec_loc), ("cube", t.cube, t.cube_loc)):
-            if value is None:
-                continue
-            hit = changes.get(Knob(kind, value, loc).key())
-            if hit is not None:
-                new = replace(new, **{kind: hit[1]})
-        if new is not t:
-            saved.append((op, t))
+        new = op.tiles
+        for knob, value in changes:
+            if knob.governs(op):
+                new = replace(new, **{knob.kind: value})
+        if new is not op.tiles:
+            saved.append((op, op.tiles))
             op.tiles = new
     return saved
 
@@ -120,22 +145,12 @@ def _apply(fn: g.Function, changes: dict[tuple, tuple[Knob, object]]) -> list[tu
 def _verdict(fn: g.Function, opts: Options, profile: str,
              changes: tuple[tuple[Knob, object], ...]) -> Verdict:
     """The compile's verdict with ``changes`` set (the graph is restored after)."""
-    saved = _apply(fn, {k.key(): (k, v) for k, v in changes})
+    saved = _apply(fn, changes)
     try:
         return judge(fn, profile, opts)
     finally:
         for op, t in saved:
             op.tiles = t
-
-
-def _under(op: g.Op, knob: Knob, value: object) -> bool:
-    """Whether ``op`` was recorded under ``knob``: it has the knob's line and its value, or
-    the candidate ``value`` (ops the pipeline made from the graph's while it was changed)."""
-    if _kind(op) != knob.kind:
-        return False
-    t = op.tiles
-    got, loc = (t.vec, t.vec_loc) if knob.kind == "vec" else (t.cube, t.cube_loc)
-    return got in (knob.value, value) and Knob(knob.kind, got, loc).key()[2] == knob.key()[2]
 
 
 def _cleared(v: Verdict, baseline: set[tuple], changes: tuple[tuple[Knob, object], ...],
@@ -149,8 +164,7 @@ def _cleared(v: Verdict, baseline: set[tuple], changes: tuple[tuple[Knob, object
             continue
         if not only_theirs:
             return False
-        ops = v.kernel_ops.get(b.kernel or "", [])
-        if any(_under(op, k, value) for op in ops for k, value in changes):
+        if any(k.governs(op, value) for op in v.ops(b.kernel) for k, value in changes):
             return False
     return True
 
@@ -215,12 +229,18 @@ def fits_for(fn: g.Function, verdict: Verdict, opts: Options) -> list[Fit]:
     largest fitting shapes, several give one fit setting each knob's largest, checked together.
     When that does not clear every capacity blocker, the knobs shrink together."""
     blocked: list[Blocker] = [b for b in verdict.blockers if b.kind == "capacity"]
-    ops = [op for b in blocked for op in verdict.kernel_ops.get(b.kernel or "", [])]
-    knobs = knobs_of(ops)
+    nodes = [n for b in blocked for n in verdict.kernel_nodes.get(b.kernel or "", [])]
+    knobs = knobs_of(nodes)
     if not knobs:
         return []
     baseline = {b.key() for b in verdict.blockers if b.kind != "capacity"}
     profile = verdict.profile
+    overflows = _overflows(verdict)
+    # a knob that changes no overflow even at its smallest (every extent 1) is not searched
+    knobs = [k for k in knobs
+             if _overflows(_verdict(fn, opts, profile, ((k, k.with_dims((1,) * len(k.dims()))),))) != overflows]
+    if not knobs:
+        return []
 
     def ok(only_theirs: bool) -> Callable[[tuple[tuple[Knob, object], ...]], bool]:
         return lambda changes: _cleared(_verdict(fn, opts, profile, changes), baseline, changes, only_theirs)
@@ -233,3 +253,8 @@ def fits_for(fn: g.Function, verdict: Verdict, opts: Options) -> list[Fit]:
         if ok(False)(fits[0].changes):
             return fits
     return _search(knobs, ok(False), profile) if len(knobs) > 1 else []
+
+
+def _overflows(v: Verdict) -> set[tuple]:
+    """The capacity blockers of a verdict, as (kernel, buffer, bytes needed)."""
+    return {(b.kernel, b.buffer, b.needed) for b in v.blockers if b.kind == "capacity"}

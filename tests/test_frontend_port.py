@@ -144,11 +144,16 @@ def test_a_frontend_refusal_is_a_blocker_at_its_line():
 
 
 def _apply(path: pathlib.Path, fit, tmp_path: pathlib.Path, name: str) -> pathlib.Path:
-    """The source with each knob's line replaced by the suggested call."""
+    """The source with each knob's line replaced by the suggested call (a default matmul tile:
+    the call inserted before the matmul's line)."""
     lines = path.read_text(encoding="utf-8").splitlines()
-    for knob, value in fit.changes:
+    for knob, value in sorted(fit.changes, key=lambda c: -c[0].where.line):
         old = lines[knob.where.line - 1]
-        lines[knob.where.line - 1] = old[:len(old) - len(old.lstrip())] + knob.call(value)
+        call = old[:len(old) - len(old.lstrip())] + knob.call(value)
+        if knob.default:
+            lines.insert(knob.where.line - 1, call)
+        else:
+            lines[knob.where.line - 1] = call
     out = tmp_path / name
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return out
@@ -227,6 +232,30 @@ def test_a_cube_tile_overflowing_l0b_gets_smaller_cube_tiles(tmp_path):
     for i, fit in enumerate(fits):
         fixed = runpy.run_path(str(_apply(src, fit, tmp_path, f"mm{i}.py")), run_name="mmfix")["mm"]
         assert _compiles(fixed, "a3")
+
+
+def test_a_matmul_without_cube_tiles_gets_the_setting_to_add(tmp_path):
+    src = tmp_path / "mmd.py"
+    src.write_text(
+        "import openpto.frontend as pto\n\n\n"
+        "@pto.jit\n"
+        "def mmsm(a: pto.Tensor((256, 64), pto.DT_FP16), b: pto.Tensor((64, 128), pto.DT_FP16)):\n"
+        "    s = pto.matmul(a, b)\n"
+        "    m = pto.abs(s)\n"
+        "    h = pto.cast(s * m, pto.DT_FP16)\n"
+        "    return pto.cast(pto.cast(h, pto.DT_FP32) / pto.amax(m, -1, True), pto.DT_INT32)\n", encoding="utf-8")
+    jf = runpy.run_path(str(src), run_name="mmd")["mmsm"]
+    p = report(jf, profiles=["cuda"]).get("cuda")
+    # one core: the vector ops join the untiled matmul's 256 x 128 output tile, six such tiles
+    (b,) = p.blockers
+    assert (b.kind, b.buffer, b.capacity) == ("capacity", "vec", 227 * KB)
+    assert b.needed > 4 * 256 * 128 * 4 and b.tiles[0].rows == 256
+    assert p.fits
+    for i, fit in enumerate(p.fits):
+        ((knob, value),) = fit.changes
+        assert knob.default and knob.where.line == 6 and "no set_cube_tile_shapes" in knob.call()
+        fixed = runpy.run_path(str(_apply(src, fit, tmp_path, f"mmd{i}.py")), run_name="mmdfix")["mmsm"]
+        assert _compiles(fixed, "cuda")
 
 
 def test_a_kernel_without_a_tile_setting_gets_no_fit():
