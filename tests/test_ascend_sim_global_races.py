@@ -163,3 +163,90 @@ def test_a_kernel_that_ignores_its_block_index_races_on_what_it_stores() -> None
     assert "in block 1 writes %c[0, 0]: both touch global %c bytes [0, " in h.message
     assert "%a" not in h.message and "%b" not in h.message
     np.testing.assert_array_equal(c, a + a)
+
+
+class _Op:
+    """An executed instruction as the launch records it: what ``GlobalAccesses`` reads of one."""
+
+    def __init__(self, name: str, accesses: list) -> None:
+        self.name, self.accesses, self.loc, self.pipe = name, accesses, None, 0
+
+
+def _bytes(a) -> set[int]:
+    """The bytes of a region, listed one by one (the independent expectation)."""
+    if not a.pitch:
+        return set(range(a.lo, a.hi))
+    return {b for row in range(a.lo, a.hi, a.pitch) for b in range(row, min(row + a.width, a.hi))}
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_skipping_the_sweep_never_loses_a_race(seed: int) -> None:
+    """The sweep is skipped when the blocks' covering ranges are apart (and a block given as an
+    earlier one moved takes that one's ranges moved): on random windows over two arrays, with
+    blocks running a random subset of the instructions or given as moved copies of the first, the
+    races found are exactly the pairs of instructions of different blocks whose byte sets meet,
+    one writing (the bytes listed one by one)."""
+    from openpto.backends.ascend_sim.global_races import GlobalAccesses
+    from openpto.backends.ascend_sim.hazards import Access
+
+    rng = np.random.default_rng(seed)
+    arrays = [(1000, 1000 + 4096), (20000, 20000 + 4096)]
+    step = int(rng.choice([0, 64, 256, 1024]))      # how far each block's windows move
+    nblocks = int(rng.integers(2, 5))
+    shapes = []                                     # per instruction: array, offset, rows, width, pitch, write
+    for _ in range(int(rng.integers(1, 5))):
+        pitch = int(rng.choice([0, 64]))
+        rows = int(rng.integers(1, 4)) if pitch else 1
+        width = int(rng.integers(1, 64 if pitch else 200))
+        shapes.append((int(rng.random() < 0.3), int(rng.integers(0, 512)), rows, width, pitch, bool(rng.integers(0, 2))))
+    shared = GlobalAccesses("k", arrays)
+    blocks = []
+    for b in range(nblocks):
+        ops = []
+        moved = b > 0 and bool(rng.integers(0, 2))
+        keep = [True] * len(shapes) if moved or b == 0 else list(rng.random(len(shapes)) < 0.6)
+        for n, (arr, off, rows, width, pitch, write) in enumerate(shapes):
+            if not keep[n]:
+                continue
+            lo = arrays[arr][0] + off + b * step
+            hi = lo + ((rows - 1) * pitch + width if pitch else width)
+            ops.append(_Op(f"I{n}", [Access("GM", lo, hi, write, f"r{n}", pitch, width if pitch else 0)]))
+        blocks.append(ops)
+        shared.add_block(b, ops, lambda a, lo, hi: f"[{lo}, {hi})", (0, b * step) if moved else None)
+    expected = set()
+    for b in range(nblocks):
+        for c in range(b + 1, nblocks):
+            for x in blocks[b]:
+                for y in blocks[c]:
+                    ax, ay = x.accesses[0], y.accesses[0]
+                    if (ax.write or ay.write) and _bytes(ax) & _bytes(ay):
+                        expected.add((x.name, ax.write, y.name, ay.write))
+    got = set()
+    for h in shared.races("collect"):
+        first, second = (n.split(": ", 1)[1].split(" ")[0] for n in h.notes[:2])
+        writes = tuple(" writes " in n for n in h.notes[:2])
+        got.add((first, writes[0], second, writes[1]))
+    # the order within a pair is the lower block first; instructions the same in every block
+    # make a pair found in either order the same pair of instructions
+    norm = {tuple(sorted([(p[0], p[1]), (p[2], p[3])])) for p in expected}
+    assert {tuple(sorted([(p[0], p[1]), (p[2], p[3])])) for p in got} == norm
+
+
+@pytest.mark.parametrize("first_writes,second_writes,lo2,races", [
+    (False, True, 1050, 1), (True, False, 1050, 1), (True, True, 1050, 1), (False, False, 1050, 0),
+    (False, True, 1100, 0), (True, False, 1100, 0)])
+def test_a_reader_below_a_writer_of_another_block_is_a_race(first_writes: bool, second_writes: bool, lo2: int,
+                                                             races: int) -> None:
+    """Block 0 touches bytes [1000, 1100) of an array, block 1 [lo2, lo2 + 100): they race
+    when the ranges meet and either writes, whichever block's range starts lower."""
+    from openpto.backends.ascend_sim.global_races import GlobalAccesses
+    from openpto.backends.ascend_sim.hazards import Access
+
+    shared = GlobalAccesses("k", [(1000, 2000)])
+    for b, (lo, write) in enumerate([(1000, first_writes), (lo2, second_writes)]):
+        shared.add_block(b, [_Op(f"I{b}", [Access("GM", lo, lo + 100, write, "r")])], lambda a, lo, hi: "")
+    assert len(shared.races("collect")) == races
+    shared = GlobalAccesses("k", [(1000, 2000)])       # the same two blocks, the higher range first
+    for b, (lo, write) in enumerate([(lo2, second_writes), (1000, first_writes)]):
+        shared.add_block(b, [_Op(f"I{b}", [Access("GM", lo, lo + 100, write, "r")])], lambda a, lo, hi: "")
+    assert len(shared.races("collect")) == races
