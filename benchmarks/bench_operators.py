@@ -17,11 +17,13 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
+import ml_dtypes
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # the shared benchmarks/machine.py
 from machine import best_of, calibration, machine  # noqa: E402
 import openpto.frontend as pto  # noqa: E402
+from openpto.operators import indexer_prolog as ip  # noqa: E402
 from openpto.operators import lightning_indexer as li  # noqa: E402
 
 
@@ -139,11 +141,122 @@ def _indexer_case(shape: str, quant: bool) -> Case:
     return Case("lightning indexer", describe, make)
 
 
-#: the operators' cases, one row per implementation (the Indexer Prolog adds its own here)
+# --------------------------------------------------------------------------------------------
+# Indexer Prolog
+
+BF16 = ml_dtypes.bfloat16
+F32 = np.float32
+
+
+def _prolog_inputs(s: ip.PrologShapes, t: int, quant: bool, rng: np.random.Generator) -> list[np.ndarray]:
+    """The operator's arguments in its order (bf16 activations and weights; RoPE tables of
+    random angles; a normalised Sylvester Hadamard matrix for q, a random one for k)."""
+    u = lambda *shape: rng.uniform(-1, 1, shape)     # noqa: E731
+    ang = rng.uniform(0, 2 * np.pi, (t, s.rope_dim))
+    x, wk = u(t, s.hidden).astype(BF16), u(s.hidden, s.head_dim).astype(BF16)
+    w_proj = u(s.hidden, s.heads).astype(BF16)
+    gamma, beta = (1 + 0.1 * u(s.head_dim)).astype(BF16), (0.1 * u(s.head_dim)).astype(BF16)
+    cos, sin = np.cos(ang).astype(BF16), np.sin(ang).astype(BF16)
+    nd = s.heads * s.head_dim
+    if not quant:
+        return [x, u(t, s.q_lora).astype(BF16), (u(s.q_lora, nd) / np.sqrt(s.q_lora)).astype(BF16),
+                wk, w_proj, gamma, beta, cos, sin]
+    h = np.ones((1, 1))
+    while h.shape[0] < s.head_dim:
+        h = np.block([[h, h], [h, -h]])
+    return [x, rng.integers(-128, 128, (t, s.q_lora)).astype(np.int8), rng.uniform(1e-3, 2e-2, (t, 1)).astype(F32),
+            rng.integers(-128, 128, (s.q_lora, nd)).astype(np.int8), rng.uniform(1e-3, 2e-2, (nd, 1)).astype(F32),
+            wk, w_proj, gamma, beta, cos, sin, (h / np.sqrt(s.head_dim)).astype(BF16), u(s.head_dim, s.head_dim).astype(BF16)]
+
+
+def _np_rope(x: np.ndarray, cos: np.ndarray, sin: np.ndarray, r: int) -> np.ndarray:
+    """RoPE on the first r columns in f32, rounded back to x's dtype (a copy)."""
+    h, out = r // 2, x.copy()
+    x1, x2 = x[..., :h].astype(F32), x[..., h:r].astype(F32)
+    out[..., :h] = x1 * cos[..., :h] - x2 * sin[..., :h]
+    out[..., h:r] = x2 * cos[..., h:] + x1 * sin[..., h:]
+    return out
+
+
+def _np_quant(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    scale = F32(127.0) / np.abs(x).max(-1, keepdims=True)
+    return np.rint(x * scale).astype(np.int8), (F32(1.0) / scale).astype(np.float16)
+
+
+def _np_key(s: ip.PrologShapes, xf: np.ndarray, wk, gamma, beta, cos, sin) -> np.ndarray:   # noqa: ANN001
+    k = xf @ wk.astype(F32)
+    d = k - k.mean(-1, keepdims=True)
+    k = (d / np.sqrt((d * d).mean(-1, keepdims=True) + F32(ip.EPS)) * gamma.astype(F32) + beta.astype(F32))
+    return _np_rope(k.astype(BF16), cos, sin, s.rope_dim)
+
+
+def np_prolog(s: ip.PrologShapes, args: list[np.ndarray], quant: bool) -> tuple[np.ndarray, ...]:
+    """The same operator in numpy, f32 BLAS throughout (the i8 query projection too: its
+    products and sums are integers below 2**24 while q_lora * 128 * 128 is, else float64)."""
+    t, n, d, r = args[0].shape[0], s.heads, s.head_dim, s.rope_dim
+    w_scale = F32(1.0 / (np.sqrt(n) * np.sqrt(d)))
+    if quant:
+        x, q_norm, q_norm_scale, w_qb, w_qb_scale, wk, w_proj, gamma, beta, cos, sin, hq, hk = args
+        mm = F32 if s.q_lora * 128 * 128 <= 2 ** 24 else np.float64
+        q = (q_norm.astype(mm) @ w_qb.astype(mm)).astype(F32) * q_norm_scale * w_qb_scale.reshape(1, -1)
+    else:
+        x, q_lora, w_q, wk, w_proj, gamma, beta, cos, sin = args
+        q = q_lora.astype(F32) @ w_q.astype(F32)
+    cos_f, sin_f = cos.astype(F32), sin.astype(F32)
+    q = _np_rope(q.astype(BF16).reshape(t, n, d), cos_f[:, None, :], sin_f[:, None, :], r)
+    xf = x.astype(F32)
+    k = _np_key(s, xf, wk, gamma, beta, cos_f, sin_f)
+    w = (xf @ w_proj.astype(F32)).astype(BF16).astype(F32) * w_scale
+    if not quant:
+        return q, k, w.astype(BF16)
+    q8, qs = _np_quant((q.astype(F32) @ hq.astype(F32)).astype(BF16).astype(F32))
+    k8, ks = _np_quant((k.astype(F32) @ hk.astype(F32)).astype(BF16).astype(F32))
+    return q8, qs, k8, ks, w.astype(np.float16)
+
+
+def _prolog_check(s: ip.PrologShapes, args: list[np.ndarray], quant: bool, got: tuple) -> None:
+    """int8 codes within one unit (exact on 99% of them), floats within two bf16 units of their
+    row's size: the kernels sum the float matmuls in another order (see
+    tests/test_op_indexer_prolog.py)."""
+    for g, w in zip(got, np_prolog(s, args, quant)):
+        g, w = np.asarray(g), np.asarray(w)
+        if g.shape != w.shape or g.dtype != w.dtype:
+            raise SystemExit(f"indexer prolog {s}: llvm gave {g.dtype}{g.shape}, numpy {w.dtype}{w.shape}")
+        diff = np.abs(g.astype(np.float64) - w.astype(np.float64))
+        if w.dtype == np.int8:
+            ok = diff.max() <= 1 and (diff == 0).mean() >= 0.99
+        else:
+            ok = bool((diff <= 2 ** -6 * (np.abs(w.astype(np.float64)).max(-1, keepdims=True) + 1e-30)).all())
+        if not ok:
+            raise SystemExit(f"indexer prolog {s}: the llvm result differs from numpy's "
+                             f"(largest error {diff.max():.3g})")
+
+
+def _prolog_case(tokens: int, quant: bool) -> Case:
+    def describe(quick: bool) -> str:
+        s = ip.SHAPES["small" if quick else "medium"]
+        t = tokens // 32 if quick else tokens
+        return (f"T={t} h={s.hidden} q_lora={s.q_lora} {s.heads}x{s.head_dim} heads, rope {s.rope_dim}, "
+                f"{'int8' if quant else 'bf16'}")
+
+    def make(quick: bool) -> Bench:
+        s = ip.SHAPES["small" if quick else "medium"]
+        args = _prolog_inputs(s, tokens // 32 if quick else tokens, quant, np.random.default_rng(0))
+        fn = ip.build(s, quant=quant, backend="llvm")
+        return Bench(numpy=lambda: np_prolog(s, args, quant), llvm=lambda: fn(*args),
+                     check=lambda: _prolog_check(s, args, quant, fn(*args)))
+
+    return Case("indexer prolog", describe, make)
+
+
+#: the operators' cases, one row per implementation
 CASES: list[Case] = [
     _indexer_case("medium_k256", quant=False),
     _indexer_case("medium", quant=False),
     _indexer_case("medium_k256", quant=True),
+    _prolog_case(64, quant=True),
+    _prolog_case(256, quant=True),
+    _prolog_case(256, quant=False),
 ]
 
 
