@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import collections
 import operator
+import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable, Iterator, TypeVar
 
@@ -64,3 +65,42 @@ def run_blocks(block: Callable[[int], R], block_num: int, workers: int,
         finally:
             for f in pending:
                 f.cancel()
+
+
+def run_world_blocks(block: Callable[[int], R], block_num: int, world: Any) -> list[R]:
+    """The blocks of one rank whose other ranks run elsewhere (``run(..., world=w)``, the MPI
+    execution; docs/comm.md "MPI execution"). When ``world.concurrent_blocks`` every block runs on
+    a thread of its own, so a block may wait on a signal another block of its rank notifies; else
+    in block order. A failing block calls ``world.abort()`` at once, so no rank (nor block) waits
+    for it for ever; the error raised is the first block's that is not RUNTIME_COMM_ABORTED (the
+    consequence of a failure, not its cause), else the first block's."""
+    if not getattr(world, "concurrent_blocks", False) or block_num == 1:
+        out: list[R] = []
+        for b in range(block_num):
+            try:
+                out.append(block(b))
+            except BaseException:
+                world.abort()
+                raise
+        return out
+    results: list[Any] = [None] * block_num
+    errors: list[BaseException | None] = [None] * block_num
+
+    def one(b: int) -> None:
+        try:
+            results[b] = block(b)
+        except BaseException as e:     # noqa: BLE001 - reported below, after every block ended
+            errors[b] = e
+            world.abort()
+
+    threads = [threading.Thread(target=one, args=(b,), name=f"pto-world-block{b}", daemon=True)
+               for b in range(block_num)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    failed = [e for e in errors if e is not None]
+    if failed:
+        cause = [e for e in failed if getattr(e, "code", None) != "RUNTIME_COMM_ABORTED"]
+        raise (cause or failed)[0]
+    return results

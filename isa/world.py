@@ -50,6 +50,9 @@ class World:
 
     rank: int = 0
     size: int = 1
+    #: whether the blocks of this rank may run at once (each on its own thread): a world whose
+    #: operations other threads may call while one of them waits (the MPI execution's)
+    concurrent_blocks: bool = False
 
     def check_peer(self, peer: int, what: str) -> int:
         """``peer`` as an int, or RUNTIME_COMM_RANK when no rank has that id."""
@@ -72,6 +75,14 @@ class World:
 
     def test(self, view: np.ndarray, cmp: CmpMode, value: int, what: str) -> bool:
         raise NotImplementedError
+
+    def access(self, view: np.ndarray, write: bool, what: str) -> None:
+        """An ordinary instruction's access to this rank's global memory (TLOAD, TSTORE, ...):
+        a world that checks races checks it here; by default nothing to check."""
+
+    def abort(self) -> None:
+        """This rank failed: a world whose other ranks run elsewhere ends their waits (so nothing
+        hangs); by default nothing to tell."""
 
 
 def accumulate(dst: np.ndarray, values: np.ndarray) -> None:

@@ -16,10 +16,11 @@ import numpy as np
 from ...assembler.ir import Module
 from ...isa.diagnostics import PTOError
 from ...isa.registry import all_instructions
+from ...isa.world import World
 from ...isa.types import TileType
 from ..arguments import bind, written_params
 from ..base import Backend, Executable, Result, flag_option, thread_count_option
-from ..blocks import run_blocks
+from ..blocks import run_blocks, run_world_blocks
 from ..comm_embedded import Agent, Embedded, check_instances, check_ranks, split_ranks
 from .lower import Context, KernelLowering
 from .tiles import RefTile
@@ -35,19 +36,29 @@ class ReferenceExecutable(Executable):
                          for k in module.kernels}
 
     def run(self, kernel: str, *args: Any, block_num: int = 1, trace: bool = False,
-            ranks: int | None = None, **kwargs: Any) -> Result:
+            ranks: int | None = None, world: World | None = None, **kwargs: Any) -> Result:
         """``ranks=N``: the embedded execution of N ranks (docs/comm.md): every array argument
-        is a list of one array per rank, and the outputs are such lists."""
+        is a list of one array per rank, and the outputs are such lists. ``world=w``: this
+        process runs rank ``w.rank`` of ``w.size`` whose other ranks run elsewhere (the MPI
+        execution): the arguments are this rank's, its blocks run as ``run_world_blocks`` says."""
         block_num = self._check_launch(kernel, block_num)
+        if ranks is not None and world is not None:
+            raise PTOError("PTO_RANKS", "ranks= (the embedded execution of every rank) and world= (one rank of "
+                           "a launch run elsewhere) exclude each other", expected="one of them",
+                           actual=f"ranks={ranks!r} and a world")
         if ranks is not None:
             return self._run_ranks(kernel, args, kwargs, block_num, trace, check_ranks(ranks))
+        if world is not None and not isinstance(world, World):
+            raise PTOError("PTO_API_TYPE", "world= takes an isa.world.World", expected="a World",
+                           actual=type(world).__name__)
         k, low, outs = self._kernels[kernel]
         values = bind(k, args, kwargs)
         t0 = time.perf_counter_ns()
+        place = {} if world is None else {"rank": world.rank, "rank_num": world.size, "world": world}
 
         def block(b: int) -> Context:
             ctx = Context(strict=self.strict, block_idx=b, block_num=block_num,
-                          trace=[] if trace else None, t0=t0)
+                          trace=[] if trace else None, t0=t0, **place)
             with np.errstate(all="ignore"):      # thread-local: set in every worker
                 regs = self._registers(low, k, values)
                 for step in low.body:
@@ -58,7 +69,9 @@ class ReferenceExecutable(Executable):
         # the GIL); either way lazily, in block order, the lowest failing block's error raised
         counts: dict[str, int] = {}
         events: list[dict[str, Any]] | None = [] if trace else None
-        for ctx in run_blocks(block, block_num, min(block_num, self.threads)):
+        contexts = (run_world_blocks(block, block_num, world) if world is not None
+                    else run_blocks(block, block_num, min(block_num, self.threads)))
+        for ctx in contexts:
             for name, n in ctx.counts.items():
                 counts[name] = counts.get(name, 0) + n
             if events is not None:
