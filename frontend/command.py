@@ -15,10 +15,10 @@ from .jit import JitFunction
 STAGE_NAMES = ("tensor", "tile", "partition", "kernels", "pto", "tasks", "all")
 
 
-def load_function(path: str, name: str | None) -> JitFunction:
-    """The @jit function ``name`` of the file (or its only one)."""
+def run_file(path: str) -> dict:
+    """The namespace of the file run as a module (not ``__main__``); PTO_FILE if it fails."""
     try:
-        namespace = runpy.run_path(path, run_name="__pto_frontend__")
+        return runpy.run_path(path, run_name="__pto_frontend__")
     except PTOError:
         raise
     except OSError as e:
@@ -26,6 +26,11 @@ def load_function(path: str, name: str | None) -> JitFunction:
     except BaseException as e:  # noqa: BLE001 - anything the user's file raises while it runs
         raise PTOError("PTO_FILE", f"running {path} failed", expected="a file that runs",
                        actual=f"{type(e).__name__}: {e}") from None
+
+
+def load_function(path: str, name: str | None) -> JitFunction:
+    """The @jit function ``name`` of the file (or its only one)."""
+    namespace = run_file(path)
     found = {k: v for k, v in namespace.items() if isinstance(v, JitFunction)}
     if name is not None:
         picked = found.get(name) or next((v for v in found.values() if v.fn.__name__ == name), None)

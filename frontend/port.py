@@ -135,6 +135,7 @@ class PortReport:
     file: str | None
     sizes: dict[str, int]
     profiles: list[ProfileReport]
+    label: str | None = None          # how the function was made (a factory call), if given
 
     def get(self, profile: str) -> ProfileReport:
         for p in self.profiles:
@@ -339,11 +340,12 @@ def check_profiles(names: Sequence[str]) -> list[str]:
 
 
 def report(fn: Any, profiles: Sequence[str] | None = None, sizes: Mapping[str, int] | None = None,
-           options: Mapping[str, Any] | None = None, fit: bool = True) -> PortReport:
+           options: Mapping[str, Any] | None = None, fit: bool = True, label: str | None = None) -> PortReport:
     """The portability report of a ``@jit`` function (captured from its annotations; ``sizes``
     fixes dynamic sizes by the names the tensor graph gives them) or of a captured tensor graph,
     for ``profiles`` (default: every profile of isa/profiles.py), with the pipeline ``options``
-    (default: the function's own). ``fit``: search tile shapes that clear capacity blockers."""
+    (default: the function's own). ``fit``: search tile shapes that clear capacity blockers;
+    ``label`` says how the function was made (an operator factory's call) in the header."""
     from .jit import JitFunction
     from .portfit import fits_for
     names = check_profiles(list(profiles)) if profiles is not None else list(isa_profiles.PROFILES)
@@ -373,4 +375,4 @@ def report(fn: Any, profiles: Sequence[str] | None = None, sizes: Mapping[str, i
         if fit and any(b.kind == "capacity" for b in v.blockers):
             pr.fits = fits_for(graph, v, opts)
         out.append(pr)
-    return PortReport(graph.name, file or None, sizes, out)
+    return PortReport(graph.name, file or None, sizes, out, label)

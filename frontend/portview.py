@@ -58,7 +58,8 @@ def _fits(p: ProfileReport, code: str = "") -> list[str]:
 def _header(r: PortReport) -> str:
     sizes = ", ".join(f"{k}={v}" for k, v in r.sizes.items())
     file = f" ({where_str(g.SourceLoc(r.file, 0)).rsplit(':', 1)[0]})" if r.file else ""
-    return f"portability of {r.function}{file}" + (f", sizes {sizes}" if sizes else "")
+    made = f", made by {r.label}" if r.label else ""
+    return f"portability of {r.function}{file}{made}" + (f", sizes {sizes}" if sizes else "")
 
 
 def text(r: PortReport) -> str:
@@ -94,14 +95,16 @@ def markdown(r: PortReport, level: int = 3) -> str:
     """The report in Markdown: the profile table, then one table of blockers per refusing
     profile, with the tile shapes that fit."""
     h = "#" * level
-    lines = [f"{h} `{r.function}`", "", _header(r).replace(r.function, f"`{r.function}`", 1), "",
+    title = f"{h} `{r.function}`" + (f": `{r.label}`" if r.label else "")
+    lines = [title, "", _header(r).replace(r.function, f"`{r.function}`", 1), "",
              "| profile | legal | blockers |", "|---|---|---|"]
     for p in r.profiles:
         lines.append(f"| {p.profile} | {'yes' if p.legal else '**no**'} | {_summary(p)} |")
     for p in r.profiles:
         if p.legal:
             continue
-        lines += ["", f"{h}# {r.function} on {p.profile}", "", "| blocker | what | source line |", "|---|---|---|"]
+        lines += ["", f"{h}# {r.label or r.function} on {p.profile}", "", "| blocker | what | source line |",
+                  "|---|---|---|"]
         for b in p.blockers:
             what = b.what() + (f"; tiles: {_tiles(b)}" if b.kind == "capacity" and b.tiles else "")
             src = source_text(b.where)

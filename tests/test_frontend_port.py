@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 import pathlib
+import re
 import runpy
 
 import numpy as np
@@ -290,9 +291,14 @@ def test_the_command_fixes_dynamic_sizes(capsys):
 
 
 @pytest.mark.parametrize("argv,text", [
-    (["port", "x.txt"], "FILE.py or FILE.py:function"),
+    (["port", "x.txt"], "FILE.py, FILE.py:name or package.module:name"),
     (["port", "missing_file.py"], "PTO_FILE"),
-    (["port", str(SCORES) + ":nope"], "no @jit function 'nope'"),
+    (["port", str(SCORES) + ":nope"], "no @jit function or factory 'nope'"),
+    (["port", "openpto.no_such_module:build"], "cannot import openpto.no_such_module"),
+    (["port", str(SCORES) + ":scores", "--arg", "x=1"], "--arg is for a factory"),
+    (["port", "openpto.frontend.port:judge"], "judge() failed"),
+    (["port", "openpto.frontend.port:check_profiles", "--arg", "names=[]"], "did not return a @jit function"),
+    (["port", str(SCORES), "--arg", "=3"], "bad --arg '=3'"),
     (["port", str(SCORES), "--profile", "a33"], "unknown profile 'a33'"),
     (["port", str(SCORES), "--size", "B"], "bad --size 'B'"),
     (["port", str(SCORES), "--size", "B=4"], "bad size B=4"),
@@ -305,7 +311,6 @@ def test_the_command_refuses_bad_arguments(capsys, argv, text):
 
 def test_the_docs_show_what_the_command_prints(capsys, monkeypatch):
     """docs/frontend.md's 'Portability report' sample is the command's output, as printed."""
-    import re
     doc = (ROOT / "docs" / "frontend.md").read_text(encoding="utf-8")
     section = doc.split("## Portability report\n", 1)[1].split("\n## ", 1)[0]
     m = re.search(r"`(pto port [^`]+)`:\n\n```text\n(.*?)```", section, re.S)
@@ -313,3 +318,15 @@ def test_the_docs_show_what_the_command_prints(capsys, monkeypatch):
     monkeypatch.chdir(ROOT)
     assert main(m.group(1).split()[1:]) == 0
     assert capsys.readouterr().out == m.group(2)
+
+
+def test_the_command_calls_an_operator_factory(capsys):
+    argv = ["port", "openpto.operators.lightning_indexer:build", "--arg", "shapes=small", "--arg", "quant=True",
+            "--profile", "cpu", "--profile", "a3", "--profile", "a6"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "made by build(shapes='small', quant=True)" in out
+    assert re.search(r"^cpu +yes", out, re.M) and re.search(r"^a6 +no", out, re.M)
+    assert "MGATHER" in out and "pto.gather_rows" in out      # a6 has no gather: told at the operator's line
+    assert main(argv[:2] + ["--arg", "shapes=nope"]) == 2
+    assert "build(shapes='nope') failed" in capsys.readouterr().err
