@@ -49,14 +49,14 @@ class Op:
         return op
 
 
-def join(vc: list[int], clock: tuple[int, ...]) -> None:
+def join(vc: list[int], clock: tuple[int, ...], active: list[int]) -> None:
     """``vc`` becomes the element-wise maximum of itself and ``clock`` (a plain loop: four times
-    faster than ``map(max, ...)`` over seven pipes)."""
-    i = 0
-    for c in clock:
+    faster than ``map(max, ...)``), over the ``active`` pipes only: a pipe that has run no work
+    yet is 0 in every clock."""
+    for i in active:
+        c = clock[i]
         if c > vc[i]:
             vc[i] = c
-        i += 1
 
 
 def spell_flag(flag: tuple[int, int, int]) -> str:
@@ -91,6 +91,7 @@ class Engine:
         self.transfers: list[tuple[float, float, int, int]] = []   # start, end, bytes, op index
         self.busy = [0.0] * NPIPES
         self.vc = [[0] * NPIPES for _ in range(NPIPES)]        # vector clock per pipe
+        self.active: list[int] = []      # the pipes that have run work: the clocks' only non-zero entries
         self.clocks = shadow is not None and shadow.mode != "off"   # only race checks read the clocks
         self.queues: list[deque[Op]] = [deque() for _ in range(NPIPES)]
         self.flags: dict[tuple[int, int, int], deque[tuple[float, tuple[int, ...]]]] = {}
@@ -168,11 +169,10 @@ class Engine:
         free[p] = t if t > start else start
         if self.clocks:                  # ``join``, inlined: the wait learns what the set's pipe knew
             vc = self.vc[p]
-            i = 0
-            for c in clock:
+            for i in self.active:
+                c = clock[i]
                 if c > vc[i]:
                     vc[i] = c
-                i += 1
         if self.ready:                   # left by a scalar-pipe set: drained as ``issue`` would
             self._drain()
 
@@ -203,6 +203,8 @@ class Engine:
             if self.clocks:
                 vc = self.vc[p]
                 vc[p] += 1
+                if vc[p] == 1:           # its first work: its entry can be non-zero from now on
+                    self.active.append(p)
                 if op.accesses:
                     self.shadow.access(p, vc, op)     # type: ignore[union-attr]
             if self.trace is not None:
@@ -229,7 +231,7 @@ class Engine:
             at = t if t > start else start
             self.free[p] = at
             if self.clocks:
-                join(self.vc[p], clock)
+                join(self.vc[p], clock, self.active)
             if self.trace is not None:
                 if at > start:
                     self._event(op, p, start, at)
