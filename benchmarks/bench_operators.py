@@ -8,6 +8,10 @@ cases (``CASES``): each names its operator and shape and makes, from fresh input
 run, the llvm run and a check that the llvm result agrees with numpy's, which runs before
 anything is timed. A case is one row per implementation; a verdict line per case compares the
 two (the target is about the medium shapes; --quick runs small ones).
+
+numpy's BLAS runs on one thread unless OPENBLAS_NUM_THREADS (or OMP_NUM_THREADS) says otherwise,
+as the llvm rows run one block: on the shared 2-core machine a second BLAS thread competing with
+other processes made numpy's times swing by 10x from run to run.
 """
 from __future__ import annotations
 
@@ -17,8 +21,11 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
-import ml_dtypes
-import numpy as np
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):     # before numpy loads its BLAS
+    os.environ.setdefault(_var, "1")
+
+import ml_dtypes  # noqa: E402
+import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # the shared benchmarks/machine.py
 from machine import best_of, calibration, machine  # noqa: E402
@@ -283,7 +290,8 @@ def main(argv: list[str] | None = None) -> int:
     cases = [c for c in CASES if a.only in c.operator]
     rows = measure(cases, a.quick, repeat)
     print(f"machine: {machine()}; calibration loop {calibration() * 1e3:.1f} ms")
-    print(f"best of {repeat}, one block; vs numpy = numpy time / llvm time (above 1: llvm is faster)")
+    print(f"best of {repeat}, one block; numpy's BLAS on {os.environ.get('OPENBLAS_NUM_THREADS', '?')} thread(s); "
+          "vs numpy = numpy time / llvm time (above 1: llvm is faster)")
     print("| operator | shape | implementation | time (ms) | vs numpy |")
     print("|---|---|---|---:|---:|")
     for r in rows:
