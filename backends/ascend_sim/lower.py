@@ -293,13 +293,20 @@ class SimLowering(KernelLowering):
                         moved = st.size
             if not place.track:
                 return Op(WORK, pi, st.cycles, name, loc, None, None, moved)
-            acc = list(st.accesses)
             if one is not None:
                 at, geo = ats[0], st.geos[0]
-                got = at_rows(geo, at[0], at[1], one[1], (one[2], at)) if geo is not None and len(at) == 2 else None
-                acc.append(got if got is not None else
-                           self._global(place, regs[one[0]], at, one[3], (st.rows, st.cols), one[1], one[2]))
-                return Op(WORK, pi, st.cycles, name, loc, acc, None, moved)
+                if geo is not None and len(at) == 2:    # ``at_rows``, inlined (the usual case)
+                    base, rmax, cmax, s0, s1, span, pitch, width = geo
+                    r0, c0 = at
+                    if 0 <= r0 <= rmax and 0 <= c0 <= cmax:
+                        lo = base + r0 * s0 + c0 * s1
+                        return Op(WORK, pi, st.cycles, name, loc,
+                                  [*st.accesses, Access("GM", lo, lo + span, one[1], (one[2], at), pitch, width)],
+                                  None, moved)
+                return Op(WORK, pi, st.cycles, name, loc,
+                          [*st.accesses, self._global(place, regs[one[0]], at, one[3], (st.rows, st.cols), one[1],
+                                                      one[2])], None, moved)
+            acc = list(st.accesses)
             for (base, w, gname, gtype, _), at, geo in zip(gms, ats, st.geos):
                 got = at_rows(geo, at[0], at[1], w, (gname, at)) if geo is not None and len(at) == 2 else None
                 acc.append(got if got is not None else
