@@ -74,7 +74,8 @@ class Knob:
         return replace(c, m=pair(c.m, dims[0]), k=pair(c.k, dims[1]), n=pair(c.n, dims[2]))  # type: ignore
 
     def call(self, value: object = None) -> str:
-        """The API call that sets ``value`` (default: the current one), as the user writes it."""
+        """The API call that sets ``value`` (default: the current one), as the user writes it;
+        for a default knob the scoped ``pto.cube_tile_shapes(...)`` to wrap the matmul in."""
         v = self.value if value is None else value
         if self.kind == "vec":
             return f"pto.set_vec_tile_shapes({', '.join(map(str, v))})"  # type: ignore[call-overload]
@@ -85,7 +86,8 @@ class Knob:
         def one(p: tuple[int, int]) -> str:
             return str(p[0]) if p[0] == p[1] else f"[{p[0]}, {p[1]}]"
         split = ", enable_split_k=True" if v.split_k else ""  # type: ignore[attr-defined]
-        return f"pto.set_cube_tile_shapes({one(v.m)}, {one(v.k)}, {one(v.n)}{split})"  # type: ignore[attr-defined]
+        name = "cube_tile_shapes" if self.default else "set_cube_tile_shapes"
+        return f"pto.{name}({one(v.m)}, {one(v.k)}, {one(v.n)}{split})"  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True)

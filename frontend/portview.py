@@ -48,10 +48,10 @@ def _tiles(b: Blocker, limit: int = 4) -> str:
 def _fits(p: ProfileReport, code: str = "") -> list[str]:
     """Each fit as 'old -> new at file:line' per knob it changes (``code``: Markdown quotes)."""
     def one(k, v) -> str:  # noqa: ANN001
-        at = f" {'before' if k.default else 'at'} {where_str(k.where)}" if k.where is not None else ""
+        at = where_str(k.where) if k.where is not None else "?"
         if k.default:
-            return f"add {code}{k.call(v)}{code}{at} ({k.call()})"
-        return f"{code}{k.call()}{code} -> {code}{k.call(v)}{code}{at}"
+            return f"wrap the matmul at {at} in {code}with {k.call(v)}:{code} ({k.call()})"
+        return f"{code}{k.call()}{code} -> {code}{k.call(v)}{code} at {at}"
     return ["; ".join(one(k, v) for k, v in f.changes) for f in p.fits]
 
 

@@ -146,15 +146,15 @@ def test_a_frontend_refusal_is_a_blocker_at_its_line():
 
 def _apply(path: pathlib.Path, fit, tmp_path: pathlib.Path, name: str) -> pathlib.Path:
     """The source with each knob's line replaced by the suggested call (a default matmul tile:
-    the call inserted before the matmul's line)."""
+    the matmul's line wrapped in the suggested ``with``)."""
     lines = path.read_text(encoding="utf-8").splitlines()
     for knob, value in sorted(fit.changes, key=lambda c: -c[0].where.line):
         old = lines[knob.where.line - 1]
-        call = old[:len(old) - len(old.lstrip())] + knob.call(value)
+        indent = old[:len(old) - len(old.lstrip())]
         if knob.default:
-            lines.insert(knob.where.line - 1, call)
+            lines[knob.where.line - 1:knob.where.line] = [f"{indent}with {knob.call(value)}:", "    " + old]
         else:
-            lines[knob.where.line - 1] = call
+            lines[knob.where.line - 1] = indent + knob.call(value)
     out = tmp_path / name
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return out
