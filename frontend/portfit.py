@@ -81,7 +81,7 @@ class Knob:
             return f"pto.set_vec_tile_shapes({', '.join(map(str, v))})"  # type: ignore[call-overload]
 
         if self.default and value is None:
-            return f"no set_cube_tile_shapes (the default {v.m[0]} x {v.k[0]} x {v.n[0]})"  # type: ignore[attr-defined]
+            return f"now the pipeline's default {v.m[0]} x {v.k[0]} x {v.n[0]}"  # type: ignore[attr-defined]
 
         def one(p: tuple[int, int]) -> str:
             return str(p[0]) if p[0] == p[1] else f"[{p[0]}, {p[1]}]"

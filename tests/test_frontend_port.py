@@ -254,7 +254,7 @@ def test_a_matmul_without_cube_tiles_gets_the_setting_to_add(tmp_path):
     assert p.fits
     for i, fit in enumerate(p.fits):
         ((knob, value),) = fit.changes
-        assert knob.default and knob.where.line == 6 and "no set_cube_tile_shapes" in knob.call()
+        assert knob.default and knob.where.line == 6 and "the pipeline's default" in knob.call()
         fixed = runpy.run_path(str(_apply(src, fit, tmp_path, f"mmd{i}.py")), run_name="mmdfix")["mmsm"]
         assert _compiles(fixed, "cuda")
 
