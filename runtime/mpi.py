@@ -112,6 +112,18 @@ def _program(program: str | os.PathLike[str] | Module) -> tuple[bytes, str | Non
                    expected="str | PathLike | Module", actual=type(program).__name__)
 
 
+def make_spec(data: bytes, filename: str | None, kernel: str, ranks: int, *, backend: str = "reference",
+              profile: str | None = None, options: Mapping[str, Any] | None = None, block_num: int = 1,
+              wait_timeout: float = 60.0, repeat: int = 1) -> dict[str, Any]:
+    """The launch description every worker reads (``mpi_worker.run_rank``'s ``spec``): the program
+    as bytes (text or bytecode) and its file name, the kernel, the rank count, backend, profile,
+    compile options, blocks per rank, the wait timeout in seconds and the runs per process. A
+    program that runs ``run_rank`` inside its own MPI job (a benchmark) builds it here."""
+    return {"data": data, "filename": filename, "kernel": kernel, "ranks": ranks, "backend": backend,
+            "profile": profile, "options": dict(options or {}), "block_num": block_num,
+            "wait_timeout": float(wait_timeout), "repeat": repeat}
+
+
 def launch(program: str | os.PathLike[str] | Module, kernel: str | None = None,
            args: Mapping[str, Any] | None = None, *, ranks: int, backend: str = "reference",
            profile: str | None = None, block_num: int = 1, options: Mapping[str, Any] | None = None,
@@ -138,9 +150,8 @@ def launch(program: str | os.PathLike[str] | Module, kernel: str | None = None,
     bound = [bind(k, a, kw) for a, kw in split_ranks(k, (), dict(args or {}), n)]
     check_instances(k, bound)
     mpiexec = find_mpiexec()
-    spec = {"data": data, "filename": filename, "kernel": k.name, "backend": backend, "profile": profile,
-            "options": options, "block_num": block_num, "wait_timeout": float(wait_timeout), "repeat": repeat,
-            "ranks": n}
+    spec = make_spec(data, filename, k.name, n, backend=backend, profile=profile, options=options,
+                     block_num=block_num, wait_timeout=wait_timeout, repeat=repeat)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="pto-mpi-") as tmp:
         d = Path(tmp)

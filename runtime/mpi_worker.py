@@ -29,8 +29,10 @@ from .mpi_world import MPIWorld
 
 
 def run_rank(spec: Mapping[str, Any], args: Mapping[str, Any], comm: Any) -> dict[str, Any]:
-    """This process's rank of the launch ``spec`` on ``args`` (its arguments by parameter
-    name); collective over ``comm``. Returns the outcome ``out{r}.pkl`` holds."""
+    """This process's rank of the launch ``spec`` (``runtime.mpi.make_spec``) on ``args`` (its
+    arguments by parameter name, arrays written in place); collective over ``comm``, whose size
+    must be the spec's ranks. Returns the outcome ``out{r}.pkl`` holds: outputs, counters, times
+    (seconds per run of the kernel), error (``error_record``) and primary."""
     from .. import compile as compile_module
 
     rank = comm.Get_rank()

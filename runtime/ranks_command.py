@@ -11,7 +11,6 @@ zeros; scalars are the same on every rank. ``--out NAME=FILE`` needs ``{rank}`` 
 from __future__ import annotations
 
 import argparse
-import copy
 import time
 from typing import Any
 
@@ -94,7 +93,7 @@ def run_ranks(args: argparse.Namespace, exe: Executable, kernels: list[Kernel]) 
                      timeout=args.mpi_timeout)
         how = f"{n} MPI processes"
     else:
-        res = exe.run(kernel.name, block_num=args.block_num, ranks=n, **copy.copy(values))
+        res = exe.run(kernel.name, block_num=args.block_num, ranks=n, **values)
         how = f"{n} ranks embedded"
     took = time.perf_counter() - start
     print(f"@{kernel.name} on {args.backend} (profile {exe.profile}), {how}: "

@@ -304,9 +304,10 @@ def _embedded_code(text: str, n: int) -> str:
 def test_a_put_past_the_end_of_the_remote_tensor(mpiexec: str) -> None:
     text = _ring_text(**{"tput %y[%c0, %c0]": "tput %y[%after, %c0]"})     # row rank + 1: run-time only
     e, took = _fault(text, 2)
-    assert e.code == "RUNTIME_OOB" == _embedded_code(text, 2) and "[1, 33)" in str(e.actual)
+    # both ranks fail (rank r puts at row r + 1); whichever fails first is reported, with its own window
+    (r,) = [r for r in range(2) if f"on rank {r} of 2 MPI processes" in e.notes]
+    assert e.code == "RUNTIME_OOB" == _embedded_code(text, 2) and f"[{r + 1}, {r + 33})" in str(e.actual)
     assert e.location.line == 22 and "tput %y[%after" in (e.location.source_line or "")
-    assert "on rank 0 of 2 MPI processes" in e.notes          # rank 0 puts at row 1; rank 1's row 2 is later
     assert took < LIMIT_S / 2
 
 
@@ -342,6 +343,57 @@ def test_a_stuck_launch_is_killed_at_its_timeout(mpiexec: str, monkeypatch: pyte
     e, took = _fault(_ring_text(), 2, backend="mpi_faults:StallBackend", wait_timeout=30.0, timeout=3.0)
     assert e.code == "PTO_MPI" and "timeout" in e.message and e.expected == "done within timeout=3 s"
     assert 3.0 <= took < 15
+
+
+WORLD_CHECKS = """
+import sys
+import numpy as np
+from mpi4py import MPI
+from openpto.isa.attrs import CmpMode
+from openpto.isa.diagnostics import PTOError
+from openpto.runtime.mpi_world import MPIWorld
+
+comm = MPI.COMM_WORLD
+a = np.zeros((4, 8), np.float32)
+s = np.array([1, 1, 0, 1], np.int32)
+w = MPIWorld(comm, {"a": a, "s": s}, wait_timeout=0.5)
+peer = 1 - comm.Get_rank()
+got = []
+def probe(f):
+    try:
+        got.append(repr(f()))
+    except PTOError as e:
+        got.append(e.code + ": " + e.message)
+probe(lambda: w.put(np.zeros(3, np.float32), peer, np.ones(3, np.float32), "a put"))
+probe(lambda: w.put(np.lib.stride_tricks.as_strided(a[3], (2, 8), a.strides), peer, np.ones((2, 8), np.float32), "a put"))
+probe(lambda: w.get(a[1:2], 2, "a get"))
+probe(lambda: w.test(s, CmpMode.GE, 0, "a test"))
+probe(lambda: w.test(s, CmpMode.GE, 1, "a test"))
+probe(lambda: w.wait(s, CmpMode.GE, 1, "TWAIT signal"))
+probe(lambda: w.get(a[:, 2:4], peer, "a get").shape)
+comm.Barrier()
+got.append("untouched" if not a.any() else "written")
+w.close()
+open(sys.argv[1] + f"/rank{comm.Get_rank()}.txt", "w").write("|".join(got))
+"""
+
+
+def test_the_world_checks_before_anything_moves(mpiexec: str, tmp_path: pathlib.Path) -> None:
+    """MPIWorld on its own: a remote access outside every symmetric tensor, a view running past its
+    window, a peer outside the launch; TTEST; a wait's timeout naming the unsatisfied signal."""
+    script = tmp_path / "world_checks.py"
+    script.write_text(WORLD_CHECKS)
+    done = subprocess.run([mpiexec, "-n", "2", sys.executable, str(script), str(tmp_path)], capture_output=True,
+                          text=True, timeout=LIMIT_S)
+    assert done.returncode == 0, done.stdout + done.stderr
+    for rank in (0, 1):
+        got = (tmp_path / f"rank{rank}.txt").read_text().split("|")
+        assert got[0].startswith("RUNTIME_COMM_SYMMETRIC: a put is not in a symmetric tensor")
+        assert got[1].startswith("RUNTIME_OOB: a put reaches past the end of %a")
+        assert got[2].startswith("RUNTIME_COMM_RANK: a get names rank 2")
+        assert got[3:5] == ["True", "False"]
+        assert got[5].startswith(f"RUNTIME_COMM_DEADLOCK: rank {rank} waits on TWAIT signal %s[2] until GE 1")
+        assert got[6] == "(4, 2)" and got[7] == "untouched"
 
 
 def test_arguments_are_checked_as_the_embedded_execution_checks_them() -> None:
