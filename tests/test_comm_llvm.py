@@ -495,3 +495,91 @@ def test_checked_mode_runs_ranks() -> None:
     args, check = _allreduce(2)
     exe.run("allreduce", **args, ranks=2)
     check(args)
+
+
+class _Threaded(World):
+    """One rank whose blocks run at once (as an MPI world's may): signals under a condition
+    variable, a wait that gives up after a few seconds; records accesses and aborts."""
+
+    concurrent_blocks = True
+
+    def __init__(self) -> None:
+        self.rank, self.size = 0, 1
+        self.cv = threading.Condition()
+        self.accesses: list[tuple[str, bool]] = []
+        self.aborted = 0
+
+    def get(self, view: np.ndarray, peer: int, what: str) -> np.ndarray:
+        with self.cv:
+            return np.array(view, copy=True)
+
+    def put(self, view: np.ndarray, peer: int, values: np.ndarray, what: str, add: bool = False) -> None:
+        with self.cv:
+            view[...] = values
+
+    def notify(self, view: np.ndarray, peer: int, value: int, op: NotifyOp, what: str) -> None:
+        with self.cv:
+            SoloWorld().notify(view, 0, value, op, what)
+            self.cv.notify_all()
+
+    def wait(self, view: np.ndarray, cmp: CmpMode, value: int, what: str) -> None:
+        with self.cv:
+            if not self.cv.wait_for(lambda: satisfied(view, cmp, value) or self.aborted, timeout=10):
+                raise pto.PTOError("RUNTIME_COMM_DEADLOCK", f"{what} never satisfied")
+            if self.aborted:
+                raise pto.PTOError("RUNTIME_COMM_ABORTED", f"{what}: another block failed")
+
+    def test(self, view: np.ndarray, cmp: CmpMode, value: int, what: str) -> bool:
+        with self.cv:
+            return satisfied(view, cmp, value)
+
+    def access(self, view: np.ndarray, write: bool, what: str) -> None:
+        self.accesses.append((what, write))
+
+    def abort(self) -> None:
+        with self.cv:
+            self.aborted += 1
+            self.cv.notify_all()
+
+
+BLOCKS = """
+kernel @blocks(%x : !pto.memref<4x8xf32>, %y : !pto.memref<4x8xf32>, %z : !pto.memref<4x8xf32>,
+               %sig : !pto.memref<1xi32>, %row : index) {
+  .const %c0 = 0 : index
+  .const %one = 1 : i32
+  %b = pto.get_block_idx
+  %me = pto.get_rank
+  %first = arith.cmpi eq, %b, %c0 : index
+  scf.if %first {
+    twait %sig[%c0], %one {cmp = #pto.cmp<EQ>} : (!pto.memref<1xi32>, i32)
+    %t = tload %y[%c0, %c0] : (!pto.memref<4x8xf32>) -> !pto.tile<4x8xf32>
+    tstore %z[%c0, %c0], %t
+  } else {
+    tput %y[%row, %c0], %x[%c0, %c0], %me : (!pto.memref<4x8xf32>, !pto.memref<4x8xf32>, index)
+    tnotify %sig[%c0], %one, %me {op = #pto.notify_op<Set>} : (!pto.memref<1xi32>, i32, index)
+  }
+}
+"""
+
+
+def test_world_blocks_run_at_once_when_the_world_allows() -> None:
+    """Block 0 waits for what block 1 of the same rank puts and notifies: only blocks running at
+    once can do that. The world that checks accesses is told of the TLOAD and TSTORE."""
+    exe, k = _compile(BLOCKS)
+    w = _Threaded()
+    x = rng.standard_normal((4, 8)).astype(np.float32)
+    y, z = np.zeros((4, 8), np.float32), np.zeros((4, 8), np.float32)
+    _finishes(lambda: exe.run(k, x=x, y=y, z=z, sig=np.zeros(1, np.int32), row=0, block_num=2, world=w))
+    np.testing.assert_array_equal(z, x)
+    assert ("TLOAD operand 'src'", False) in w.accesses and ("TSTORE operand 'dst'", True) in w.accesses
+    assert w.aborted == 0
+
+
+def test_a_failing_block_aborts_the_world_so_its_sibling_stops_waiting() -> None:
+    exe, k = _compile(BLOCKS)
+    w = _Threaded()
+    x = np.ones((4, 8), np.float32)
+    with pytest.raises(pto.PTOError) as e:            # row 1: the put's window leaves %y
+        _finishes(lambda: exe.run(k, x=x, y=np.zeros((4, 8), np.float32), z=np.zeros((4, 8), np.float32),
+                                  sig=np.zeros(1, np.int32), row=1, block_num=2, world=w), seconds=30)
+    assert e.value.code == "RUNTIME_OOB" and w.aborted >= 1

@@ -26,7 +26,7 @@ from ...isa.types import GlobalType, ScalarType, TileType
 from ...isa.world import SOLO, World
 from ..arguments import bind, written_params
 from ..base import Backend, Executable, Result, flag_option, thread_count_option
-from ..blocks import run_blocks
+from ..blocks import run_blocks, run_world_blocks
 from ..comm_embedded import Agent, Embedded, check_instances, check_ranks, split_ranks
 from .cache import DiskCache, key as cache_key
 from .codegen import COMM_SLOTS, ERR_RAISED, ERR_SLOTS, FaultSite, KernelABI, abi_for, format_details
@@ -213,7 +213,9 @@ class LLVMExecutable(Executable):
         staged = self._stage(kr, values)
         w = SOLO if world is None else world
         hooks = RunHooks(kr.sites, lambda b: w) if kr.sites is not None else None
-        slots = self._slots(kr, values, w.rank, w.size, hooks)
+        # a caller's world that checks ordinary accesses (overrides World.access) is told of them
+        races = world is not None and type(world).access is not World.access
+        slots = self._slots(kr, values, w.rank, w.size, hooks, races)
         args_p = self._ffi.cast("int64_t*", slots.ctypes.data)
         t0 = time.perf_counter_ns()
         per_worker = threading.local()     # one workspace per worker thread, not per block
@@ -224,23 +226,39 @@ class LLVMExecutable(Executable):
                 ws = per_worker.ws = self._workspace(kr)
             return self._call(kr, args_p, ws, b, block_num)
 
-        # lazily, in block order, at most 2 * threads in flight; the lowest failing block's fault;
-        # a caller's world is entered by one block at a time, in block order
-        workers = min(block_num, self.threads) if world is None else 1
+        def world_block(b: int) -> _Block:
+            r = block(b)
+            if r.rc:
+                raise self._fault(kr, r.err, hooks, b)
+            return r
+
         total = np.zeros(len(kr.abi.counters), np.int64)
         events: list[dict[str, Any]] | None = [] if trace else None
         failure: BaseException | None = None
-        # closing(): every block still in flight has finished before staged tiles are copied back
-        with hooks if hooks is not None else contextlib.nullcontext(), \
-                contextlib.closing(run_blocks(block, block_num, workers, failed=lambda r: bool(r.rc))) as results:
-            for b, r in enumerate(results):
-                if r.rc:
-                    failure = self._fault(kr, r.err, hooks, b)
-                    break
-                total += r.counts
-                if events is not None:
-                    events.append({"name": f"@{kernel}", "pipe": "V", "block": b, "ts_ns": r.start - t0,
-                                   "dur_ns": r.end - r.start, "line": None})
+        with hooks if hooks is not None else contextlib.nullcontext():
+            if world is None:
+                # lazily, in block order, at most 2 * threads in flight; the lowest failing block's
+                # fault; closing(): every block still in flight has finished before the copy-back
+                with contextlib.closing(run_blocks(block, block_num, min(block_num, self.threads),
+                                                   failed=lambda r: bool(r.rc))) as results:
+                    done = []
+                    for b, r in enumerate(results):
+                        if r.rc:
+                            failure = self._fault(kr, r.err, hooks, b)
+                            break
+                        done.append(r)
+            else:
+                # as the reference: blocks as threads when the world allows, else in order; a
+                # failing block aborts the world so no other rank waits for it for ever
+                try:
+                    done = run_world_blocks(world_block, block_num, world)
+                except BaseException as e:     # noqa: BLE001 - raised after the copy-back below
+                    failure, done = e, []
+        for b, r in enumerate(done):
+            total += r.counts
+            if events is not None:
+                events.append({"name": f"@{kernel}", "pipe": "V", "block": b, "ts_ns": r.start - t0,
+                               "dur_ns": r.end - r.start, "line": None})
         for (v, c) in staged:
             v[...] = c
         if failure is not None:
