@@ -186,3 +186,93 @@ def test_a_block_whose_tile_moves_next_to_a_shared_one_is_checked_itself() -> No
                      "[0, 4096) and no flag or barrier orders them"]
     alone = exe.run("k", x, np.zeros((32, 64), np.float32), block_num=1)     # block 0 on its own: none
     assert not [h for h in alone.hazards if h.code == "ORDER_RACE"]
+
+
+@pytest.mark.parametrize("flags", [True, False])
+def test_blocks_sharing_kept_issue_data_time_as_with_their_own(flags: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without TASSIGN the blocks of a launch share what each tile instruction's issue keeps
+    (``placement.LaunchShare.memo``), each block checking a kept entry against its own tiles.
+    Here the valid rows alternate (16 in even blocks, 32 in odd ones), so an entry made by one
+    block is wrong for the next: the launch must come out exactly as when every block works its
+    issue data out itself (sharing turned off): cycles, per-pipe busy, each block's place and
+    time, HBM bytes, hazards and values."""
+    import openpto.backends.ascend_sim as sim
+
+    t = "!pto.tile<32x256xf32, valid=?x256>"
+    load, add = (("  set_flag #pto.pipe<MTE2>, #pto.pipe<V>, 0\n  wait_flag #pto.pipe<MTE2>, #pto.pipe<V>, 0\n",
+                  "  set_flag #pto.pipe<V>, #pto.pipe<MTE3>, 0\n  wait_flag #pto.pipe<V>, #pto.pipe<MTE3>, 0\n")
+                 if flags else ("", ""))
+    text = f"""kernel @k(%a : {M}, %b : {M}, %c : {M}) {{
+  .const %c0 = 0 : index
+  .const %c2 = 2 : index
+  .const %c16 = 16 : index
+  .const %c64 = 64 : index
+  %blk = pto.get_block_idx
+  %odd = arith.remui %blk, %c2 : index
+  %more = arith.muli %odd, %c16 : index
+  %vr = arith.addi %c16, %more : index
+  %r0 = arith.muli %blk, %c64 : index
+  .tile %ta valid_row = %vr : {t}
+  .tile %tb valid_row = %vr : {t}
+  .tile %tc valid_row = %vr : {t}
+  %ta = tload %a[%r0, %c0] : ({M}) -> {t}
+  %tb = tload %b[%r0, %c0] : ({M}) -> {t}
+{load}  %tc = tadd %ta, %tb : ({t}, {t}) -> {t}
+{add}  tstore %c[%r0, %c0], %tc : ({M}, {t})
+}}"""
+
+    def launch() -> tuple[Any, np.ndarray]:
+        a, b, c, _, _ = _args(6)
+        res = pto.compile(pto.parse(text), "ascend_sim", "a3").run("k", a, b, c, block_num=6)
+        return res, c
+    shared, c1 = launch()
+    monkeypatch.setattr(sim, "LaunchShare", _unshared)
+    own, c2 = launch()
+    np.testing.assert_array_equal(c1, c2)
+    a, b, _, _, _ = _args(6)
+    for blk in range(6):                        # 16 valid rows in even blocks, 32 in odd ones
+        rows = slice(blk * 64, blk * 64 + (32 if blk % 2 else 16))
+        np.testing.assert_array_equal(c1[rows], a[rows] + b[rows])
+    assert (shared.cycles, shared.busy, shared.blocks, shared.hbm_bytes) == (own.cycles, own.busy, own.blocks,
+                                                                             own.hbm_bytes)
+    assert [h.message for h in shared.hazards] == [h.message for h in own.hazards]
+    assert bool(shared.hazards) == (not flags)
+    ends = {round(end - start, 3) for _, _, start, end in shared.blocks}
+    assert len(ends) == 2                       # the even and the odd blocks take different times
+
+
+def _unshared(share_memo: bool) -> Any:
+    """A launch's placements sharing their regions and geometry but not their kept issue data."""
+    from openpto.backends.ascend_sim.placement import LaunchShare
+    return LaunchShare(False)
+
+
+def test_a_window_tile_is_not_taken_from_another_blocks_kept_issue_data() -> None:
+    """A ``pto.subset`` window is not a placed tile: a block must not take another block's kept
+    regions for it. Each block loads into the window of %p at column (block % 2) * 8 and, with
+    no flag, stores the window at column 8: only the odd blocks' two windows meet, so exactly
+    they race (each block's pipes are its own: one report per odd block)."""
+    p, w = "!pto.tile<16x16xf32>", "!pto.tile<16x8xf32, valid=?x?>"     # a dynamic offset: a dynamic window
+    m = "!pto.memref<?x8xf32>"
+    text = f"""kernel @k(%x : {m}, %y : {m}) {{
+  .const %c0 = 0 : index
+  .const %c2 = 2 : index
+  .const %c8 = 8 : index
+  .const %c16 = 16 : index
+  .tile %p : {p}
+  %blk = pto.get_block_idx
+  %odd = arith.remui %blk, %c2 : index
+  %col = arith.muli %odd, %c8 : index
+  %r = arith.muli %blk, %c16 : index
+  %w = pto.subset %p[%c0, %col] sizes [16, 8] : {p}
+  %w = tload %x[%r, %c0] : ({m}) -> {w}
+  %v = pto.subset %p[%c0, %c8] sizes [16, 8] : {p}
+  tstore %y[%r, %c0], %v : ({m}, {w})
+}}"""
+    x = np.ones((64, 8), np.float32)
+    res = pto.compile(pto.parse(text), "ascend_sim", "a3", strict=False).run("k", x, np.zeros_like(x), block_num=4)
+    races = [h.message for h in res.hazards if h.code == "ORDER_RACE" and "in block" not in h.message]
+    assert len(races) == 2, races                      # blocks 1 and 3, each its own report
+    for msg in races:                                  # rows of 32 bytes, 64 apart: [32, 1024) bounds them
+        assert msg.startswith("TLOAD (MTE2, line 12) writes %p (window) and TSTORE (MTE3, line 14) reads "
+                              "%p (window): both touch UB bytes [32, 1024)")

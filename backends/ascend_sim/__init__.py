@@ -30,7 +30,7 @@ from .global_races import GlobalAccesses
 from .hazards import Hazard, Shadow
 from .lower import SimContext, SimLowering
 from .multicore import Launch, core_kind, core_name, schedule
-from .placement import Placement, spans
+from .placement import LaunchShare, Placement, spans
 from .replay import EachBlock, FirstPass, Replayer
 
 HAZARD_MODES = ("collect", "raise", "off")
@@ -87,9 +87,9 @@ class AscendSimExecutable(Executable):
         timer = FirstPass(self.machine, k.name)
         arrays = self._arrays(k, values)
         shared = GlobalAccesses(k.name, [(lo, hi) for lo, hi, _ in arrays]) if self.hazards != "off" else None
-        regions: dict[Any, Any] = {}          # the blocks' tile regions, shared (``Placement.regions``)
+        share = LaunchShare(not low.manual)     # what the blocks' placements share
         for b in range(block_num):
-            timed, ctx, hazards = self._launched_block(k, low, values, b, block_num, l2, timer, arrays, regions)
+            timed, ctx, hazards = self._launched_block(k, low, values, b, block_num, l2, timer, arrays, share)
             for name, n in ctx.counts.items():
                 counts[name] = counts.get(name, 0) + n
             first.append(timed)
@@ -145,17 +145,17 @@ class AscendSimExecutable(Executable):
 
     def _setup(self, k: Any, low: SimLowering, values: dict[str, Any], b: int, block_num: int,
                l2: set | None, arrays: list[tuple[int, int, str]],
-               regions: dict[Any, Any] | None = None) -> tuple[list[Any], Shadow, SimContext]:
+               share: LaunchShare | None = None) -> tuple[list[Any], Shadow, SimContext]:
         """A block's registers (the reference's), tile placement, race shadow and context;
-        ``arrays``: the global arguments' byte ranges (``placement.spans``); ``regions``: the
-        launch's tile regions (``Placement.regions``)."""
+        ``arrays``: the global arguments' byte ranges (``placement.spans``); ``share``: what the
+        blocks of the launch share (``placement.LaunchShare``)."""
         regs = ReferenceExecutable._registers(low, k, values)     # the reference's registers and tiles
         slot_names = {i: n for n, i in low.slots.items()}
         named: list[tuple[str, TileType, Any]] = [(p.name, p.type, regs[low.slots[p.name]]) for p in k.params
                                                   if isinstance(p.type, TileType)]
         named += [(slot_names[i], t, regs[i]) for i, t in low.tiles.items()]
         place = Placement(self.machine, k.name, named, low.manual, arrays, track=self.hazards != "off",
-                          regions=regions)
+                          share=share)
         shadow = Shadow(k.name, self.hazards, place.describe, [(lo, hi) for lo, hi, _ in arrays])
         ctx = SimContext(strict=self.strict and self.values, block_idx=b, block_num=block_num, place=place, l2=l2)
         return regs, shadow, ctx
@@ -177,12 +177,12 @@ class AscendSimExecutable(Executable):
 
     def _launched_block(self, k: Any, low: SimLowering, values: dict[str, Any], b: int, block_num: int,
                         l2: set, timer: FirstPass, arrays: list[tuple[int, int, str]],
-                        regions: dict[Any, Any]) -> tuple[Any, SimContext, list[Hazard]]:
+                        share: LaunchShare) -> tuple[Any, SimContext, list[Hazard]]:
         """Block ``b`` of a launch: its values first, its ops recorded, then timed by ``timer``
         (once per distinct op stream). When the values fail, the ops issued before the failure
         are timed first, so a race or deadlock among them is raised before it, as when each
         instruction is issued as it is reached."""
-        regs, shadow, ctx = self._setup(k, low, values, b, block_num, l2, arrays, regions)
+        regs, shadow, ctx = self._setup(k, low, values, b, block_num, l2, arrays, share)
         ops: list[Any] = []
         ctx.issuers = (ops.append,) * 3
         failed = None

@@ -262,6 +262,7 @@ class SimLowering(KernelLowering):
 
         def statics(regs: list, ctx: Context, tiles_now: tuple[Any, ...], place: Any) -> _Static:
             st = _Static(place.version, tiles_now, tuple(map(_VALID, tiles_now)), cost(regs))
+            st.where = tuple(place.where.get(id(t)) for t in tiles_now)
             st.accesses = [place.tile(regs[slot], w) for slot, w in tile_slots] if place.track else None
             st.rows, st.cols = regs[window_tile].valid if window_tile is not None else (1, 1)
             st.moved = hbm(regs, ctx, _NO_INDICES) if hbm is not None and not reads_l2 else 0
@@ -273,11 +274,27 @@ class SimLowering(KernelLowering):
 
         fresh = _freshness([slot for slot, _ in tile_slots], bases)
 
+        def elsewhere(st: _Static, tiles_now: tuple[Any, ...], regs: list, place: Any) -> bool:
+            """Whether ``st``, kept by another block of the launch (``Placement.shared``: no
+            TASSIGN, the same placement count), holds for these tiles: each placed where that
+            block's was, with the same valid region, over the same arrays."""
+            where = place.where
+            for t, at in zip(tiles_now, st.where):
+                if at is None or where.get(id(t)) != at:
+                    return False
+            return (st.valids == tuple(map(_VALID, tiles_now))
+                    and all(regs[base] is a for base, a in zip(bases, st.arrays)))
+
         def plan(regs: list, ctx: Context) -> Op:
             place = ctx.place    # type: ignore[attr-defined]
             st = place.memo.get(key)
             if st is None or st.version != place.version or not fresh(st, regs):
-                st = place.memo[key] = statics(regs, ctx, pick(regs), place)
+                tiles_now = pick(regs)
+                if st is not None and place.shared and st.version == place.version \
+                        and elsewhere(st, tiles_now, regs, place):
+                    st.tiles = tiles_now        # this block's tiles: its later executions take the quick test
+                else:
+                    st = place.memo[key] = statics(regs, ctx, tiles_now, place)
             if not indexers:
                 return Op(WORK, pi, st.cycles, name, loc, st.accesses, None, st.moved)
             ats = [at(regs) for at in indexers] if one is None else [indexers[0](regs)]
@@ -451,11 +468,13 @@ def _valid_bytes(t: Any) -> int:
 
 class _Static:
     """What one tile instruction issues that stays put while its tiles, their valid regions, its
-    global arrays and the placement do (kept per run in ``Placement.memo``): cycles, the tiles'
-    regions, the window shape and its geometry over each array, the HBM bytes of a write (or
-    the tile bytes of a read, L2 permitting)."""
+    global arrays and the placement do (kept per run in ``Placement.memo``, or per launch when
+    its blocks share it): cycles, the tiles' regions, the window shape and its geometry over each
+    array, the HBM bytes of a write (or the tile bytes of a read, L2 permitting), and where each
+    tile was placed (for another block's check)."""
 
-    __slots__ = ("version", "tiles", "valids", "cycles", "accesses", "rows", "cols", "moved", "size", "arrays", "geos")
+    __slots__ = ("version", "tiles", "valids", "cycles", "accesses", "rows", "cols", "moved", "size", "arrays", "geos",
+                 "where")
 
     def __init__(self, version: int, tiles: tuple[Any, ...], valids: tuple[Any, ...], cycles: float) -> None:
         self.version, self.tiles, self.valids, self.cycles = version, tiles, valids, cycles

@@ -45,13 +45,28 @@ def spans(globals_: Mapping[str, np.ndarray]) -> list[tuple[int, int, str]]:
     return sorted((*_span(a), n) for n, a in globals_.items())
 
 
+class LaunchShare:
+    """What the blocks of one launch share of their placements (``Placement``): the placed
+    tiles' regions, each 2-D array's geometry (the caller's arrays are the same for every
+    block) and, when no tile is placed by TASSIGN (every block's tiles then sit at the same
+    addresses), what each tile instruction's issue keeps (``memo``: lower.py's plans check a
+    kept entry made by another block against their own tiles' addresses and valid regions)."""
+
+    __slots__ = ("regions", "geometry", "memo")
+
+    def __init__(self, share_memo: bool) -> None:
+        self.regions: dict[tuple[str, int, int, bool, str], Access] = {}
+        self.geometry: dict[int, tuple[int, int, int, int, int, int]] = {}
+        self.memo: dict[int, Any] | None = {} if share_memo else None
+
+
 class Placement:
     """One run's tile addresses (by tile object) and the global parameters' byte ranges
-    (``spans``)."""
+    (``spans``); ``share``: what the blocks of a launch share (``LaunchShare``)."""
 
     def __init__(self, machine: Machine, kernel: str, tiles: Iterable[tuple[str, TileType, Any]],
                  manual: set[str], globals_: list[tuple[int, int, str]], track: bool = True,
-                 regions: dict[tuple[str, int, int, bool, str], Access] | None = None) -> None:
+                 share: LaunchShare | None = None) -> None:
         self.m, self.kernel, self.track = machine, kernel, track
         self.where: dict[int, tuple[str, int, int]] = {}      # id(tile) -> (buffer, address, bytes)
         self.names: dict[int, str] = {}
@@ -59,10 +74,14 @@ class Placement:
         #: placed tiles' regions by (buffer, address, bytes, write, name), shared by the blocks of a
         #: launch: their tiles sit at the same addresses, so their ops hold the same ``Access``
         #: objects and ``replay._Run.alike`` compares them by identity
-        self.regions = {} if regions is None else regions
-        self._arrays: dict[int, tuple[int, int, int, int, int, int]] = {}   # id(2-D array) -> its geometry
+        self.regions = {} if share is None else share.regions
+        #: id(2-D array) -> its geometry
+        self._arrays: dict[int, tuple[int, int, int, int, int, int]] = {} if share is None else share.geometry
         self.version = 0          # counts placements, so what is worked out from them can be kept meanwhile
-        self.memo: dict[int, Any] = {}    # per static instruction, what its issue keeps (lower.py's plans)
+        #: per static instruction, what its issue keeps (lower.py's plans); ``shared``: the
+        #: launch's, whose entries other blocks made
+        self.shared = share is not None and share.memo is not None
+        self.memo: dict[int, Any] = share.memo if self.shared else {}     # type: ignore[union-attr, assignment]
         top: dict[str, int] = {}
         for name, t, obj in tiles:
             self.names[id(obj)] = name

@@ -20,6 +20,7 @@ own ops (they are the keys the HBM shares are computed by).
 from __future__ import annotations
 
 from functools import partial
+from operator import attrgetter
 from typing import Any, Callable
 
 import numpy as np
@@ -57,9 +58,14 @@ class Timed:
         return self.moved if self.moved is not None else sum(t[2] for t in self.transfers)
 
 
+_TIMED_BY = attrgetter("kind", "pipe", "cycles", "flag", "hbm")
+
+
 def _shape(ops: list[Op]) -> tuple[Any, ...]:
-    """What of an op stream its timing depends on (the stretches and the start aside)."""
-    return tuple((op.kind, op.pipe, op.cycles, op.flag, bool(op.hbm)) for op in ops)
+    """What of an op stream its timing depends on (the stretches and the start aside): each
+    op's kind, pipe, cycles, flag and HBM bytes (whether it crosses HBM is what times it; the
+    bytes make a finer key, and one made by a C-level ``attrgetter``)."""
+    return tuple(map(_TIMED_BY, ops))
 
 
 class _Logged:
