@@ -316,6 +316,41 @@ kernel @poll(%x : !pto.memref<4x8xf32>, %y : !pto.memref<4x8xf32>, %flag : !pto.
     np.testing.assert_array_equal(got["x"][0], xs[1])
 
 
+VIEWS = """
+kernel @views(%x : !pto.memref<16x32xf32>, %y : !pto.memref<16x32xf32>, %f : !pto.memref<1xi32>, %row : index) {
+  .const %c0 = 0 : index
+  .const %c1 = 1 : index
+  .const %one = 1 : i32
+  %me = pto.get_rank
+  %n = pto.get_rank_num
+  %a = arith.addi %me, %c1 : index
+  %next = arith.remsi %a, %n : index
+  %src = pto.partition_view %x, offsets = [%row, 0], sizes = [8, 32] : !pto.memref<16x32xf32> -> !pto.memref<8x32xf32>
+  %dst = pto.partition_view %y, offsets = [%row, 0], sizes = [8, 32] : !pto.memref<16x32xf32> -> !pto.memref<8x32xf32>
+  tput %dst[%c0, %c0], %src[%c0, %c0], %next : (!pto.memref<8x32xf32>, !pto.memref<8x32xf32>, index)
+  tnotify %f[%c0], %one, %next {op = #pto.notify_op<Set>} : (!pto.memref<1xi32>, i32, index)
+  twait %f[%c0], %one {cmp = #pto.cmp<EQ>} : (!pto.memref<1xi32>, i32)
+  %t = tload %dst[%c0, %c0] : (!pto.memref<8x32xf32>) -> !pto.tile<8x32xf32>
+  tstore %x[%c0, %c0], %t
+}
+"""
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_views_of_symmetric_tensors_as_comm_operands(n: int) -> None:
+    """A put between partition views (run-time row), read back through the view after the wait."""
+    xs = [rng.standard_normal((16, 32)).astype(np.float32) for _ in range(n)]
+    args = {"x": [x.copy() for x in xs], "y": _zeros((16, 32), n), "f": _zeros((1,), n, np.int32)}
+    got = _both(VIEWS, args, n, row=8)
+    for r in range(n):
+        np.testing.assert_array_equal(got["y"][r][8:], xs[(r - 1) % n][8:])
+        assert not got["y"][r][:8].any()
+        np.testing.assert_array_equal(got["x"][r][:8], xs[(r - 1) % n][8:])
+    e = _error_of(VIEWS.replace("  twait %f[%c0], %one {cmp = #pto.cmp<EQ>} : (!pto.memref<1xi32>, i32)\n", ""),
+                  dict(args, x=[x.copy() for x in xs]), n, row=8)
+    assert e.code == "ORDER_COMM_RACE" and "tload %dst" in (e.location.source_line or "")
+
+
 # ----------------------------------------------------------------------------- faults
 
 def _ring_text(**replace: str) -> str:
@@ -335,12 +370,18 @@ WAIT = "  twait %flag[%c0], %one {cmp = #pto.cmp<EQ>} : (!pto.memref<1xi32>, i32
 
 
 def _error(text: str, n: int, **kw: Any) -> pto.PTOError:
+    """The error of an llvm run of a ring variant, checked to be the reference's."""
+    return _error_of(text, _ring_args(n), n, **kw)
+
+
+def _error_of(text: str, args: dict[str, Any], n: int, **kw: Any) -> pto.PTOError:
     """The error of an llvm run, checked to be the reference's (code, message, location, expected, actual)."""
     errors = []
     for backend in ("llvm", "reference"):
         exe, k = _compile(text, backend)
+        mine = copy.deepcopy(args)
         with pytest.raises(pto.PTOError) as e:
-            _finishes(lambda: exe.run(k, **_ring_args(n), ranks=n, **kw))
+            _finishes(lambda: exe.run(k, **mine, ranks=n, **kw))
         errors.append(e.value)
     got, want = errors
     assert (got.code, got.message, got.expected, got.actual) == (want.code, want.message, want.expected, want.actual)
