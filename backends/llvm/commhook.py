@@ -252,7 +252,7 @@ class Sites:
             o = op.instr.operand(g.name)
             view = window_accessed(g.ref(words), o.window, valid.get(o.window))   # type: ignore[arg-type]
             if view is not None:
-                world.access(view, o.role is not Role.IN, f"{op.instr.mnemonic} operand '{o.name}'")  # type: ignore[attr-defined]
+                world.access(view, o.role is not Role.IN, f"{op.instr.mnemonic} operand '{o.name}'")
         return 0
 
 
