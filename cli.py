@@ -292,7 +292,7 @@ def _cmd_conformance(args: argparse.Namespace) -> int:
         raise PTOError("PTO_ARG", "--jobs must be at least 1", expected="an integer >= 1", actual=str(args.jobs))
     result = run(args.backend, args.profile or ["cpu"], levels, Patterns.parse(args.only or ""),
                  patterns(args.skips), patterns(args.xfails), args.max_examples, args.seed,
-                 None if args.quiet else sys.stderr, jobs=args.jobs)
+                 None if args.quiet else sys.stderr, jobs=args.jobs, mpi=args.mpi)
     R.write(result, args.report, args.markdown, args.reproducers)
     for profile, outcomes in result.outcomes.items():
         counts = R.to_json(result)["profiles"][profile]["summary"]
@@ -445,6 +445,9 @@ def _parser() -> argparse.ArgumentParser:
                       help="directory for failing programs and their inputs")
     conf.add_argument("-j", "--jobs", type=int, default=None,
                       help="worker processes (default: one per CPU; 1 runs in this process)")
+    conf.add_argument("--mpi", action="store_true",
+                      help="also launch L3's multi-rank scenarios on 2 and 4 MPI processes (the mpi extra) "
+                           "and compare them with the embedded execution")
     conf.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     conf.set_defaults(run=_cmd_conformance)
     return p

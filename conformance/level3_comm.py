@@ -7,6 +7,11 @@ several shapes and dtypes; and the same ring with its wait removed, which must b
 The programs are generated here (not read from examples/), so a new backend is tested on
 shapes and dtypes nobody tuned it for. A backend that does not lower the communication family
 reports "unsupported" (LEGAL_BACKEND_UNSUPPORTED at compile time).
+
+With ``mpi=True`` every scenario that runs to a result is also launched as 2 and 4 MPI
+processes (runtime/mpi.py, one rank each, the `mpi` extra) and every rank's arrays must equal
+the embedded execution's bit for bit: one semantics, two executions. (The MPI execution has no
+race detection, so the missing-wait scenario runs embedded only.)
 """
 from __future__ import annotations
 
@@ -28,6 +33,7 @@ RANKS = (1, 2, 3, 4)
 DTYPES = ("f32", "f16", "i32")
 SIZES = ((16, 16), (8, 64), (32, 32))
 RACE = "ORDER_COMM_RACE"
+MPI_RANKS = (2, 4)
 
 PerRank = dict[str, list[Any]]
 
@@ -168,8 +174,31 @@ def _copy(a: PerRank) -> PerRank:
     return {k: [x.copy() for x in v] for k, v in a.items()}
 
 
-def comm_outcome(backend: Backend, profile: str, sc: CommScenario, d: str, seed: int) -> Outcome:
-    """Every size and rank count of one scenario on one dtype."""
+def _mpi_difference(backend: Backend, module: Any, profile: str, sc: CommScenario, inputs: PerRank,
+                    embedded: PerRank, n: int) -> str | None:
+    """Launch the scenario on ``n`` MPI processes; what differs from the embedded run, if anything."""
+    from ..runtime.mpi import launch
+    from .runner import backend_spec
+
+    args = {k: [x.copy() for x in v] for k, v in inputs.items()}
+    try:
+        launch(module, sc.kernel, args, ranks=n, backend=backend_spec(backend), profile=profile,
+               wait_timeout=30.0, timeout=300.0)
+    except PTOError as e:
+        return f"the MPI execution raised {e.code}: {e.message}"
+    for name, per in embedded.items():
+        for r in range(n):
+            if not np.array_equal(args[name][r], per[r], equal_nan=True):
+                at = tuple(int(i) for i in np.argwhere(args[name][r] != per[r])[0])
+                return (f"{name}[rank {r}] differs between the MPI and the embedded execution at {at}: "
+                        f"{args[name][r][at]!r} vs {per[r][at]!r}")
+    return None
+
+
+def comm_outcome(backend: Backend, profile: str, sc: CommScenario, d: str, seed: int,
+                 mpi: bool = False) -> Outcome:
+    """Every size and rank count of one scenario on one dtype (``mpi``: 2 and 4 ranks also
+    launched under MPI and compared with the embedded run)."""
     if not backend.multi_rank:
         return Outcome(LEVEL, sc.name, d, "unsupported", 0,
                        reason=f"backend {backend.name!r} runs one rank only (no ranks=N launches)")
@@ -213,13 +242,18 @@ def comm_outcome(backend: Backend, profile: str, sc: CommScenario, d: str, seed:
                     if diff is not None:
                         diff.operand = f"{name}[rank {r}]"
                         return failed(f"{sc.doc}: {diff.operand} differs from numpy", diff)
+            if mpi and n in MPI_RANKS:
+                why = _mpi_difference(backend, module, profile, sc, inputs, args, n)
+                if why is not None:
+                    return failed(f"{sc.doc}: {why}")
+                n_done += 1
     return Outcome(LEVEL, sc.name, d, "pass", n_done)
 
 
-def run_level3_comm(backend: Backend, profile: str, seed: int | None = 0) -> list[Outcome]:
-    """Each multi-rank scenario per dtype, one Outcome each."""
+def run_level3_comm(backend: Backend, profile: str, seed: int | None = 0, mpi: bool = False) -> list[Outcome]:
+    """Each multi-rank scenario per dtype, one Outcome each (``mpi``: compared with MPI launches too)."""
     base = 0 if seed is None else seed
-    return [comm_outcome(backend, profile, sc, d, base + i)
+    return [comm_outcome(backend, profile, sc, d, base + i, mpi=mpi and sc.error is None)
             for i, sc in enumerate(SCENARIOS) for d in DTYPES]
 
 

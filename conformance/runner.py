@@ -135,11 +135,12 @@ def _selected_keys(profile: str, mnemonic: str, only: Patterns | None) -> list[s
     return [k for k in keys if only is None or not only.items or only.match(mnemonic, k)]
 
 
-def _level3(b: Backend, profile: str, max_examples: int | None, seed: int) -> list[Outcome]:
+def _level3(b: Backend, profile: str, max_examples: int | None, seed: int, mpi: bool = False) -> list[Outcome]:
     from .level3 import run_level3
     from .level3_comm import run_level3_comm
     try:
-        return run_level3(b, profile, max_examples or DEFAULT_EXAMPLES[3], seed) + run_level3_comm(b, profile, seed)
+        return (run_level3(b, profile, max_examples or DEFAULT_EXAMPLES[3], seed)
+                + run_level3_comm(b, profile, seed, mpi=mpi))
     except Exception as e:  # noqa: BLE001 - reported, not raised
         return [Outcome(3, "L3", "mixed", "fail", reason=f"{type(e).__name__}: {e}")]
 
@@ -187,11 +188,12 @@ def default_jobs() -> int:
 def run(backend: str | Backend, profiles: Iterable[str] = ("cpu",), levels: Iterable[int] = (0, 1, 2, 3),
         only: Patterns | None = None, skips: Patterns | None = None, xfails: Patterns | None = None,
         max_examples: int | None = None, seed: int = 0, progress: TextIO | None = sys.stderr,
-        jobs: int = 1) -> Report:
+        jobs: int = 1, mpi: bool = False) -> Report:
     """The levels over every selected instruction x dtype tuple of each profile. ``jobs`` > 1
     runs the pairs (and L3) in that many worker processes when the backend is named by a
     string (workers build it again from the name); outcomes are the same as a serial run's,
-    because every check seeds hypothesis afresh per instruction x dtype tuple."""
+    because every check seeds hypothesis afresh per instruction x dtype tuple. ``mpi``: L3's
+    multi-rank scenarios are also launched under MPI and compared with the embedded execution."""
     b = get(backend)
     levels = tuple(sorted(set(levels)))
     report = Report(b.name, seed, levels, spec=backend if isinstance(backend, str) else backend_spec(b))
@@ -204,7 +206,7 @@ def run(backend: str | Backend, profiles: Iterable[str] = ("cpu",), levels: Iter
                       if only is None or not only.items or only.match(i.mnemonic)]
             keys = {m: _selected_keys(profile, m, only) for m in instrs}
             args = [(profile, m, k, levels, skips, xfails, max_examples, seed) for m in instrs for k in keys[m]]
-            l3_args = (profile, max_examples, seed)
+            l3_args = (profile, max_examples, seed, mpi)
             if parallel:
                 l3 = l3_pool.submit(_in_worker, (backend, "l3", l3_args)) if l3_pool is not None else None
                 results = _pooled(jobs, [(backend, "pair", a) for a in args])

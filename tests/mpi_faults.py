@@ -34,3 +34,18 @@ class CrashBackend(ReferenceBackend):
 class StallBackend(ReferenceBackend):
     name = "mpi_stall"
     rules = {**ReferenceBackend.rules, "TNOTIFY": _stall}
+
+
+_PUT = get("TPUT").semantics
+
+
+def _put_zeros_under_mpi(dst: Any, src: Any, peer: int, atomicType: Any = None, world: Any = None) -> None:
+    """TPUT as specified in one process, zeros over MPI: what conformance --mpi must catch."""
+    if world is not None and type(world).__name__ == "MPIWorld":
+        src.array[...] = 0
+    _PUT(dst, src, peer, **({"atomicType": atomicType} if atomicType is not None else {}), world=world)
+
+
+class MPIDiffersBackend(ReferenceBackend):
+    name = "mpi_differs"
+    rules = dict(ReferenceBackend.rules, TPUT=_put_zeros_under_mpi)

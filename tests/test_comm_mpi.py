@@ -43,21 +43,6 @@ def test_mpi4py_is_installed() -> None:
     assert importlib.util.find_spec("mpi4py") is not None, "pip install -e '.[mpi]' (mpi4py and mpich)"
 
 
-@pytest.fixture(scope="session")
-def mpiexec() -> str:
-    """mpiexec, once it has started two processes here; skip when it cannot."""
-    exe = mpi.find_mpiexec()                    # PTO_MPI without mpi4py: an error, not a skip
-    try:
-        done = subprocess.run([exe, "-n", "2", sys.executable, "-c",
-                               "from mpi4py import MPI; print(MPI.COMM_WORLD.Get_rank())"],
-                              capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        pytest.skip(f"mpiexec cannot start processes on this machine: {e}")
-    if done.returncode != 0 or sorted("".join(done.stdout.split())) != ["0", "1"]:
-        pytest.skip(f"mpiexec cannot start processes on this machine: exit {done.returncode}, "
-                    f"{(done.stdout + done.stderr)[-300:]}")
-    return exe
-
 
 def _zeros(shape: tuple[int, ...], n: int, dtype=np.float32) -> list[np.ndarray]:  # noqa: ANN001
     return [np.zeros(shape, dtype) for _ in range(n)]

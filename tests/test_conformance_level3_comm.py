@@ -4,6 +4,7 @@ lowering goes wrong are caught — a put to the wrong rank, a wait that returns 
 all-reduce whose notifies set instead of add, a race the execution does not report."""
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -103,3 +104,26 @@ def test_a_one_rank_backend_is_unsupported_not_failed() -> None:
     outs = run_level3_comm(OneRank(), "cpu")
     assert {o.status for o in outs} == {"unsupported"} and "one rank" in outs[0].reason
 
+
+
+def test_mpi_launches_equal_the_embedded_execution(mpiexec: str) -> None:
+    """--mpi: 2 and 4 MPI processes per size, every rank's arrays equal to the embedded run's."""
+    sc = next(s for s in SCENARIOS if s.name == "L3:comm-ring")
+    o = comm_outcome(get("reference"), "cpu", sc, "f32", 0, mpi=True)
+    assert o.status == "pass", o.reason
+    assert o.examples == 12 + 2 * 3                    # embedded 3 sizes x 4 rank counts, MPI 3 x 2
+
+
+def test_a_backend_that_differs_under_mpi_is_caught(mpiexec: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import pathlib
+    import sys
+
+    tests = str(pathlib.Path(__file__).resolve().parent)
+    monkeypatch.setenv("PYTHONPATH", tests + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    monkeypatch.syspath_prepend(tests)
+    from mpi_faults import MPIDiffersBackend
+
+    sc = next(s for s in SCENARIOS if s.name == "L3:comm-ring")
+    o = comm_outcome(MPIDiffersBackend(), "cpu", sc, "i32", 0, mpi=True)
+    assert o.status == "fail" and "differs between the MPI and the embedded execution" in o.reason
+    assert "2 ranks" in o.reason and sys.modules["mpi_faults"] is not None
