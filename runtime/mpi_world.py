@@ -48,7 +48,7 @@ _SUMMABLE: dict[np.dtype, Any] = {
 #: TNOTIFY's op -> the atomic accumulate it is
 _NOTIFY_OP = {NotifyOp.SET: MPI.REPLACE, NotifyOp.ADD: MPI.SUM}
 #: the wait's pause between polls: from the first to the last, doubling
-_PAUSE = (20e-6, 2e-3)
+_PAUSE = (5e-6, 2e-4)
 
 
 @dataclass
