@@ -165,7 +165,7 @@ class AscendSimExecutable(Executable):
         """A kernel run on one core: each instruction issued to the engine as it is reached."""
         regs, shadow, ctx = self._setup(k, low, values, 0, 1, None, self._arrays(k, values))
         eng = Engine(self.machine, k.name, shadow, events, 0)
-        ctx.issuers = (eng.issue, eng.set_flag, eng.wait_flag)
+        ctx.issuers = (eng.work, eng.set_flag, eng.wait_flag)
         with np.errstate(all="ignore"):
             for step in low.body:
                 step(regs, ctx)

@@ -122,6 +122,40 @@ class Engine:
         if self.ready:
             self._drain()
 
+    def work(self, op: Op) -> None:
+        """``issue`` of any op (lower.py's steps call it directly): the usual case of a WORK op
+        (its pipe's queue empty, not S, not traced) run here in one call, ``_exec`` inlined; the
+        others go to ``issue``."""
+        p = op.pipe
+        if op.kind != WORK or p == S or self.queues[p] or self.trace is not None:
+            self.issue(op)
+            return
+        if self.ops is not None:
+            self.ops.append(op)
+        t = self.t_s                     # (``op.issue`` is read only by a queued op or a trace)
+        self.t_s = t + self.issue_cycles
+        self.busy[S] += self.issue_cycles
+        free = self.free
+        start = free[p]
+        if t > start:
+            start = t
+        cycles = op.cycles
+        if op.hbm:
+            index = id(op)
+            cycles *= self.stretch.get(index, 1.0)
+            self.transfers.append((start, start + cycles, op.hbm, index))
+        free[p] = start + cycles
+        self.busy[p] += cycles
+        if self.clocks:
+            vc = self.vc[p]
+            vc[p] += 1
+            if vc[p] == 1:               # its first work: its entry can be non-zero from now on
+                self.active.append(p)
+            if op.accesses:
+                self.shadow.access(p, vc, op)     # type: ignore[union-attr]
+        if self.ready:
+            self._drain()
+
     def set_flag(self, op: Op) -> None:
         """``issue`` of a SET (lower.py's flag steps call it directly): the usual case, the
         source pipe idle-queued and not S, is run here in one call; the others go to ``issue``."""

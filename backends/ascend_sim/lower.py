@@ -30,7 +30,7 @@ from .placement import at_rows
 @dataclass
 class SimContext(Context):
     """The reference's per-run state plus where its ops go and the tile placement. ``issuers``:
-    (issue, set_flag, wait_flag) of the run's engine; or, for a block of a launch, which records
+    (work, set_flag, wait_flag) of the run's engine; or, for a block of a launch, which records
     its ops and has them timed after its values (``replay.FirstPass``), the ops list's append
     three times."""
 
@@ -63,8 +63,8 @@ UNIT_OF_BUFFER: dict[str, str] = {"UB": "vector", "L1": "cube", "L0A": "cube", "
                                   "BT": "cube", "FB": "cube"}
 
 
-#: the entry of ``SimContext.issuers`` an op class takes (default 0, ``Engine.issue``): the
-#: engine runs a flag's usual case in one call
+#: the entry of ``SimContext.issuers`` an op class takes (default 0, ``Engine.work``): the
+#: engine runs a work op's and a flag's usual case in one call
 ISSUER_OF_CLASS: dict[str, int] = {"flag_set": 1, "flag_wait": 2}
 
 
