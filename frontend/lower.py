@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from ..isa.dtypes import F32, I1, I32, DType
 from ..isa.types import Location as Loc
 from . import graph as g
+from .lower_sort import SortTopkKernel
 from .emit import COL_REDUCE, COMBINE, Block, Emitter, KernelParam, LoweredKernel, _identity, _round_up
 from .partition import Kernel, Partition
 from .tiling import Place
@@ -238,13 +239,16 @@ class TransposeKernel(Emitter):
 
 
 class TopkKernel(Emitter):
-    """One row block of whole rows per invocation; k selection passes, each picking per row the
+    """A sort plan's kernel (frontend/lower_sort.py) where the tiling made one; otherwise one row
+    block of whole rows per invocation and k selection passes, each picking per row the
     best available element (the op table's order: NaN first when largest, last otherwise; equal
     values by the lower index), storing its value and index at column j and marking it taken."""
 
     def emit(self) -> LoweredKernel:
         k = self.k
         n = k.nodes[0]
+        if n.extra.get("sort") is not None:     # planned onto TSORT32 / TMRGSORT (frontend/topksort.py)
+            return SortTopkKernel(k, self.part).emit()
         src = n.inputs[0].value
         assert isinstance(src, g.TensorValue)
         idxs: g.TensorValue = n.extra["indices"]

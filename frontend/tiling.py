@@ -20,6 +20,7 @@ from ..isa.diagnostics import FrontendError, Location
 from ..isa.dtypes import DType
 from ..isa.types import Location as Loc
 from . import graph as g
+from . import topksort
 from .graph import Dim, Sym, sym_binop
 from .options import Options
 
@@ -560,13 +561,29 @@ class _Tiler:
                         reduce=red, extra=extra)
 
     def _topk(self, op: g.Op) -> TileNode:
-        """topk along the last axis: a row block of whole rows per invocation, k selection passes
-        (frontend/lower.py, TopkKernel); the indices output rides in ``extra``."""
+        """topk along the last axis, a kernel of its own; the indices output rides in ``extra``.
+        Largest first in a dtype the profile sorts: one row per invocation, sorted and merged
+        (frontend/topksort.py plans it, lower_sort.py writes it); otherwise a row block of whole
+        rows per invocation and k selection passes (frontend/lower.py, TopkKernel)."""
         src = op.inputs[0]
         vals, idxs = op.outputs
         assert isinstance(src, g.TensorValue)
         axis = int(op.attrs.get("axis", src.rank - 1))
-        cols = src.shape[-1]
+        cols, k, largest = src.shape[-1], int(op.attrs["k"]), bool(op.attrs.get("largest", True))
+        rows, _ = matrix(src.shape)
+        extra = {"k": k, "largest": largest, "indices": idxs}
+        sp = None
+        if axis == src.rank - 1 and isinstance(cols, int) and largest and topksort.sortable(src.dtype, self.prof.name):
+            sp = topksort.plan(cols, k, src.dtype, self.prof.capacity[Loc.VEC],
+                               self.prof.alignment if self.prof.enforce_row_alignment else 0)
+        if sp is not None:
+            for t in (src, vals, idxs):
+                self.place(t)
+            how = (f"whole {cols}-element rows" if sp.chunks == 1 else
+                   f"{sp.chunks} chunks of {sp.chunk} positions per row, merged")
+            return TileNode(op, "topk", vals, rows, cols, (1, cols), [Access(src, "tile")],
+                            f"one row per invocation, {how}: TSORT32, {sp.passes} merge passes, "
+                            f"{sp.runs} runs merged to the best {k}", extra={**extra, "sort": sp})
         why_not = ("topk is tiled along the last axis" if axis != src.rank - 1 else
                    "topk's row length must be known at compile time" if not isinstance(cols, int) else
                    f"the {TOPK_TILES} working tiles of one {cols}-element row do not fit the vector buffer"
@@ -574,10 +591,11 @@ class _Tiler:
         if why_not:
             raise FrontendError("FRONT_UNSUPPORTED_OP", f"topk: {why_not}", location=_loc(op),
                                 expected="topk over the last axis of a tensor whose last dim is a static size "
-                                         f"with {TOPK_TILES} x 4 bytes per element fitting the vector buffer",
+                                         f"with {TOPK_TILES} x 4 bytes per element fitting the vector buffer "
+                                         "(largest first in a dtype the profile sorts: any row length "
+                                         "whose sort of k positions fits)",
                                 actual=f"axis {axis} of {src.type_str()}",
                                 notes=["transpose (or reshape) so the selected axis is last"])
-        rows, _ = matrix(src.shape)
         vec = op.tiles.vec
         (tr, _), why = pick_tile(src.shape, src.dtype, vec, self.budget, op)
         fit = max(1, self.prof.capacity[Loc.VEC] // (TOPK_TILES * int(cols) * 4))
@@ -586,9 +604,7 @@ class _Tiler:
         self.place(vals)
         self.place(idxs)
         return TileNode(op, "topk", vals, rows, cols, (tr, int(cols)), [Access(src, "tile")],
-                        why + f"; whole {cols}-element rows, {op.attrs['k']} selection passes",
-                        extra={"k": int(op.attrs["k"]), "largest": bool(op.attrs.get("largest", True)),
-                               "indices": idxs})
+                        why + f"; whole {cols}-element rows, {k} selection passes", extra=extra)
 
     def _gather(self, op: g.Op) -> TileNode:
         """A row gather: a block of whole output rows per invocation (MGATHER in ROW mode fills a

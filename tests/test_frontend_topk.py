@@ -1,7 +1,9 @@
 """topk through the whole frontend (capture, tiling, the selection kernel) on reference and llvm,
 against numpy written here: values and int32 indices along the last axis, largest both ways,
 ties by the lower index, NaN first when largest and last otherwise, -inf and integer extremes,
-partial row blocks, N-D tensors; shapes it cannot lower are FRONT_UNSUPPORTED_OP."""
+partial row blocks, N-D tensors; the sort-based kernel (largest first) over padded chunks, merge
+passes and several chunks, its plan against the verifier's capacity; shapes it cannot lower are
+FRONT_UNSUPPORTED_OP."""
 import numpy as np
 import pytest
 
@@ -97,8 +99,13 @@ def test_topk_three_d_and_stages(backend):
     stages = fn.stages(x)
     (kernel,) = stages.partition.kernels()
     assert kernel.mode == "topk" and [t.name for t in kernel.writes] == ["values", "indices"]
-    assert "trowargmax" in stages.kernels and "4 selection passes" in str(stages.tile_graph)
+    # largest first in f32: sorted (TSORT32, one multi-list TMRGSORT of the 32-record runs)
+    assert "tsort32" in stages.kernels and "trowargmax" not in stages.kernels
+    assert "0 merge passes, 1 runs merged to the best 4" in str(stages.tile_graph)
     stages.check()
+    low = topk_fn(x.shape, 4, False, backend=backend)       # smallest first: selection passes
+    check(low, x, 4, False)
+    assert "trowargmax" in low.stages(x).kernels and "4 selection passes" in str(low.stages(x).tile_graph)
 
 
 def test_topk_kernel_checks_on_an_aligned_profile():
@@ -134,3 +141,73 @@ def test_topk_refusals_name_why():
     with pytest.raises(PTOError) as e:
         dyn(np.zeros((4, 9), np.float32))
     assert e.value.code == "FRONT_UNSUPPORTED_OP" and "compile time" in e.value.message
+
+
+# --------------------------------------------------------------------------------------------
+# the sort-based kernel (largest first): every plan shape against the independent order
+
+def _tied(shape, seed, levels=7):
+    """Few distinct values (many ties across blocks, runs and chunks), some -inf, NaN and -0."""
+    rng = np.random.default_rng(seed)
+    x = rng.integers(-levels, levels, shape).astype(np.float32)
+    x[rng.random(shape) < 0.05] = -np.inf
+    x[rng.random(shape) < 0.02] = np.nan
+    x[x == 0] = np.where(rng.random(int((x == 0).sum())) < 0.5, -0.0, 0.0)
+    return x
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("cols,k", [(32, 32), (33, 5), (129, 100), (300, 7), (700, 300)])
+def test_topk_sorted_plans(backend, cols, k):
+    """Runs of 1..4, 0..2 merge passes, padding of every length; ties, NaN, -inf and -0."""
+    if backend == "reference" and cols > 300:
+        pytest.skip("the reference merges record by record in Python")
+    x = _tied((3, cols), cols)
+    fn = topk_fn(x.shape, k, True, backend=backend)
+    check(fn, x, k, True)
+    v, _ = fn(x)
+    ev, _ = expected(x, k, True)
+    assert (np.signbit(v) == np.signbit(ev)).all()
+
+
+@pytest.mark.parametrize("dtype,np_dtype", [(pto.DT_FP16, np.float16), (pto.DT_INT16, np.int16),
+                                            (pto.DT_INT32, np.int32)])
+def test_topk_sorted_other_dtypes(dtype, np_dtype):
+    """f16 / i16 records (4 elements each) and i32, integer minimum as real values and padding."""
+    rng = np.random.default_rng(11)
+    x = (rng.integers(-4, 4, (4, 150)) if np_dtype != np.float16 else rng.standard_normal((4, 150))).astype(np_dtype)
+    if np_dtype != np.float16:
+        x[0, ::3] = np.iinfo(np_dtype).min
+        x[1, :] = np.iinfo(np_dtype).min
+    check(topk_fn(x.shape, 60, True, dtype=dtype, backend="llvm"), x, 60, True)
+
+
+def test_topk_sorted_chunks_on_a3():
+    """a3's 192 KB vector buffer: 3072 positions with k = 2048 sort in two chunks of 2048, the
+    second partial, merged after the first; the plan's bytes are what the verifier counts."""
+    from openpto.frontend import topksort
+    from openpto.isa import dtypes as dt
+    from openpto.isa.profiles import get
+    a3 = get("a3")
+    sp = topksort.plan(3072, 2048, dt.F32, a3.capacity[pto_core.isa.types.Location.VEC], a3.alignment)
+    assert (sp.chunks, sp.chunk, sp.passes, sp.runs) == (2, 2048, 2, 4)
+    x = _tied((2, 3072), 4, levels=300)
+    fn = topk_fn(x.shape, 2048, True, profile="a3", backend="llvm")
+    check(fn, x, 2048, True)
+    text = fn.stages(x).kernels
+    pto_core.check(pto_core.parse(text), "a3")
+    tiles = [ln for ln in text.splitlines() if ln.strip().startswith(".tile")]
+    declared = sum(int(t.split("<1x")[1].split("x")[0]) * {"f32": 4, "i32": 4, "u32": 4, "u16": 2}[
+        t.split("<1x")[1].split("x")[1].split(",")[0].rstrip(">")] for t in tiles)
+    assert declared == sp.nbytes(a3.alignment) <= 196608
+    # the whole public row (131,072 positions) plans too: 64 chunks of 2048
+    assert topksort.plan(131072, 2048, dt.F32, 196608, 32).chunks == 64
+
+
+def test_topk_sorted_many_chunks_on_a3():
+    """Ten chunks (the last one partial) with values repeated across chunks: ties keep the lower
+    position through the running merge."""
+    x = _tied((3, 20000), 8, levels=40)
+    fn = topk_fn(x.shape, 2048, True, profile="a3", backend="llvm")
+    assert "10 chunks of 2048" in str(fn.stages(x).tile_graph)
+    check(fn, x, 2048, True)
