@@ -395,10 +395,10 @@ class Module:
     def kernel(self, name: str | None = None, choose: str = "name one") -> Kernel:
         """The kernel called ``name``; without a name, the module's only kernel. ``PTO_KERNEL``
         otherwise; ``choose`` says how the caller names a kernel (``"choose one with --kernel"``)."""
-        have = ", ".join(k.name for k in self.kernels) or "no kernels"
         if name is None:
             if len(self.kernels) == 1:
                 return self.kernels[0]
+            have = ", ".join(k.name for k in self.kernels) or "no kernels"
             raise PTOError("PTO_KERNEL", f"the module has {len(self.kernels)} kernels; {choose}",
                            expected=f"one of {have}", actual="no kernel named")
         if isinstance(name, str):
@@ -406,6 +406,7 @@ class Module:
                 if k.name == name:
                     return k
         shown = f"@{name}" if isinstance(name, str) else repr(name)
+        have = ", ".join(k.name for k in self.kernels) or "no kernels"    # (a launch looks kernels up)
         raise PTOError("PTO_KERNEL", f"no kernel {shown} in the module", expected=have, actual=repr(name))
 
     def to_text(self) -> str:

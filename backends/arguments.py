@@ -9,7 +9,7 @@ backends refuse the same call with the same ``RUNTIME_ARG_*`` code (``ARG_CODES`
 from __future__ import annotations
 
 import itertools
-from typing import Any, Mapping, Sequence
+from typing import Any, Collection, Mapping, Sequence
 
 import numpy as np
 
@@ -149,11 +149,15 @@ def _check_overlaps(kernel: Kernel, arrays: dict[str, np.ndarray], writes: set[s
     keep tiles in registers or stage copies would disagree, so both are refused."""
     tiles = {p.name for p in kernel.params if isinstance(p.type, TileType)}
     for name in sorted(writes & arrays.keys()):
+        if arrays[name].flags.c_contiguous:       # distinct memory per element by construction
+            continue
         if self_overlaps(arrays[name]):
             a = arrays[name]
             raise _fault("RUNTIME_ARG_OVERLAP", f"argument %{name} is written but its elements overlap "
                          "each other", kernel.name, expected="distinct memory for every element",
                          actual=f"shape {a.shape}, strides {a.strides}")
+    if not tiles:
+        return
     for x, y in itertools.combinations(arrays, 2):
         if (x in writes or y in writes) and (x in tiles or y in tiles) and shares_memory(arrays[x], arrays[y]):
             raise _fault("RUNTIME_ARG_OVERLAP", f"arguments %{x} and %{y} share memory and one of them is "
@@ -161,22 +165,26 @@ def _check_overlaps(kernel: Kernel, arrays: dict[str, np.ndarray], writes: set[s
                          "with no other argument that either is written)", actual=f"%{x} and %{y} overlap")
 
 
-def bind(kernel: Kernel, args: Sequence[Any], kwargs: Mapping[str, Any]) -> dict[str, Any]:
-    """Parameter name -> checked value: arrays for globals and tiles, Python numbers for scalars."""
+def bind(kernel: Kernel, args: Sequence[Any], kwargs: Mapping[str, Any],
+         writes: Collection[str] | None = None) -> dict[str, Any]:
+    """Parameter name -> checked value: arrays for globals and tiles, Python numbers for scalars.
+    ``writes``: the kernel's ``written_params``, when the caller keeps them (a walk of the kernel
+    per launch otherwise)."""
     params = kernel.params
     if len(args) > len(params):
         raise _fault("RUNTIME_ARG_COUNT", f"@{kernel.name} takes {len(params)} argument(s)", kernel.name,
                      expected=len(params), actual=len(args))
     given: dict[str, Any] = {p.name: a for p, a in zip(params, args)}
+    names = {p.name for p in params} if kwargs else ()
     for name, v in kwargs.items():
-        if name not in {p.name for p in params}:
+        if name not in names:
             raise _fault("RUNTIME_ARG_UNKNOWN", f"@{kernel.name} has no parameter %{name}", kernel.name,
                          expected=", ".join("%" + p.name for p in params), actual=name)
         if name in given:
             raise _fault("RUNTIME_ARG_DUPLICATE", f"argument %{name} given by position and by name",
                          kernel.name)
         given[name] = v
-    writes = written_params(kernel)
+    writes = written_params(kernel) if writes is None else set(writes)
     out: dict[str, Any] = {}
     for p in params:
         if p.name not in given:

@@ -14,6 +14,7 @@ import contextlib
 import dataclasses
 import hashlib
 import os
+import struct
 import threading
 import time
 from typing import Any, Mapping, NamedTuple
@@ -101,17 +102,48 @@ def generate(module: Module, filename: str | None = None,
     return str(mod), abis, faults
 
 
+_F64, _F64_BITS = struct.Struct("<d"), struct.Struct("<q")   # a float scalar's slot: its f64 bits
+
+
 def _i64(n: int) -> int:
     """An address or integer scalar as the C ABI's i64 slot holds it (two's complement)."""
     return n - (1 << 64) if n >= 1 << 63 else n
 
 
+def _slot_kind(t: Any) -> str:
+    """How a parameter fills its slots: a global's address, shape and element strides; a tile's
+    address; a float scalar's f64 bits or an integer; an event: nothing."""
+    if isinstance(t, GlobalType):
+        return "global"
+    if isinstance(t, TileType):
+        return "tile"
+    if isinstance(t, ScalarType):
+        return "float" if t.is_float else "int"
+    return "none"
+
+
 class _Kernel:
     def __init__(self, kernel: Any, abi: KernelABI, faults: list[FaultSite], fn: Any) -> None:
         self.kernel, self.abi, self.faults, self.fn = kernel, abi, faults, fn
-        self.outputs = sorted(written_params(kernel))
+        self.writes = frozenset(written_params(kernel))
+        self.outputs = sorted(self.writes)
+        #: per parameter (name, first slot, kind): what ``_slots`` writes where, worked out once
+        self.plan = [(p.name, abi.slots[p.name], _slot_kind(p.type)) for p in kernel.params]
         #: a kernel written for ranks calls back into its world (commhook.py)
         self.sites = Sites(kernel) if uses_ranks(kernel) else None
+
+
+class _Workspace(NamedTuple):
+    """A block's scratch memory: the array, its 64-byte aligned start as the kernel's pointer
+    argument, and that start's offset in the array (where the counters are)."""
+
+    array: np.ndarray
+    pointer: Any
+    offset: int
+
+
+_NO_ERROR = np.zeros(ERR_SLOTS, dtype=np.int64)
+_NO_ERROR.flags.writeable = False
 
 
 class _Block(NamedTuple):
@@ -138,31 +170,32 @@ class LLVMExecutable(Executable):
         self._ffi = ffi = FFI()
         ffi.cdef("typedef int32_t (*pto_kernel)(int64_t*, void*, int64_t, int64_t, int64_t*);")
         self._kernels: dict[str, _Kernel] = {}
+        self._spaces = threading.local()        # per thread: kernel symbol -> its workspace
         for k in module.kernels:
             abi = abis[k.name]
             fn = ffi.cast("pto_kernel", self._loaded.address(abi.symbol))
             self._kernels[k.name] = _Kernel(k, abi, list(faults[k.name]), fn)
 
-    def _slots(self, kr: _Kernel, values: Mapping[str, Any], rank: int = 0, size: int = 1,
+    def _slots(self, kr: _Kernel, values: Mapping[str, Any], rank: int = 0, rank_num: int = 1,
                hooks: RunHooks | None = None, races: bool = False) -> np.ndarray:
-        slots = np.zeros(kr.abi.nslots, dtype=np.int64)
-        for p in kr.kernel.params:
-            s, t, v = kr.abi.slots[p.name], p.type, values[p.name]
-            if isinstance(t, GlobalType):
+        slots = [0] * kr.abi.nslots                # filled as Python ints: one array made at the end
+        for name, s, kind in kr.plan:
+            v = values[name]
+            if kind == "global":
                 a: np.ndarray = v
+                n, size = a.ndim, a.itemsize
                 slots[s] = _i64(a.ctypes.data)   # bind checked whole-element strides and an i64 span
-                slots[s + 1:s + 1 + a.ndim] = a.shape
-                slots[s + 1 + a.ndim:s + 1 + 2 * a.ndim] = [st // a.itemsize for st in a.strides]
-            elif isinstance(t, TileType):
+                slots[s + 1:s + 1 + n] = a.shape
+                slots[s + 1 + n:s + 1 + 2 * n] = [st // size for st in a.strides]
+            elif kind == "tile":
                 slots[s] = _i64(v.ctypes.data)
-            elif isinstance(t, ScalarType):
-                if t.is_float:
-                    slots[s] = np.float64(v).view(np.int64)
-                else:
-                    slots[s] = _i64(int(v))
+            elif kind == "float":
+                slots[s] = _F64_BITS.unpack(_F64.pack(v))[0]
+            elif kind == "int":
+                slots[s] = _i64(int(v))
         c = kr.abi.comm
-        slots[c:c + COMM_SLOTS] = [rank, size, hooks.handle if hooks is not None else 0, int(races)]
-        return slots
+        slots[c:c + COMM_SLOTS] = [rank, rank_num, hooks.handle if hooks is not None else 0, int(races)]
+        return np.array(slots, dtype=np.int64)
 
     @staticmethod
     def _stage(kr: _Kernel, values: dict[str, Any]) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -178,20 +211,31 @@ class LLVMExecutable(Executable):
                 values[p.name] = c
         return staged
 
-    def _call(self, kr: _Kernel, args_p: Any, ws: np.ndarray, b: int, block_num: int) -> _Block:
+    def _call(self, kr: _Kernel, args_p: Any, ws: "_Workspace", b: int, block_num: int) -> _Block:
         """One block on the calling thread, in workspace ``ws`` (GIL released while it runs)."""
-        ffi = self._ffi
-        base = ws.ctypes.data
-        aligned = base + (-base % 64)
-        err = np.zeros(ERR_SLOTS, dtype=np.int64)
+        err = self._ffi.new("int64_t[]", ERR_SLOTS)      # zeroed; read back only when the block fails
         start = time.perf_counter_ns()
-        rc = kr.fn(args_p, ffi.cast("void*", aligned), b, block_num, ffi.cast("int64_t*", err.ctypes.data))
+        rc = kr.fn(args_p, ws.pointer, b, block_num, err)
         end = time.perf_counter_ns()
-        counts = np.frombuffer(ws, np.int64, len(kr.abi.counters), aligned - base).copy()
-        return _Block(rc, err, start, end, counts)
+        counts = np.frombuffer(ws.array, np.int64, len(kr.abi.counters), ws.offset).copy()
+        errors = np.frombuffer(self._ffi.buffer(err), np.int64).copy() if rc else _NO_ERROR
+        return _Block(rc, errors, start, end, counts)
 
-    def _workspace(self, kr: _Kernel) -> np.ndarray:
-        return np.empty(kr.abi.workspace + 64, dtype=np.uint8)
+    def _thread_workspace(self, kr: _Kernel) -> "_Workspace":
+        """The calling thread's workspace for ``kr``, kept between launches (a thread runs one
+        block at a time; the kernel sets every counter it reads before its first use)."""
+        spaces = getattr(self._spaces, "by_kernel", None)
+        if spaces is None:
+            spaces = self._spaces.by_kernel = {}
+        ws = spaces.get(kr.abi.symbol)
+        if ws is None:
+            ws = spaces[kr.abi.symbol] = self._workspace(kr)
+        return ws
+
+    def _workspace(self, kr: _Kernel) -> "_Workspace":
+        a = np.empty(kr.abi.workspace + 64, dtype=np.uint8)
+        base = a.ctypes.data
+        return _Workspace(a, self._ffi.cast("void*", base + (-base % 64)), -base % 64)
 
     def run(self, kernel: str, *args: Any, block_num: int = 1, trace: bool = False, ranks: int | None = None,
             world: World | None = None, **kwargs: Any) -> Result:
@@ -209,7 +253,7 @@ class LLVMExecutable(Executable):
         if ranks is not None:
             return self._run_ranks(kernel, args, kwargs, block_num, trace, check_ranks(ranks))
         kr = self._kernels[kernel]
-        values = bind(kr.kernel, args, kwargs)
+        values = bind(kr.kernel, args, kwargs, kr.writes)
         staged = self._stage(kr, values)
         w = SOLO if world is None else world
         hooks = RunHooks(kr.sites, lambda b: w) if kr.sites is not None else None
@@ -218,13 +262,9 @@ class LLVMExecutable(Executable):
         slots = self._slots(kr, values, w.rank, w.size, hooks, races)
         args_p = self._ffi.cast("int64_t*", slots.ctypes.data)
         t0 = time.perf_counter_ns()
-        per_worker = threading.local()     # one workspace per worker thread, not per block
 
         def block(b: int) -> _Block:
-            ws = getattr(per_worker, "ws", None)
-            if ws is None:
-                ws = per_worker.ws = self._workspace(kr)
-            return self._call(kr, args_p, ws, b, block_num)
+            return self._call(kr, args_p, self._thread_workspace(kr), b, block_num)
 
         def world_block(b: int) -> _Block:
             r = block(b)
@@ -235,18 +275,27 @@ class LLVMExecutable(Executable):
         total = np.zeros(len(kr.abi.counters), np.int64)
         events: list[dict[str, Any]] | None = [] if trace else None
         failure: BaseException | None = None
+
+        def finished(b: int, r: _Block) -> None:
+            nonlocal total
+            total += r.counts
+            if events is not None:
+                events.append({"name": f"@{kernel}", "pipe": "V", "block": b, "ts_ns": r.start - t0,
+                               "dur_ns": r.end - r.start, "line": None})
+
+        done: list[_Block] = []
         with hooks if hooks is not None else contextlib.nullcontext():
             if world is None:
                 # lazily, in block order, at most 2 * threads in flight; the lowest failing block's
-                # fault; closing(): every block still in flight has finished before the copy-back
+                # fault; closing(): every block still in flight has finished before the copy-back.
+                # Each block is counted as it comes back (memory stays bounded by the threads)
                 with contextlib.closing(run_blocks(block, block_num, min(block_num, self.threads),
                                                    failed=lambda r: bool(r.rc))) as results:
-                    done = []
                     for b, r in enumerate(results):
                         if r.rc:
                             failure = self._fault(kr, r.err, hooks, b)
                             break
-                        done.append(r)
+                        finished(b, r)
             else:
                 # as the reference: blocks as threads when the world allows, else in order; a
                 # failing block aborts the world so no other rank waits for it for ever
@@ -255,10 +304,7 @@ class LLVMExecutable(Executable):
                 except BaseException as e:     # noqa: BLE001 - raised after the copy-back below
                     failure, done = e, []
         for b, r in enumerate(done):
-            total += r.counts
-            if events is not None:
-                events.append({"name": f"@{kernel}", "pipe": "V", "block": b, "ts_ns": r.start - t0,
-                               "dur_ns": r.end - r.start, "line": None})
+            finished(b, r)
         for (v, c) in staged:
             v[...] = c
         if failure is not None:
@@ -272,7 +318,7 @@ class LLVMExecutable(Executable):
         agent for comm instructions and, in a kernel written for ranks, for the race check."""
         kr = self._kernels[kernel]
         k = kr.kernel
-        bound = [bind(k, a, kw) for a, kw in split_ranks(k, args, kwargs, ranks)]
+        bound = [bind(k, a, kw, kr.writes) for a, kw in split_ranks(k, args, kwargs, ranks)]
         shared = Embedded(ranks, block_num, check_instances(k, bound))
         staged = [self._stage(kr, v) for v in bound]
         hooks = [RunHooks(kr.sites, lambda b, r=r: shared.agents[r * block_num + b])
