@@ -110,10 +110,18 @@ def check_instances(kernel: Any, bound: list[dict[str, Any]]) -> dict[str, list[
     return out
 
 
+#: ``_Instance.writer`` of an element last written by several unordered ADD puts
+ADDERS = -2
+
+
 @dataclass
 class _Instance:
     """One rank's instance of one symmetric tensor, with its race shadow (per element: the
-    last writing agent, -1 for none, and that agent's epoch then)."""
+    last writing agent, -1 for none, ``ADDERS`` for several unordered ADD puts, that agent's
+    epoch then, and whether that write was an ADD put). ADD puts are atomic with respect to
+    each other (decision 'Comm memory model'), so they do not race among themselves; an
+    element they reached unordered keeps every adder and its epoch in ``adders`` (by flat
+    index), so a later access must be ordered after each of them."""
 
     name: str
     rank: int
@@ -122,10 +130,15 @@ class _Instance:
     end: int
     writer: np.ndarray = field(init=False)
     epoch: np.ndarray = field(init=False)
+    added: np.ndarray = field(init=False)
+    flat: np.ndarray = field(init=False)
+    adders: dict[int, dict[int, int]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.writer = np.full(self.array.shape, -1, dtype=np.int32)
         self.epoch = np.zeros(self.array.shape, dtype=np.int64)
+        self.added = np.zeros(self.array.shape, dtype=bool)
+        self.flat = np.arange(self.array.size, dtype=np.int64).reshape(self.array.shape)
 
     def shadow(self, view: np.ndarray, table: np.ndarray) -> np.ndarray:
         """``table``'s elements at the places of ``view`` (a view into this instance)."""
@@ -268,30 +281,64 @@ class Agent(World):
         self.deadlock: RuntimeFault | None = None
 
     # ------------------------------------------------------------------ races
-    def _check(self, view: np.ndarray, t: _Instance | None, what: str, write: bool) -> None:
+    def _check(self, view: np.ndarray, t: _Instance | None, what: str, write: bool, add: bool = False) -> None:
         """ORDER_COMM_RACE when an element of ``view`` was last written by another agent at an
-        epoch this agent's clock has not reached; a write then records this agent's epoch."""
+        epoch this agent's clock has not reached (an ADD put ``add`` is not ordered against
+        earlier ADD puts: they are atomic with respect to each other); a write then records
+        this agent's epoch."""
         if t is None or view.size == 0:
             return
-        writer, epoch = t.shadow(view, t.writer), t.shadow(view, t.epoch)
+        writer, epoch, added = t.shadow(view, t.writer), t.shadow(view, t.epoch), t.shadow(view, t.added)
         other = (writer >= 0) & (writer != self.index)
+        late = np.zeros(view.shape, dtype=bool)
         if other.any():
-            w = writer[other]
-            late = self.clock[w] < epoch[other]
-            if late.any():
-                culprit = int(w[late][0])
-                src = self.E.agents[culprit]
-                at = np.argwhere(other)[np.flatnonzero(late)[0]].tolist()
-                raise OrderError("ORDER_COMM_RACE", f"rank {self.rank}{self._blk(self)} {'writes' if write else 'reads'} {what} "
-                                 f"(%{t.name} of rank {t.rank}, element {at}), which rank {src.rank}"
-                                 f"{self._blk(src)} wrote and no TWAIT or TTEST made visible to it",
-                                 expected=f"a TNOTIFY by rank {src.rank} after the write, observed by a TWAIT of "
-                                          f"rank {self.rank} before this access",
-                                 actual=f"no such notify and wait (clock {int(self.clock[culprit])} < epoch "
-                                        f"{int(epoch[other][late][0])})")
-        if write:
-            writer[...] = self.index
-            epoch[...] = self.clock[self.index]
+            late[other] = self.clock[writer[other]] < epoch[other]
+            excused = late & added if add else None
+            bad = late & ~added if add else late
+            if bad.any():
+                at = tuple(int(i) for i in np.argwhere(bad)[0])
+                self._race(t, what, write, at, int(writer[at]), int(epoch[at]))
+        else:
+            excused = None
+        several = writer == ADDERS
+        if several.any():
+            flats = t.shadow(view, t.flat)
+            for at in map(tuple, np.argwhere(several)):
+                for agent, ep in t.adders[int(flats[at])].items():
+                    if agent != self.index and self.clock[agent] < ep and not add:
+                        self._race(t, what, write, tuple(int(i) for i in at), agent, ep)
+        if not write:
+            return
+        flats = t.shadow(view, t.flat) if (several.any() or (excused is not None and excused.any())) else None
+        if add and flats is not None:
+            # unordered ADD puts meet: the element keeps every adder not yet ordered
+            join = several | (excused if excused is not None else False)
+            for at in map(tuple, np.argwhere(join)):
+                key = int(flats[at])
+                prev = t.adders.pop(key, None) or {int(writer[at]): int(epoch[at])}
+                keep = {a: e for a, e in prev.items() if a != self.index and self.clock[a] < e}
+                keep[self.index] = int(self.clock[self.index])
+                t.adders[key] = keep
+            mine = ~join
+            writer[mine], epoch[mine] = self.index, self.clock[self.index]
+            writer[join] = ADDERS
+            added[...] = True
+            return
+        if flats is not None:
+            for key in flats[several].tolist():
+                t.adders.pop(int(key), None)
+        writer[...] = self.index
+        epoch[...] = self.clock[self.index]
+        added[...] = add
+
+    def _race(self, t: _Instance, what: str, write: bool, at: tuple[int, ...], culprit: int, ep: int) -> None:
+        src = self.E.agents[culprit]
+        raise OrderError("ORDER_COMM_RACE", f"rank {self.rank}{self._blk(self)} {'writes' if write else 'reads'} {what} "
+                         f"(%{t.name} of rank {t.rank}, element {list(at)}), which rank {src.rank}"
+                         f"{self._blk(src)} wrote and no TWAIT or TTEST made visible to it",
+                         expected=f"a TNOTIFY by rank {src.rank} after the write, observed by a TWAIT of "
+                                  f"rank {self.rank} before this access",
+                         actual=f"no such notify and wait (clock {int(self.clock[culprit])} < epoch {ep})")
 
     def _blk(self, a: "Agent") -> str:
         return f" (block {a.block})" if self.E.block_num > 1 else ""
@@ -310,7 +357,7 @@ class Agent(World):
     def put(self, view: np.ndarray, peer: int, values: np.ndarray, what: str, add: bool = False) -> None:
         p = self.check_peer(peer, what)
         there, t = self.E.remote(view, self.rank, p, what)
-        self._check(there, t, what, write=True)
+        self._check(there, t, what, write=True, add=add)
         if add:
             accumulate(there, values)
         else:

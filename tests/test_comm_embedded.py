@@ -113,6 +113,69 @@ def test_a_notify_before_the_put_releases_nothing() -> None:
     assert e.value.code == "ORDER_COMM_RACE"
 
 
+ADDS = """kernel @adds(%x : !pto.memref<8x16xf32>, %acc : !pto.memref<8x16xf32>, %cnt : !pto.memref<1xi32>,
+                  %first : !pto.memref<1xi32>, %y : !pto.memref<8x16xf32>) {
+  .const %c0 = 0 : index
+  .const %c1 = 1 : index
+  .const %one = 1 : i32
+  %me = pto.get_rank
+  %n = pto.get_rank_num
+  %root = arith.subi %n, %c1 : index
+  tput %acc[%c0, %c0], %x[%c0, %c0], %root {atomicType = #pto.atomic<ADD>} : (!pto.memref<8x16xf32>, !pto.memref<8x16xf32>, index)
+  tnotify %cnt[%c0], %one, %root {op = #pto.notify_op<AtomicAdd>} : (!pto.memref<1xi32>, i32, index)
+  %zero = arith.cmpi eq, %me, %c0 : index
+  scf.if %zero {
+    tnotify %first[%c0], %one, %root {op = #pto.notify_op<Set>} : (!pto.memref<1xi32>, i32, index)
+  }
+  %last = arith.cmpi eq, %me, %root : index
+  scf.if %last {
+    WAIT
+    %t = tload %acc[%c0, %c0] : (!pto.memref<8x16xf32>) -> !pto.tile<8x16xf32>
+    tstore %y[%c0, %c0], %t
+  }
+}
+"""
+ALL = "%n32 = arith.index_cast %n : index to i32\n    twait %cnt[%c0], %n32 {cmp = #pto.cmp<GE>} : (!pto.memref<1xi32>, i32)"
+FIRST = "twait %first[%c0], %one {cmp = #pto.cmp<EQ>} : (!pto.memref<1xi32>, i32)"
+
+
+def _adds_args(n: int) -> dict[str, list[np.ndarray]]:
+    return {"x": [np.full((8, 16), 2.0 ** r, np.float32) for r in range(n)], "acc": _zeros((8, 16), n),
+            "cnt": _zeros((1,), n, np.int32), "first": _zeros((1,), n, np.int32), "y": _zeros((8, 16), n)}
+
+
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_unordered_add_puts_to_one_element_are_atomic_not_a_race(n: int) -> None:
+    """Every rank ADD-puts into the last rank's acc with no order among them (decision 'Comm
+    memory model': ADD puts are atomic with respect to each other); the last rank reads acc
+    once every adder's notify has reached it."""
+    exe, k = _exe(ADDS.replace("WAIT", ALL))
+    args = _adds_args(n)
+    exe.run(k, **args, ranks=n)
+    np.testing.assert_array_equal(args["y"][n - 1], np.full((8, 16), 2.0 ** n - 1, np.float32))
+
+
+def test_a_read_ordered_after_only_some_adders_races_with_the_others() -> None:
+    """The last rank waits only for rank 0's signal: rank 1's ADD put is not visible to it."""
+    exe, k = _exe(ADDS.replace("WAIT", FIRST))
+    with pytest.raises(pto.PTOError) as e:
+        exe.run(k, **_adds_args(3), ranks=3)
+    assert e.value.code == "ORDER_COMM_RACE" and "which rank 1 wrote" in e.value.message
+    assert "tload %acc" in (e.value.location.source_line or "")
+
+
+def test_a_plain_put_after_unordered_add_puts_races() -> None:
+    """Rank 1 overwrites acc after its ADD put: rank 0's ADD put is not ordered before it."""
+    add = "(!pto.memref<8x16xf32>, !pto.memref<8x16xf32>, index)\n"
+    plain = ("  %one_ = arith.cmpi eq, %me, %c1 : index\n  scf.if %one_ {\n"
+             "    tput %acc[%c0, %c0], %x[%c0, %c0], %root : " + add + "  }\n")
+    exe, k = _exe(ADDS.replace("WAIT", ALL).replace(add, add + plain, 1))
+    with pytest.raises(pto.PTOError) as e:
+        exe.run(k, **_adds_args(3), ranks=3)
+    assert e.value.code == "ORDER_COMM_RACE" and "rank 1 writes" in e.value.message
+    assert "which rank 0 wrote" in e.value.message
+
+
 def test_a_single_rank_ring_needs_no_wait_to_read_its_own_put() -> None:
     exe, k = _exe(_ring_text(**{WAIT: ""}))
     args = _ring_args(1)
