@@ -153,10 +153,12 @@ def _fast_blocks(cg: KernelCodegen, op: TileOp, kind: str, rows_: tuple[Any, ir.
     zero64 = ir.Constant(I64, 0)
     bias = cg.tile(op, "bias") if kind == "bias" else None
     acc_in = cg.tile(op, "acc_in") if kind == "acc" else None
-    with cg.loop(rows_[0], rows_[1], mr, name="mi") as i0:
-        rows = [b.add(i0, ir.Constant(I64, r)) for r in range(mr)]
-        with cg.loop(cols_[0], cols_[1], LANES * nv, name="mj") as j0:
-            cols = [b.add(j0, ir.Constant(I64, LANES * v)) for v in range(nv)]
+    # column blocks outside, row blocks inside: one K x (16 * nv) panel of B stays in L1 while
+    # every row block of A passes over it (rows outside swept all of B once per row block)
+    with cg.loop(cols_[0], cols_[1], LANES * nv, name="mj") as j0:
+        cols = [b.add(j0, ir.Constant(I64, LANES * v)) for v in range(nv)]
+        with cg.loop(rows_[0], rows_[1], mr, name="mi") as i0:
+            rows = [b.add(i0, ir.Constant(I64, r)) for r in range(mr)]
             for r in range(mr):
                 for v in range(nv):
                     if acc_in is not None:
