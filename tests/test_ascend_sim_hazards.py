@@ -207,11 +207,12 @@ def test_global_windows_race_only_where_their_rows_meet() -> None:
 
 
 def _eager(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every global access checked as it is made: the shadow told of no caller arrays."""
+    """Every global access checked as it is made: the shadow told of no caller arrays (so of no
+    silent range either)."""
     from openpto.backends.ascend_sim import hazards
     real = hazards.Shadow.__init__
 
-    def init(self, kernel, mode, describe, arrays=()):  # noqa: ANN001, ANN202
+    def init(self, kernel, mode, describe, arrays=(), uses=None):  # noqa: ANN001, ANN202
         real(self, kernel, mode, describe, [])
     monkeypatch.setattr(hazards.Shadow, "__init__", init)
 
@@ -256,3 +257,46 @@ def test_an_input_read_then_written_unordered_races_through_its_alias() -> None:
     assert [h.message for h in exe(x, x).hazards] == [
         "TSTORE (MTE3, line 8) writes %y[0, 0] and TLOAD (MTE2, line 9) reads %x[0, 0]: both touch global %x bytes "
         "[0, 4096) and no flag or barrier orders them"]
+
+
+def test_the_pipes_each_global_parameter_is_touched_from() -> None:
+    """``lower.global_uses``: per global parameter, the (pipe, writes) of the instructions that
+    touch it (the copy: %src read by MTE2 only, %dst written by MTE3 only); a kernel reaching a
+    parameter through a tensor view gets None (its windows need not be told apart by name)."""
+    from openpto.backends.ascend_sim.engine import PIPE_INDEX
+    from openpto.backends.ascend_sim.lower import global_uses
+    from openpto.isa.types import Pipe
+
+    (copy,) = pto.load(EXAMPLE).kernels
+    assert global_uses(copy) == {"src": {(PIPE_INDEX[Pipe.MTE2], False)}, "dst": {(PIPE_INDEX[Pipe.MTE3], True)}}
+    (viewed,) = pto.parse(_VIEWED).kernels
+    assert global_uses(viewed) is None
+
+
+#: %g is loaded (MTE2) and stored through a view of its first 16 rows (MTE3); the second load
+#: of %g reads what the store wrote, and nothing orders the store before it
+_VIEWED = """kernel @k(%g : !pto.memref<64x32xf32>) {
+  .const %c0 = 0 : index
+  .tile %t : !pto.tile<16x32xf32>
+  .tile %u : !pto.tile<16x32xf32>
+  %v = pto.partition_view %g, offsets = [0, 0], sizes = [16, 32] : !pto.memref<64x32xf32> -> !pto.memref<16x32xf32>
+  %t = tload %g[%c0, %c0] : (!pto.memref<64x32xf32>) -> !pto.tile<16x32xf32>
+  set_flag #pto.pipe<MTE2>, #pto.pipe<MTE3>, 0
+  wait_flag #pto.pipe<MTE2>, #pto.pipe<MTE3>, 0
+  tstore %v[%c0, %c0], %t : (!pto.memref<16x32xf32>, !pto.tile<16x32xf32>)
+  %u = tload %g[%c0, %c0] : (!pto.memref<64x32xf32>) -> !pto.tile<16x32xf32>
+}"""
+
+
+def test_a_store_through_a_view_races_with_a_load_of_its_parameter(monkeypatch: pytest.MonkeyPatch) -> None:
+    """By name, %g is only read (by MTE2) and %v only written (by MTE3); they are the same bytes,
+    so the second load races with the store, as checking every access when it is made finds."""
+    def races() -> list[str]:
+        g = np.ones((64, 32), np.float32)
+        return [h.message for h in pto.compile(pto.parse(_VIEWED), "ascend_sim", "a3")(g).hazards]
+    got = races()
+    assert len(got) == 1 and got[0].startswith("TSTORE (MTE3, line 9) writes %v[0, 0] and TLOAD (MTE2, line 10) "
+                                               "reads %g[0, 0]: both touch global %g bytes [0, 2048)")
+    with monkeypatch.context() as m:
+        _eager(m)
+        assert races() == got

@@ -156,7 +156,12 @@ class AscendSimExecutable(Executable):
         named += [(slot_names[i], t, regs[i]) for i, t in low.tiles.items()]
         place = Placement(self.machine, k.name, named, low.manual, arrays, track=self.hazards != "off",
                           share=share)
-        shadow = Shadow(k.name, self.hazards, place.describe, [(lo, hi) for lo, hi, _ in arrays])
+        uses = low.global_uses
+        if uses is not None and set(uses) <= {name for _, _, name in arrays}:   # every global a caller array
+            known = [uses.get(name, frozenset()) for _, _, name in arrays]
+        else:
+            known = None
+        shadow = Shadow(k.name, self.hazards, place.describe, [(lo, hi) for lo, hi, _ in arrays], known)
         ctx = SimContext(strict=self.strict and self.values, block_idx=b, block_num=block_num, place=place, l2=l2)
         return regs, shadow, ctx
 

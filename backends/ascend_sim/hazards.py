@@ -218,40 +218,57 @@ class _Quiet:
     and its outputs written by one pipe: their windows, each new, then cost a log entry. An entry
     keeps the instruction's name and location, not its ``Op``: the ops are then freed as they
     finish, and a run that keeps thousands of them alive runs measurably slower (its memory no
-    longer reused while still in the processor's caches)."""
+    longer reused while still in the processor's caches).
 
-    __slots__ = ("lo", "hi", "log", "readers", "writers")
+    ``silent``: no access the kernel can make to the range can race with another (the kernel's
+    instructions touch its arrays from one pipe only, or only read them: ``Shadow``'s ``uses``),
+    so none is logged: nothing could ever wake the range."""
 
-    def __init__(self, lo: int, hi: int) -> None:
-        self.lo, self.hi = lo, hi
+    __slots__ = ("lo", "hi", "log", "readers", "writers", "uses")
+
+    def __init__(self, lo: int, hi: int, uses: frozenset[tuple[int, bool]] | None) -> None:
+        self.lo, self.hi, self.uses = lo, hi, uses
         self.log: list[tuple[int, int, str, Any, Access, int]] | None = []   # pipe, epoch, name, loc, access, seq
         self.readers = self.writers = 0                                   # bit masks of pipes
 
+    @property
+    def silent(self) -> bool:
+        uses = self.uses
+        return uses is not None and (len({p for p, _ in uses}) <= 1 or not any(w for _, w in uses))
 
-def _ranges(arrays: list[tuple[int, int]]) -> list[_Quiet]:
-    """The arrays' byte ranges, overlapping ones merged, in address order."""
+
+def _ranges(arrays: list[tuple[int, int]], uses: list[frozenset[tuple[int, bool]]] | None = None) -> list[_Quiet]:
+    """The arrays' byte ranges, overlapping ones merged (their uses too), in address order."""
     out: list[_Quiet] = []
-    for lo, hi in sorted(arrays):
+    for (lo, hi), use in sorted(zip(arrays, uses if uses is not None else [None] * len(arrays)),
+                                key=lambda x: x[0]):
         if out and lo < out[-1].hi:
-            out[-1].hi = max(out[-1].hi, hi)
+            g = out[-1]
+            g.hi = max(g.hi, hi)
+            g.uses = g.uses | use if g.uses is not None and use is not None else None
         else:
-            out.append(_Quiet(lo, hi))
+            out.append(_Quiet(lo, hi, use))
     return out
 
 
 class Shadow:
     """Last accesses per region and pipe; ``mode`` "raise" raises the first race, "collect" keeps
     them in ``hazards``, "off" tracks nothing. ``arrays``: the byte ranges of the caller's
-    global arrays, whose accesses are only logged while they cannot race (``_Quiet``)."""
+    global arrays, whose accesses are only logged while they cannot race (``_Quiet``).
+    ``uses``: per array, every (pipe, writes) the kernel's instructions may touch it with, given
+    only when every global access lies inside its own array (then a range whose uses cannot
+    race is silent)."""
 
     def __init__(self, kernel: str, mode: str, describe: Callable[[Access, int, int], str],
-                 arrays: list[tuple[int, int]] = ()) -> None:    # type: ignore[assignment]
+                 arrays: list[tuple[int, int]] = (),       # type: ignore[assignment]
+                 uses: list[frozenset[tuple[int, bool]]] | None = None) -> None:
         self.kernel, self.mode, self.describe = kernel, mode, describe
         self.spaces: dict[str, _Space] = {}
         self.hazards: list[Hazard] = []
         self._seen: set[tuple] = set()
-        self._quiet = _ranges(arrays)
+        self._quiet = _ranges(arrays, uses)
         self._starts = [g.lo for g in self._quiet]
+        self._silent = [g.silent for g in self._quiet]
         #: an on-chip region's entry by the ``Access`` object itself (identity: a tile's region is
         #: one object for the run, ``Placement.tile``), so a repeated tile access is one look-up
         self._known: dict[Access, _Entry] = {}
@@ -325,6 +342,8 @@ class Shadow:
             for g in self._quiet:
                 self._wake(g)
             return False
+        if self._silent[i]:
+            return True
         if g.log is None:
             return False
         bit = 1 << p

@@ -15,7 +15,7 @@ from itertools import count
 from operator import attrgetter, is_not, itemgetter
 from typing import Any, Callable, Mapping
 
-from ...assembler.ir import Kernel, Lit, MemRef, PipeLit, TileOp, Value
+from ...assembler.ir import Kernel, Lit, MemRef, PipeLit, TileOp, Value, View
 from ...isa.machines import (PATH_BY_ENDS, PIPE_DEFAULT_PATH, Machine, buffer_name, op_class)
 from ...isa.diagnostics import PTOError
 from ...isa.spec import Kind, Role
@@ -90,6 +90,7 @@ class SimLowering(KernelLowering):
         self.manual: set[str] = set()       # tiles placed by TASSIGN
         self.units: set[str] = set()        # "cube" / "vector": the core kinds the kernel's work needs
         super().__init__(kernel, semantics)
+        self.global_uses = global_uses(kernel)
 
     def _tileop(self, s: TileOp, targets: tuple[int, ...]) -> Callable[[list, Context], None]:
         plan = self._plan(s)
@@ -405,6 +406,31 @@ class SimLowering(KernelLowering):
 
 
 _NO_INDICES: list = []
+
+
+def global_uses(kernel: Kernel) -> dict[str, frozenset[tuple[int, bool]]] | None:
+    """Per global parameter, every (pipe index, writes) a tile instruction of the kernel may
+    touch it with (``hazards.Shadow``'s ``uses``); None unless every global operand is a
+    parameter whose name nothing defines again (no tensor view): only then does every global
+    access lie inside its own parameter's array."""
+    params = {p.name for p in kernel.params}
+    uses: dict[str, set[tuple[int, bool]]] = {}
+    for s in kernel.walk():
+        if isinstance(s, View):
+            return None
+        defined = [getattr(s, n, None) for n in ("result", "value", "iv")]
+        defined += [*getattr(s, "results", ()), *getattr(s, "iter_args", ())]
+        if any(isinstance(v, Value) and v.name in params for v in defined):
+            return None
+        if isinstance(s, TileOp):
+            pipe = PIPE_INDEX.get(s.instr.pipe_for(s.types()), S)
+            for o in s.instr.operands:
+                a = s.args.get(o.name)
+                if isinstance(a, MemRef):
+                    if a.base.name not in params:
+                        return None
+                    uses.setdefault(a.base.name, set()).add((pipe, o.role is not Role.IN))
+    return {name: frozenset(u) for name, u in uses.items()}
 
 
 def _indexer(idx: list[int | Callable[[list], Any]]) -> Callable[[list], tuple[Any, ...]]:
