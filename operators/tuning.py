@@ -119,12 +119,32 @@ def tuning_variants(scale: str = "doc") -> dict[str, Variant]:
     else:
         ind = IndexerShapes(heads=8, head_dim=32, block_size=32, num_blocks=12, max_blocks=4, tokens=2,
                             topk=16, tile_cols=32)
-        pro = PrologShapes(hidden=256, q_lora=128, heads=8, head_dim=32, rope_dim=16, tile_rows=4,
-                           cube=(16, 64, 16))
+        pro = PrologShapes(hidden=256, q_lora=128, heads=32, head_dim=32, rope_dim=16, tile_rows=4,
+                           cube=(16, 64, 32))
         seq, tokens = (100, 37), 4
     base_i = Variant("indexer", "indexer", ind, seq, "tile_cols=128")
     base_p = Variant("prolog", "prolog", pro, (tokens,), f"cube={pro.cube}")
-    return {"indexer": base_i, "prolog": base_p}
+    n2 = 2 * pro.cube[2]
+    return {"indexer": base_i, "prolog": base_p,
+            # step 1: the query projection's N tile doubled: half as many cube tasks, each moving
+            # its q_norm rows once for twice the weight columns (64 -> 32 tasks at the doc shape)
+            "prolog_tuned": base_p.with_shapes("prolog_tuned", f"cube={(*pro.cube[:2], n2)}",
+                                               cube=(*pro.cube[:2], n2)),
+            # step 2: the score matmul's cube tiles set by hand (IndexerShapes.cube): at the doc
+            # shape 256 key positions per tile instead of the pipeline's default 128, so half the
+            # cube tasks, each loading its batch's queries once for twice the keys
+            "indexer_tuned": base_i.with_shapes("indexer_tuned", f"tile_cols={ind.tile_cols}, cube={INDEXER_CUBE[scale]}",
+                                                cube=INDEXER_CUBE[scale])}
+
+
+#: the tuned score matmul tiles (m, k, n) per scale
+INDEXER_CUBE = {"doc": (128, 128, 256), "tiny": (16, 32, 64)}
+
+#: the tuning steps docs/operators.md shows: (title, variant before, variant after)
+STEPS: list[tuple[str, str, str]] = [
+    ("Indexer Prolog: query projection tasks against the cube cores", "prolog", "prolog_tuned"),
+    ("Lightning Indexer: the score matmul's tiles", "indexer", "indexer_tuned"),
+]
 
 
 # --------------------------------------------------------------------------------------------
@@ -352,5 +372,5 @@ def summary_line(sim: Simulated) -> str:
             f"simulated makespan {sim.makespan_us:.1f} µs")
 
 
-__all__ = ["Variant", "tuning_variants", "Simulated", "simulate", "StageRow", "stage_table", "format_table",
+__all__ = ["Variant", "tuning_variants", "STEPS", "Simulated", "simulate", "StageRow", "stage_table", "format_table",
            "summary_line", "ideal_work"]
