@@ -266,9 +266,10 @@ class Shadow:
         self.spaces: dict[str, _Space] = {}
         self.hazards: list[Hazard] = []
         self._seen: set[tuple] = set()
-        self._quiet = _ranges(arrays, uses)
-        self._starts = [g.lo for g in self._quiet]
-        self._silent = [g.silent for g in self._quiet]
+        self._arrays, self._uses = arrays, uses
+        self._quiet: list[_Quiet] = []       # made on the first global access (``_ranges``)
+        self._starts: list[int] | None = None if arrays else []
+        self._silent: list[bool] = []
         #: an on-chip region's entry by the ``Access`` object itself (identity: a tile's region is
         #: one object for the run, ``Placement.tile``), so a repeated tile access is one look-up
         self._known: dict[Access, _Entry] = {}
@@ -283,6 +284,8 @@ class Shadow:
             e = known.get(a)
             if e is None:
                 if a.space == "GM":
+                    if self._starts is None:
+                        self._made()
                     if self._starts and self._logged(p, epoch, op, a):
                         continue
                     e = self._entry(a)
@@ -332,6 +335,13 @@ class Shadow:
         key = (a.lo, a.hi, a.pitch, a.width)
         e = space.exact.get(key)
         return e if e is not None else space.add(a, key)
+
+    def _made(self) -> None:
+        """The caller arrays' ranges, made when first needed (most blocks of a launch never
+        check an access: ``replay._Run.alike``)."""
+        self._quiet = _ranges(self._arrays, self._uses)
+        self._starts = [g.lo for g in self._quiet]
+        self._silent = [g.silent for g in self._quiet]
 
     def _logged(self, p: int, epoch: int, op: Any, a: Access) -> bool:
         """Log the global access ``a`` if its array range stays unable to race with it; False

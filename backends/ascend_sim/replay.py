@@ -85,7 +85,7 @@ class _Run:
     position, pipe, clock), the op position of each transfer, the flags left set, whether its
     block's shadow found no race and the block that ran it."""
 
-    __slots__ = ("eng", "ops", "log", "moved", "pending", "clean", "block")
+    __slots__ = ("eng", "ops", "log", "moved", "pending", "clean", "block", "_at")
 
     def __init__(self, eng: Engine, ops: list[Op], log: list[tuple[Op, int, tuple[int, ...]]],
                  pending: list[str], clean: bool, block: int = 0) -> None:
@@ -93,27 +93,34 @@ class _Run:
         self.eng, self.ops, self.pending, self.clean, self.block = eng, ops, pending, clean, block
         self.log = [(where[id(op)], p, vc) for op, p, vc in log]
         self.moved = [where[k] for _, _, _, k in eng.transfers]
+        self._at: list[tuple[int, Any]] | None = None     # (op position, its accesses), for ``alike``
 
     def alike(self, ops: list[Op]) -> dict[str, int] | None:
         """The offset per memory space by which every access of ``ops`` is this run's (same
         extent, pitch, width, read or write), or None when they are not so. A shift common to a
         space keeps which regions are the same and which overlap, so with the same clocks the
-        same pairs race: none, when this run found none."""
+        same pairs race: none, when this run found none. A tile's region shared by the launch's
+        blocks (``Placement.regions``) is the same object: the on-chip spaces must not move (a
+        block whose tiles all moved by one offset is checked itself, as is any other)."""
+        at = self._at
+        if at is None:
+            mine = self.ops
+            at = self._at = [(i, mine[i].accesses) for i, _, _ in self.log]
         shift: dict[str, int] = {}
-        mine = self.ops
-        for i, _, _ in self.log:
-            got, had = ops[i].accesses, mine[i].accesses
+        for i, had in at:
+            got = ops[i].accesses
             if got is None or len(got) != len(had):     # type: ignore[arg-type]
                 return None
             for a, h in zip(got, had):   # type: ignore[arg-type]
-                if a is h:               # a tile's region, shared by the launch's blocks (``Placement.regions``)
-                    if shift.setdefault(a.space, 0):
-                        return None
+                if a is h:               # a tile's region, shared by the launch's blocks
                     continue
                 d = a.lo - h.lo
                 if (a.hi - h.hi != d or a.space != h.space or a.pitch != h.pitch or a.width != h.width
                         or a.write != h.write or shift.setdefault(a.space, d) != d):
                     return None
+        for space, d in shift.items():
+            if d and space != "GM":
+                return None
         return shift
 
 
@@ -176,7 +183,7 @@ class Replayer:
         self.moving = [[op for op in eng.ops or () if op.hbm] for eng in first]   # each block's transfers
         self.bytes = [sum(op.hbm for op in moving) for moving in self.moving]
         self.done: dict[tuple[Any, ...], tuple[int, Engine]] = {}
-        self._fast: dict[tuple[Any, ...], tuple[int, Engine, tuple[np.ndarray, np.ndarray]]] = {}
+        self._fast: dict[tuple[Any, ...], tuple[int, Engine, tuple[np.ndarray, np.ndarray], float]] = {}
 
     def __call__(self, b: int, start: float, core: str, stretch: dict[int, float]) -> Timed:
         moving = self.moving[b]
@@ -203,10 +210,9 @@ class Replayer:
                                         start, core, stretch)
                 times = (np.array([t[0] for t in eng.transfers], dtype=float),
                          np.array([t[1] for t in eng.transfers], dtype=float))
-                got = fast[key] = (src, eng, times)
-            src, eng, (t0, t1) = got
-            timed.append(Timed(start, eng.busy, partial(self._renamed, src, eng, b), eng.cycles(),
-                               moved=self.bytes[b]))
+                got = fast[key] = (src, eng, times, eng.cycles())
+            src, eng, (t0, t1), end = got
+            timed.append(Timed(start, eng.busy, partial(self._renamed, src, eng, b), end, moved=self.bytes[b]))
             t0s.append(t0)
             t1s.append(t1)
         empty = np.ones(0)
