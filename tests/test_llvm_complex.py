@@ -103,6 +103,30 @@ kernel @k(%a : !pto.tile<1x16xf32>, %executed : !pto.tile<1x16xu16, valid=1x4>, 
          executed=np.zeros((1, 16), np.uint16), b=_recs([8, 7, 6, 5, 3, -5, -6, -7], 50))
 
 
+MERGE4 = """
+kernel @k(%dst : !pto.tile<1x{dc}xf32, valid=1x{dv}>, %executed : !pto.tile<1x16xu16, valid=1x4>,
+          %a : !pto.tile<1x16xf32>, %b : !pto.tile<1x16xf32, valid=1x{vb}>, %c : !pto.tile<1x16xf32>,
+          %d : !pto.tile<1x16xf32>) {{
+  %dst, %executed = tmrgsort %a, %b, %c, %d {{exhausted = {ex}}} : (!pto.tile<1x16xf32>, !pto.tile<1x16xf32, valid=1x{vb}>, !pto.tile<1x16xf32>, !pto.tile<1x16xf32>) -> (!pto.tile<1x{dc}xf32, valid=1x{dv}>, !pto.tile<1x16xu16, valid=1x4>)
+}}
+"""
+
+
+@pytest.mark.parametrize("ex", ["false", "true"])
+@pytest.mark.parametrize("seed,vb,dv", [(1, 16, 64), (2, 0, 64), (3, 6, 64), (4, 16, 20), (5, 16, 64)])
+def test_tmrgsort_four_lists_tournament(ex: str, seed: int, vb: int, dv: int) -> None:
+    """Four lists (the heads compared pairwise, then the winners): ties across all four go to
+    the earliest list, NaN and signed zeros, an empty or short second list, unsorted lists
+    (the head rule without error), a dst that fills first."""
+    rng = np.random.default_rng(seed)
+    pool = [np.nan, 4, 4, 1, -0.0, 0.0, -np.inf, 2]
+    lists = [_recs(sorted(rng.choice(pool, 8), key=lambda v: -np.inf if v != v else -v)
+                   if seed != 5 else list(rng.choice(pool, 8)), 10 * m) for m in range(4)]
+    text = MERGE4.format(dc=64, dv=dv, vb=vb, ex=ex)
+    same(text, ("dst", "executed"), dst=_fill((1, 64), np.float32), executed=np.zeros((1, 16), np.uint16),
+         a=lists[0], b=lists[1], c=lists[2], d=lists[3])
+
+
 MERGE1 = """
 kernel @k(%dst : !pto.tile<1x1024x{d}, valid=1x{dv}>, %src : !pto.tile<1x1024x{d}, valid=1x{sv}>, %n : index) {{
   %dst = tmrgsort %src, %n : (!pto.tile<1x1024x{d}, valid=1x{sv}>, index) -> !pto.tile<1x1024x{d}, valid=1x{dv}>

@@ -232,50 +232,68 @@ def _merge_blocks(cg: KernelCodegen, op: TileOp) -> None:
 def _merge_heads(cg: KernelCodegen, dst: TileRef, at: ir.Value, lists: list[tuple[TileRef, ir.Value, ir.Value]],
                  capacity: ir.Value, exhausted: bool) -> list[ir.Value]:
     """The head merge of ``isa/families/complex.py``: lists are (tile, first column, record
-    count) in row 0; records go to dst row 0 from column ``at``. Returns the used counters."""
+    count) in row 0; records go to dst row 0 from column ``at``. Returns the used counters.
+
+    Each list's head key is kept in a register and only the taken list's is read again; the
+    greatest head is found by a tournament (lists 0-1 and 2-3, then the two winners), the left
+    side winning ties, which is the earliest list among equal greatest heads, as the head rule
+    says. (A chain over the four heads made every record wait on four compares and four loads.)"""
     b = cg.b
-    zero = _c(0)
+    zero, one = _c(0), _c(1)
     per = 8 // dst.dtype.itemsize
     d = dst.dtype
-    srcs = [t for t, _, _ in lists]
-    starts = [s for _, s, _ in lists]
-    counts = [c for _, _, c in lists]
-    used = [_var(cg, I64, zero, f"used{m}") for m in range(len(srcs))]
+    key_ty = F32 if d.is_float else I32
+
+    def head_ptr(m: int, u: ir.Value) -> ir.Value:
+        """Address of list m's record u (its first record when u is past the end: never taken)."""
+        t, s0, c = lists[m]
+        col = b.add(s0, b.mul(b.select(b.icmp_signed("<", u, c), u, zero), _c(per)))
+        return t.addr(b, zero, col)
+
+    def key_at(ptr: ir.Value) -> ir.Value:
+        return _sort_key(b, d, b.load(ptr, typ=lists[0][0].elem))
+
+    used = [_var(cg, I64, zero, f"used{m}") for m in range(len(lists))]
+    keys = [_var(cg, key_ty, key_at(head_ptr(m, zero)), f"head{m}") for m in range(len(lists))]
     out = _var(cg, I64, zero, "merged")
 
-    def heads() -> list[tuple[ir.Value, ir.Value]]:
-        return [(b.load(u, typ=I64), c) for u, c in zip(used, counts)]
-
     def go_on() -> ir.Value:
-        live = [b.icmp_signed("<", u, c) for u, c in heads()]
+        live = [b.icmp_signed("<", b.load(u, typ=I64), c) for u, (_, _, c) in zip(used, lists)]
         anylive, alllive = live[0], live[0]
         for v in live[1:]:
             anylive, alllive = b.or_(anylive, v), b.and_(alllive, v)
         ok = b.and_(b.icmp_signed("<", b.load(out, typ=I64), capacity), anylive)
         return b.and_(ok, alllive) if exhausted else ok
 
+    def pick(left: tuple, right: tuple) -> tuple:
+        """(live, key, list) of the winner: the right one only when it is live and greater."""
+        (ll, lk, lm), (rl, rk, rm) = left, right
+        take = b.and_(rl, b.or_(b.not_(ll), _greater(b, rk, lk)))
+        return b.or_(ll, rl), b.select(take, rk, lk), b.select(take, rm, lm)
+
     with cg.while_(go_on, "merge"):
-        have = ir.Constant(I1, 0)
-        best = zero
-        best_key: ir.Value | None = None
-        best_ptr: ir.Value = ir.Constant(PTR, None)
-        for m, (t, s0, (u, c)) in enumerate(zip(srcs, starts, heads())):
-            live = b.icmp_signed("<", u, c)
-            col = b.add(s0, b.mul(b.select(live, u, zero), _c(per)))
-            key = _sort_key(b, d, t.load_raw(b, zero, col))
-            take = live if best_key is None else b.and_(live, b.or_(b.not_(have), _greater(b, key, best_key)))
-            best = b.select(take, _c(m), best)
-            best_key = key if best_key is None else b.select(take, key, best_key)
-            best_ptr = b.select(take, t.addr(b, zero, col), best_ptr)
-            have = b.or_(have, live)
+        us = [b.load(u, typ=I64) for u in used]
+        cands = [(b.icmp_signed("<", u, c), b.load(k, typ=key_ty), _c(m))
+                 for m, (u, k, (_, _, c)) in enumerate(zip(us, keys, lists))]
+        while len(cands) > 1:
+            cands = [pick(cands[i], cands[i + 1]) if i + 1 < len(cands) else cands[i]
+                     for i in range(0, len(cands), 2)]
+        best = cands[0][2]
+        hits = [b.icmp_signed("==", best, _c(m)) for m in range(len(lists))]
+        src, nxt = head_ptr(0, us[0]), head_ptr(0, b.add(us[0], one))
+        for m in range(1, len(lists)):
+            src = b.select(hits[m], head_ptr(m, us[m]), src)
+            nxt = b.select(hits[m], head_ptr(m, b.add(us[m], one)), nxt)
         o = b.load(out, typ=I64)
-        rec = b.load(best_ptr, typ=I64)
+        rec = b.load(src, typ=I64)
         rec.align = 1          # a record is 8 bytes at any element-aligned address
         st = b.store(rec, dst.addr(b, zero, b.add(at, b.mul(o, _c(per)))))
         st.align = 1
-        for m, u in enumerate(used):
-            b.store(b.add(b.load(u, typ=I64), b.zext(b.icmp_signed("==", best, _c(m)), I64)), u)
-        b.store(b.add(o, _c(1)), out)
+        fresh = key_at(nxt)
+        for m in range(len(lists)):
+            b.store(b.add(us[m], b.zext(hits[m], I64)), used[m])
+            b.store(b.select(hits[m], fresh, b.load(keys[m], typ=key_ty)), keys[m])
+        b.store(b.add(o, one), out)
     return used
 
 
