@@ -211,3 +211,12 @@ def test_topk_sorted_many_chunks_on_a3():
     fn = topk_fn(x.shape, 2048, True, profile="a3", backend="llvm")
     assert "10 chunks of 2048" in str(fn.stages(x).tile_graph)
     check(fn, x, 2048, True)
+
+
+def test_public_lightning_indexer_compiles_on_npu_profiles():
+    """The public indexer (131,072 positions per row, top 2048, plain form) is legal on a3 and
+    a5 now that topk sorts in chunks (whole rows were refused: 12 x 512 KB working rows)."""
+    from openpto.frontend.port import report
+    from openpto.operators import lightning_indexer as li
+    r = report(li.build("full", quant=False, backend="reference"), profiles=["a3", "a5"])
+    assert r.get("a3").legal and r.get("a5").legal
