@@ -1,13 +1,15 @@
 """Operators of issue 20 (operators/): each written with the frontend and run on llvm, against a
 numpy implementation of the same operator, in one run; one table.
 
-    python benchmarks/bench_operators.py [--repeat 5] [--quick] [--only SUBSTRING]
+    python benchmarks/bench_operators.py [--repeat 5] [--quick] [--only SUBSTRING] [--simulated]
 
 Target (issue 20): llvm faster than numpy at the medium shapes. The operators are a table of
 cases (``CASES``): each names its operator and shape and makes, from fresh inputs, the numpy
 run, the llvm run and a check that the llvm result agrees with numpy's, which runs before
 anything is timed. A case is one row per implementation; a verdict line per case compares the
-two (the target is about the medium shapes; --quick runs small ones).
+two (the target is about the medium shapes; --quick runs small ones). --simulated adds a table of the
+quantised operators' simulated a3 and a5 times (the MPMD runtime's simulated executor, the
+tuning loop's variants before and after its step: operators/tuning.py).
 
 numpy's BLAS runs on one thread unless OPENBLAS_NUM_THREADS (or OMP_NUM_THREADS) says otherwise,
 as the llvm rows run one block: on the shared 2-core machine a second BLAS thread competing with
@@ -280,11 +282,34 @@ def measure(cases: list[Case], quick: bool, repeat: int) -> list[dict]:
     return rows
 
 
+#: the simulated rows: operator name -> the tuning loop's variants (operators/tuning.py) of it
+SIMULATED: dict[str, tuple[str, ...]] = {"lightning indexer": ("indexer", "indexer_tuned"),
+                                         "indexer prolog": ("prolog", "prolog_tuned")}
+
+
+def simulated(only: str, quick: bool, profiles: tuple[str, ...] = ("a3", "a5")) -> list[dict]:
+    """Simulated makespans (µs) of the quantised operators on the MPMD runtime's simulated
+    executor, per profile: the tuning loop's variants before and after its step (the doc shape,
+    or its tiny one with --quick)."""
+    from openpto.operators import tuning as tu
+    variants = tu.tuning_variants("tiny" if quick else "doc")
+    rows = []
+    for op, names in SIMULATED.items():
+        if only not in op:
+            continue
+        for name in names:
+            v = variants[name]
+            us = {p: tu.simulate(v, p).makespan_us for p in profiles}
+            rows.append({"operator": op, "variant": f"{name} ({v.note})", **us})
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--quick", action="store_true", help="small shapes, few repeats (a smoke run)")
     ap.add_argument("--only", default="", help="cases whose operator name contains this")
+    ap.add_argument("--simulated", action="store_true", help="add the simulated a3/a5 table")
     a = ap.parse_args(argv)
     repeat = 2 if a.quick else a.repeat
     cases = [c for c in CASES if a.only in c.operator]
@@ -302,6 +327,14 @@ def main(argv: list[str] | None = None) -> int:
         ratio = r["numpy"] / r["llvm"]
         print(f"target {r['operator']} ({r['shape']}{', quick: not the medium shape' if a.quick else ''}) "
               f"on llvm faster than numpy: {ratio:.2f}x: {'meets' if ratio > 1 else 'misses'}")
+    if a.simulated:
+        sim = simulated(a.only, a.quick)
+        print("\nsimulated (quantised, merge=1 tasks on the simulated executor; operators/tuning.py's "
+              f"{'tiny' if a.quick else 'doc'} shape; docs/operators.md 'Tuning on the simulator')")
+        print("| operator | variant | a3 (µs) | a5 (µs) |")
+        print("|---|---|---:|---:|")
+        for r in sim:
+            print(f"| {r['operator']} | {r['variant']} | {r['a3']:.1f} | {r['a5']:.1f} |")
     return 0
 
 

@@ -122,7 +122,7 @@ def tuning_variants(scale: str = "doc") -> dict[str, Variant]:
         pro = PrologShapes(hidden=256, q_lora=128, heads=32, head_dim=32, rope_dim=16, tile_rows=4,
                            cube=(16, 64, 32))
         seq, tokens = (100, 37), 4
-    base_i = Variant("indexer", "indexer", ind, seq, "tile_cols=128")
+    base_i = Variant("indexer", "indexer", ind, seq, f"tile_cols={ind.tile_cols}")
     base_p = Variant("prolog", "prolog", pro, (tokens,), f"cube={pro.cube}")
     n2 = 2 * pro.cube[2]
     return {"indexer": base_i, "prolog": base_p,
