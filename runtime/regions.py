@@ -22,18 +22,40 @@ _DONE: dict[tuple[Any, ...], tuple[Any, str | None]] = {}
 _DONE_SIZE = 4096
 
 
-def _layout(task: Task) -> tuple[int, int, list[tuple[str, np.ndarray, Any]]]:
-    """The address range every array binding lies in, and per binding (name, array, region)."""
+def _layout(task: Task) -> tuple[int, list[tuple[str, np.ndarray, Any]], dict[str, int]]:
+    """Where each array binding goes in the audit's private memory: bindings whose bytes
+    overlap (aliases) keep their relative layout in one stretch, and the stretches of unrelated
+    arrays are packed one after another (not the span of their real addresses, which may be
+    terabytes apart). Returns the private memory's size, per binding (name, array, region),
+    and per binding the private offset of its element [0, ..., 0]."""
     arrays = [(n, v, task.regions.get(n)) for n, v in task.args.items() if isinstance(v, np.ndarray) and v.size]
-    bounds = [np.lib.array_utils.byte_bounds(v) for _, v, _ in arrays]
-    lo = min((b[0] for b in bounds), default=0)
-    hi = max((b[1] for b in bounds), default=0)
-    return lo, hi, arrays
+    spans = sorted((*np.lib.array_utils.byte_bounds(v), n, v) for n, v, _ in arrays)
+    place: dict[str, int] = {}
+    size = 0
+    group: list[tuple[int, str, np.ndarray]] = []
+    lo = hi = 0
+
+    def close() -> None:
+        nonlocal size
+        for start, n, v in group:
+            place[n] = size + v.__array_interface__["data"][0] - lo
+        size += hi - lo
+
+    for start, end, n, v in spans:
+        if group and start >= hi:
+            close()
+            group = []
+        if not group:
+            lo, hi = start, end
+        hi = max(hi, end)
+        group.append((start, n, v))
+    if group:
+        close()
+    return size, arrays, place
 
 
-def _private(buf: np.ndarray, lo: int, a: np.ndarray) -> np.ndarray:
-    """``a`` rebuilt over ``buf`` (a byte array standing for the memory from address ``lo``)."""
-    first = a.__array_interface__["data"][0] - lo            # where element [0, ..., 0] is (negative strides)
+def _private(buf: np.ndarray, first: int, a: np.ndarray) -> np.ndarray:
+    """``a`` rebuilt over ``buf`` with its element [0, ..., 0] at byte ``first`` (negative strides allowed)."""
     return np.ndarray(a.shape, a.dtype, buffer=buf, offset=first, strides=a.strides)
 
 
@@ -48,11 +70,11 @@ def _fill(view: np.ndarray, rng: np.random.Generator) -> None:
         view[...] = (rng.standard_normal(view.shape) * 4 + 1).astype(view.dtype)
 
 
-def _run(task: Task, lo: int, size: int, arrays: list[tuple[str, np.ndarray, Any]],
+def _run(task: Task, size: int, arrays: list[tuple[str, np.ndarray, Any]], place: dict[str, int],
          seed: int) -> tuple[np.ndarray, np.ndarray]:
     """The private memory before and after one run, the bytes outside the regions from ``seed``."""
     buf = np.zeros(size, np.uint8)
-    views = {n: _private(buf, lo, a) for n, a, _ in arrays}
+    views = {n: _private(buf, place[n], a) for n, a, _ in arrays}
     outside = np.random.default_rng(seed)
     for n, _, _ in arrays:                                     # everything from this run's seed ...
         _fill(views[n], outside)
@@ -65,12 +87,12 @@ def _run(task: Task, lo: int, size: int, arrays: list[tuple[str, np.ndarray, Any
     return before, buf
 
 
-def _inside_mask(lo: int, size: int, arrays: list[tuple[str, np.ndarray, Any]]) -> np.ndarray:
+def _inside_mask(size: int, arrays: list[tuple[str, np.ndarray, Any]], place: dict[str, int]) -> np.ndarray:
     """The bytes of the elements inside the regions (a binding with no region: all of it)."""
     mask = np.zeros(size, np.uint8)
-    for _, a, region in arrays:
+    for n, a, region in arrays:
         m = np.ndarray((*a.shape, a.dtype.itemsize), np.uint8, buffer=mask,   # each element's bytes
-                       offset=a.__array_interface__["data"][0] - lo, strides=(*a.strides, 1))
+                       offset=place[n], strides=(*a.strides, 1))
         chosen = np.zeros(a.shape, bool)
         chosen[region if region is not None else ...] = True
         m[chosen] = 1
@@ -81,18 +103,17 @@ def audit_task(task: Task) -> str | None:
     """What the task's kernel does outside its declared regions (None: nothing)."""
     if task.exe is None or not task.regions:
         return None
-    lo, hi, arrays = _layout(task)
+    size, arrays, place = _layout(task)
     key = (id(task.exe), task.kernel, task.blocks,
-           tuple((n, a.shape, a.strides, a.dtype.str, a.__array_interface__["data"][0] - lo, repr(r))
-                 for n, a, r in arrays),
+           tuple((n, a.shape, a.strides, a.dtype.str, place[n], repr(r)) for n, a, r in arrays),
            tuple((n, repr(v)) for n, v in sorted(task.args.items()) if not isinstance(v, np.ndarray)))
     hit = _DONE.get(key)
     if hit is not None and hit[0] is task.exe:
         return hit[1]
-    inside = _inside_mask(lo, hi - lo, arrays)
+    inside = _inside_mask(size, arrays, place)
     try:
-        before1, after1 = _run(task, lo, hi - lo, arrays, 1)
-        before2, after2 = _run(task, lo, hi - lo, arrays, 2)
+        before1, after1 = _run(task, size, arrays, place, 1)
+        before2, after2 = _run(task, size, arrays, place, 2)
     except Exception as e:                                     # noqa: BLE001 - named in the report
         code = getattr(e, "code", type(e).__name__)
         return f"fails ({code}) when the bytes outside its regions hold other values"

@@ -220,3 +220,23 @@ def test_the_verifier_audits_declared_regions(add) -> None:
     with pytest.raises(PTOError) as e:  # an empty region would make the task invisible: refused
         TaskGraph().task(add, args=dict(a=a, b=b, c=c, rows=64), regions={"c": np.s_[:0]})
     assert e.value.code == "PTO_TASK" and "no element" in e.value.message
+
+
+def test_the_region_audit_packs_unrelated_bindings_and_keeps_aliases_together(add) -> None:
+    """The audit's private memory holds each group of overlapping bindings once, packed: not the
+    span of their real addresses (arrays far apart in memory asked for terabytes before)."""
+    from openpto.runtime.graph import TaskGraph as _G
+    from openpto.runtime.regions import _layout, audit_task
+
+    a, b = np.ones((64, 1024), np.float32), np.ones((64, 1024), np.float32)
+    c = np.zeros((64, 1024), np.float32)
+    g = _G()
+    t = g.task(add, args=dict(a=a, b=c[32:], c=c, rows=32), regions={"c": np.s_[:32]}, label="alias")
+    size, arrays, place = _layout(t)
+    assert size == a.nbytes + c.nbytes                     # a alone, c with its alias c[32:] inside
+    assert place["b"] - place["c"] == c[32:].__array_interface__["data"][0] - c.__array_interface__["data"][0]
+    assert audit_task(t) is None     # reads c[32:], writes c[:32]
+    g = _G()
+    t = g.task(add, args=dict(a=a, b=b, c=c, rows=64), regions={"c": np.s_[:32]}, label="past")
+    found = audit_task(t)
+    assert found is not None and "outside the regions" in found
