@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 import openpto as pto
+from comm_cases import COMM, ring_args as _ring_args, ring_text as _ring_text, zeros as _zeros, WAIT
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-COMM = ROOT / "examples" / "comm"
 rng = np.random.default_rng(19)
 RANKS = [1, 2, 4]
 
@@ -21,10 +21,6 @@ RANKS = [1, 2, 4]
 def _exe(text_or_name: str):  # noqa: ANN202
     m = pto.load(COMM / text_or_name) if text_or_name.endswith(".pto") else pto.parse(text_or_name)
     return pto.compile(m, "reference", "cpu"), m.kernels[0].name
-
-
-def _zeros(shape: tuple[int, ...], n: int, dtype=np.float32) -> list[np.ndarray]:  # noqa: ANN001
-    return [np.zeros(shape, dtype) for _ in range(n)]
 
 
 @pytest.mark.parametrize("n", RANKS)
@@ -78,22 +74,6 @@ def test_tp_matmul_example(n: int) -> None:
     for y in ys:
         np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-4)
     assert res.counters["TPUT"] == n * n and res.counters["TMATMUL"] == n
-
-
-def _ring_text(**replace: str) -> str:
-    text = (COMM / "ring_exchange.pto").read_text()
-    for old, new in replace.items():
-        assert old in text
-        text = text.replace(old, new)
-    return text
-
-
-def _ring_args(n: int) -> dict[str, list[np.ndarray]]:
-    return {"x": [np.full((32, 32), r + 1, np.float32) for r in range(n)], "y": _zeros((32, 32), n),
-            "flag": _zeros((1,), n, np.int32), "z": _zeros((32, 32), n)}
-
-
-WAIT = "  twait %flag[%c0], %one {cmp = #pto.cmp<EQ>} : (!pto.memref<1xi32>, i32)\n"
 
 
 def test_a_missing_wait_is_a_race_at_the_read() -> None:

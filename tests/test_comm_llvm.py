@@ -16,15 +16,11 @@ import pytest
 import openpto as pto
 from openpto.isa.attrs import CmpMode, NotifyOp
 from openpto.isa.world import SoloWorld, World, satisfied
+from comm_cases import COMM, ring_args as _ring_args, ring_text as _ring_text, zeros as _zeros, WAIT
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-COMM = ROOT / "examples" / "comm"
 RANKS = [1, 2, 4]
 rng = np.random.default_rng(1919)
-
-
-def _zeros(shape: tuple[int, ...], n: int, dtype: Any = np.float32) -> list[np.ndarray]:
-    return [np.zeros(shape, dtype) for _ in range(n)]
 
 
 def _compile(text_or_name: str, backend: str = "llvm") -> tuple[Any, str]:
@@ -352,22 +348,6 @@ def test_views_of_symmetric_tensors_as_comm_operands(n: int) -> None:
 
 
 # ----------------------------------------------------------------------------- faults
-
-def _ring_text(**replace: str) -> str:
-    text = (COMM / "ring_exchange.pto").read_text()
-    for old, new in replace.items():
-        assert old in text
-        text = text.replace(old, new)
-    return text
-
-
-def _ring_args(n: int) -> dict[str, list[np.ndarray]]:
-    return {"x": [np.full((32, 32), r + 1, np.float32) for r in range(n)], "y": _zeros((32, 32), n),
-            "flag": _zeros((1,), n, np.int32), "z": _zeros((32, 32), n)}
-
-
-WAIT = "  twait %flag[%c0], %one {cmp = #pto.cmp<EQ>} : (!pto.memref<1xi32>, i32)\n"
-
 
 def _error(text: str, n: int, **kw: Any) -> pto.PTOError:
     """The error of an llvm run of a ring variant, checked to be the reference's."""

@@ -29,9 +29,9 @@ from openpto.isa.diagnostics import RuntimeFault
 from openpto.isa.world import World
 from openpto.runtime import mpi
 from openpto.runtime.mpi import launch
+from comm_cases import COMM, ring_args as _ring_args, ring_text as _ring_text, zeros as _zeros
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-COMM = ROOT / "examples" / "comm"
 HERE = pathlib.Path(__file__).resolve().parent
 rng = np.random.default_rng(1919)
 WAIT_S = 3.0            # a wait's deadlock timeout in these tests
@@ -42,10 +42,6 @@ def test_mpi4py_is_installed() -> None:
     """The `mpi` extra is part of the test install: a missing mpi4py fails, it is not skipped."""
     assert importlib.util.find_spec("mpi4py") is not None, "pip install -e '.[mpi]' (mpi4py and mpich)"
 
-
-
-def _zeros(shape: tuple[int, ...], n: int, dtype=np.float32) -> list[np.ndarray]:  # noqa: ANN001
-    return [np.zeros(shape, dtype) for _ in range(n)]
 
 
 def _copy(args: dict) -> dict:
@@ -258,19 +254,6 @@ def test_repeat_reruns_the_kernel_on_the_original_inputs(mpiexec: str) -> None:
 
 
 # ----------------------------------------------------------------------------- faults
-
-def _ring_text(**replace: str) -> str:
-    text = (COMM / "ring_exchange.pto").read_text()
-    for old, new in replace.items():
-        assert old in text
-        text = text.replace(old, new)
-    return text
-
-
-def _ring_args(n: int) -> dict[str, list[np.ndarray]]:
-    return {"x": [np.full((32, 32), r + 1, np.float32) for r in range(n)], "y": _zeros((32, 32), n),
-            "flag": _zeros((1,), n, np.int32), "z": _zeros((32, 32), n)}
-
 
 def _fault(text: str, n: int, **kw) -> tuple[pto.PTOError, float]:  # noqa: ANN003
     start = time.perf_counter()
