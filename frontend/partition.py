@@ -223,7 +223,8 @@ class _Partitioner:
         if not self.options.fuse:
             return False
         produced = {m.out for m in k.nodes}
-        if not any(t in produced for t in n.tensor_inputs()):
+        sibling = not any(t in produced for t in n.tensor_inputs())
+        if sibling and not self._sibling(k, n):
             return False
         written = {id(self.tg.places[m.out].buffer.base) for m in k.nodes}
         for t in n.tensor_inputs():
@@ -260,7 +261,27 @@ class _Partitioner:
         k.why = [w for w in k.why if not w.startswith("coalesced")]
         if note:
             k.why.append(note)
+        if sibling and not any(w.startswith("siblings") for w in k.why):
+            k.why.append("siblings: ops reading nothing made here joined it, on the same whole-row tiles")
         return True
+
+    def _sibling(self, k: Kernel, n: TileNode) -> bool:
+        """An elementwise op that reads nothing the kernel makes joins it when it walks the same
+        whole-row tiles of the same rows and columns (``x1 * c - x2 * s``: both products in one launch);
+        the checks of ``_join`` on what it reads and writes still apply."""
+        base = k.nodes[0]
+        # whole-row tiles only: a task of the kernel then reaches its own rows of every buffer (in a
+        # grid the bounding box of two column windows of one buffer would join the column tasks)
+        if not (k.mode == "rows" and n.kind in ELEMENTWISE and not n.is_rowvec
+                and not any(m.is_rowvec for m in k.nodes) and n.tile == base.tile
+                and dims_equal(n.rows, base.rows) and dims_equal(n.cols, base.cols)):
+            return False
+        # every tensor the kernel reads or makes is a tile of its own: a sibling joins only while
+        # they all still fit the vector buffer (a producer's consumer is not held to this)
+        nodes = k.nodes + [n]
+        tensors = {m.out for m in nodes} | {t for m in nodes for t in m.tensor_inputs()}
+        need = sum(n.tile[0] * n.tile[1] * t.dtype.itemsize for t in tensors)
+        return need <= self.prof.capacity[Loc.VEC]
 
     def _overwrites(self, k: Kernel, n: TileNode, produced: set[g.TensorValue]) -> str:
         """The memory ``n`` would write that the kernel already reads at other elements (a

@@ -75,34 +75,31 @@ def _cast(x: Any, dtype: Any, mode: str = "rint") -> Any:
     return x if x.dtype == to_dtype(dtype) else pto.cast(x, dtype, mode)
 
 
-def _rope_into(x: Any, cos: Any, sin: Any, dst: Any, half: int, offs: tuple) -> None:
-    """RoPE of ``x`` (f32, last axis ``2 * half``) written, rounded to ``dst``'s dtype, into
-    ``dst`` at ``offs``: out = x * cos + rotate_half(x) * sin, rotate_half(x) = [-x2, x1]."""
-    lead = list(x.shape[:-1])
-    zero = [0] * len(lead)
-    x1 = pto.view(x, lead + [half], zero + [0])
-    x2 = pto.view(x, lead + [half], zero + [half])
-    c1 = pto.view(cos, list(cos.shape[:-1]) + [half], [0] * (len(cos.shape) - 1) + [0])
-    c2 = pto.view(cos, list(cos.shape[:-1]) + [half], [0] * (len(cos.shape) - 1) + [half])
-    s1 = pto.view(sin, list(sin.shape[:-1]) + [half], [0] * (len(sin.shape) - 1) + [0])
-    s2 = pto.view(sin, list(sin.shape[:-1]) + [half], [0] * (len(sin.shape) - 1) + [half])
-    first = x1 * c1 - x2 * s1
-    second = x2 * c2 + x1 * s2
-    pto.assemble(_cast(first, dst.dtype), list(offs), dst)
-    pto.assemble(_cast(second, dst.dtype), list(offs[:-1]) + [offs[-1] + half], dst)
+def _rope_heads(x: Any, cos: Any, sin: Any, heads: int, rope: int) -> Any:
+    """``x`` ([t, heads * head_dim], bf16/f16/f32) with RoPE on the first ``rope`` columns of
+    every head, computed in f32 and rounded back to x's dtype; the other columns pass unchanged.
+    out = x * cos + rotate_half(x) * sin, rotate_half(x) = [-x2, x1], cos/sin [t, rope] shared by
+    the heads.
 
+    Every operand is a [t, rope / 2] window of a 2-D tensor (no [t, heads, rope] * [t, 1, rope]
+    broadcast), so the rotations of all heads walk the same tiles and run as one kernel, and the
+    pass-through columns as one more."""
+    t, width = x.shape[0], x.shape[-1]
+    head_dim, half = width // heads, rope // 2
+    out = pto.tensor([t, width], x.dtype, "roped")
 
-def _rope_head(x: Any, cos: Any, sin: Any, rope: int) -> Any:
-    """``x`` ([..., head_dim], bf16/f16/f32) with RoPE on its first ``rope`` columns, computed
-    in f32 and rounded back to x's dtype; the other columns pass unchanged."""
-    shape = list(x.shape)
-    lead = shape[:-1]
-    zero = [0] * len(lead)
-    out = pto.tensor(shape, x.dtype, "roped")
-    xr = _cast(pto.view(x, lead + [rope], zero + [0]), pto.DT_FP32)
-    _rope_into(xr, cos, sin, out, rope // 2, tuple(zero + [0]))
-    if shape[-1] > rope:
-        pto.assemble(pto.view(x, lead + [shape[-1] - rope], zero + [rope]), zero + [rope], out)
+    def f32(src: Any, col: int) -> Any:
+        return _cast(pto.view(src, [t, half], [0, col]), pto.DT_FP32)
+
+    c1, c2, s1, s2 = f32(cos, 0), f32(cos, half), f32(sin, 0), f32(sin, half)
+    for h in range(heads):
+        o = h * head_dim
+        x1, x2 = f32(x, o), f32(x, o + half)
+        pto.assemble(_cast(x1 * c1 - x2 * s1, x.dtype), [0, o], out)
+        pto.assemble(_cast(x2 * c2 + x1 * s2, x.dtype), [0, o + half], out)
+    for h in range(heads if head_dim > rope else 0):
+        o = h * head_dim + rope
+        pto.assemble(pto.view(x, [t, head_dim - rope], [0, o]), [0, o], out)
     return out
 
 
@@ -167,12 +164,10 @@ def _quant_fn(s: PrologShapes, dtype: Any) -> Callable:
         pto.set_vec_tile_shapes(rows, min(N * D, s.dequant_cols))
         q_f32 = _cast(q_s32, pto.DT_FP32) * q_norm_scale
         q_f32 = q_f32 * pto.reshape(w_qb_scale, [1, N * D])
-        q = pto.reshape(_cast(q_f32, dtype), [t, N, D])
+        q = _cast(q_f32, dtype)                                               # [t, N*D]
         pto.set_semantic_label("Query-Rope")
         pto.set_vec_tile_shapes(rows, R)
-        cos_f, sin_f = _cast(cos, pto.DT_FP32), _cast(sin, pto.DT_FP32)
-        pto.set_vec_tile_shapes(1, N, D)
-        q_roped = _rope_head(q, pto.reshape(cos_f, [t, 1, R]), pto.reshape(sin_f, [t, 1, R]), R)
+        q_roped = _rope_heads(q, cos, sin, N, R)
         pto.set_semantic_label("Query-Hadamard")
         q_hd = pto.matmul(pto.reshape(q_roped, [t * N, D]), hadamard_q, dtype)
         pto.set_semantic_label("Query-Quant")
@@ -186,7 +181,7 @@ def _quant_fn(s: PrologShapes, dtype: Any) -> Callable:
         pto.set_vec_tile_shapes(rows, D)
         k = _cast(_layer_norm(k, pto.reshape(ln_gamma, [1, D]), pto.reshape(ln_beta, [1, D]), D), dtype)
         pto.set_semantic_label("Key-Rope")
-        k_roped = _rope_head(k, cos_f, sin_f, R)
+        k_roped = _rope_heads(k, cos, sin, 1, R)
         pto.set_semantic_label("Key-Hadamard")
         k_hd = pto.matmul(k_roped, hadamard_k, dtype)
         pto.set_semantic_label("Key-Quant")
@@ -221,12 +216,10 @@ def _plain_fn(s: PrologShapes, dtype: Any) -> Callable:
         t = x.shape[0]
         pto.set_semantic_label("Query-Linear")
         _cube_tiles(s)
-        q = pto.reshape(pto.matmul(q_lora, w_q, dtype), [t, N, D])
+        q = pto.matmul(q_lora, w_q, dtype)                                    # [t, N*D]
         pto.set_semantic_label("Query-Rope")
         pto.set_vec_tile_shapes(rows, R)
-        cos_f, sin_f = _cast(cos, pto.DT_FP32), _cast(sin, pto.DT_FP32)
-        pto.set_vec_tile_shapes(1, N, D)
-        q_roped = _rope_head(q, pto.reshape(cos_f, [t, 1, R]), pto.reshape(sin_f, [t, 1, R]), R)
+        q_roped = pto.reshape(_rope_heads(q, cos, sin, N, R), [t, N, D])
         pto.set_semantic_label("Key-Linear")
         _cube_tiles(s)
         k = pto.matmul(x, wk, pto.DT_FP32)
@@ -234,7 +227,7 @@ def _plain_fn(s: PrologShapes, dtype: Any) -> Callable:
         pto.set_vec_tile_shapes(rows, D)
         k = _cast(_layer_norm(k, pto.reshape(ln_gamma, [1, D]), pto.reshape(ln_beta, [1, D]), D), dtype)
         pto.set_semantic_label("Key-Rope")
-        k_roped = _rope_head(k, cos_f, sin_f, R)
+        k_roped = _rope_heads(k, cos, sin, 1, R)
         pto.set_semantic_label("Weight-Linear")
         _cube_tiles(s)
         pto.set_vec_tile_shapes(rows, N)

@@ -65,7 +65,8 @@ def test_isomorphic_kernels_share_one_compiled_kernel():
     ex = b.op("exp", x, out="ex")
     ey = b.op("exp", y, out="ey")
     b.ret(ex, ey)
-    cf = compile_function(b.function(), backend="reference", profile="cpu")
+    # fuse=False: with fusion on the two (independent, same tiles) ops would be siblings in one kernel
+    cf = compile_function(b.function(), backend="reference", profile="cpu", options={"fuse": False})
     ks = list(cf.stages.partition.kernels())
     assert len(ks) == 2 and ks[1].shares is ks[0]
     assert len(cf.stages.lowered.kernels) == 1 and "shares its code" in str(cf.stages.partition)
@@ -75,6 +76,42 @@ def test_isomorphic_kernels_share_one_compiled_kernel():
     cf({"x": xa, "y": ya, "ex": ox, "ey": oy}, {})
     np.testing.assert_allclose(ox, np.exp(xa), rtol=1e-6)
     np.testing.assert_allclose(oy, np.exp(ya), rtol=1e-6)
+
+
+@pytest.mark.parametrize("backend", ["reference", "llvm"])
+def test_independent_ops_on_the_same_tiles_share_a_kernel(backend):
+    """x1 * c - x2 * s: the two products read nothing the other makes, yet walk the same tiles:
+    siblings, one kernel (one launch) for the whole expression."""
+    b = Builder("siblings")
+    x1, x2 = b.tensor("x1", (64, 32)), b.tensor("x2", (64, 32))
+    c, s = b.tensor("c", (64, 32)), b.tensor("s", (64, 32))
+    b.vec = (16, 32)
+    p = b.op("mul", x1, c, out="p")
+    q = b.op("mul", x2, s, out="q")
+    r = b.op("sub", p, q, out="r")
+    b.ret(r)
+    cf = compile_function(b.function(), backend=backend, profile="cpu")
+    ks = list(cf.stages.partition.kernels())
+    assert len(ks) == 1 and [n.name for n in ks[0].nodes] == ["mul", "mul", "sub"]
+    rng = np.random.default_rng(3)
+    a = {k: rng.standard_normal((64, 32)).astype(np.float32) for k in ("x1", "x2", "c", "s")}
+    out = np.empty((64, 32), np.float32)
+    cf({**a, "r": out}, {})
+    np.testing.assert_array_equal(out, a["x1"] * a["c"] - a["x2"] * a["s"])
+
+
+def test_siblings_stop_joining_when_their_tiles_would_overflow_the_vector_buffer():
+    """On a3 (192 KiB of vector buffer) eight independent 64x128 f32 exps (32 KiB tiles, two per op)
+    cannot share one kernel: the siblings split where the next would not fit, and the program
+    still compiles for the profile."""
+    b = Builder("many")
+    b.vec = (64, 128)
+    outs = [b.op("exp", b.tensor(f"x{i}", (64, 128)), out=f"e{i}") for i in range(8)]
+    b.ret(*outs)
+    cf = compile_function(b.function(), backend="reference", profile="a3")
+    sizes = [len(k.nodes) for k in cf.stages.partition.kernels()]
+    assert sum(sizes) == 8 and len(sizes) > 1 and max(sizes) * 2 * 64 * 128 * 4 <= 196608
+    assert max(sizes) >= 2
 
 
 def test_fuse_off_gives_one_kernel_per_op():
