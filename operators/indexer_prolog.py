@@ -104,18 +104,18 @@ def _rope_heads(x: Any, cos: Any, sin: Any, heads: int, rope: int) -> Any:
 
 
 def _layer_norm(x: Any, gamma: Any, beta: Any, n: int) -> Any:
-    """LayerNorm over the last axis of an f32 tensor, in the public operator's order of f32
-    steps (divide before summing, so large sums do not overflow)."""
+    """LayerNorm over the last axis of an f32 tensor (gamma and beta [1, n] f32), in the public
+    operator's order of f32 steps (divide before summing, so large sums do not overflow)."""
     mean = pto.sum(x * (1.0 / n), -1, True)
     diff = x - mean
     var = pto.sum(diff * diff * (1.0 / n), -1, True)
     norm = diff / pto.sqrt(var + EPS)
-    return norm * _cast(gamma, pto.DT_FP32) + _cast(beta, pto.DT_FP32)
+    return norm * gamma + beta
 
 
 def _dynamic_quant(x: Any) -> tuple[Any, Any]:
-    """Per-row int8 quantisation of ``x``: (rint(x * 127 / max|x|) as i8, max|x| / 127 as f32,
-    computed as 1 / (127 / max|x|) like the public operator)."""
+    """Per-row int8 quantisation of ``x``: (rint(x * 127 / max|x|) as i8, max|x| / 127 computed
+    in f32 as 1 / (127 / max|x|) like the public operator, returned as f16)."""
     xf = _cast(x, pto.DT_FP32)
     amax = pto.amax(pto.abs(xf), -1, True)
     scale = INT8_MAX / amax
@@ -124,7 +124,7 @@ def _dynamic_quant(x: Any) -> tuple[Any, Any]:
     # goes through i32; a5 converts no i32 to f16, every profile converts i16 to f16.)
     q16 = _cast(xf * scale, pto.DT_INT16, mode="rint")
     q8 = _cast(_cast(q16, pto.DT_FP16), pto.DT_INT8, mode="trunc")
-    return q8, 1.0 / scale
+    return q8, _cast(1.0 / scale, pto.DT_FP16)
 
 
 def _cube_tiles(s: PrologShapes) -> None:
@@ -174,12 +174,15 @@ def _quant_fn(s: PrologShapes, dtype: Any) -> Callable:
         pto.set_vec_tile_shapes(s.quant_rows, D)
         q_int8, q_scale = _dynamic_quant(q_hd)
         # ---- key
+        pto.set_semantic_label("Key-LayerNorm")
+        pto.set_vec_tile_shapes(1, D)       # the affine terms in f32 first: LayerNorm then joins the matmul
+        gamma, beta = (_cast(pto.reshape(v, [1, D]), pto.DT_FP32) for v in (ln_gamma, ln_beta))
         pto.set_semantic_label("Key-Linear")
         _cube_tiles(s)
         k = pto.matmul(x, wk, pto.DT_FP32)                                    # [t, D]
         pto.set_semantic_label("Key-LayerNorm")
         pto.set_vec_tile_shapes(rows, D)
-        k = _cast(_layer_norm(k, pto.reshape(ln_gamma, [1, D]), pto.reshape(ln_beta, [1, D]), D), dtype)
+        k = _cast(_layer_norm(k, gamma, beta, D), dtype)
         pto.set_semantic_label("Key-Rope")
         k_roped = _rope_heads(k, cos, sin, 1, R)
         pto.set_semantic_label("Key-Hadamard")
@@ -190,9 +193,8 @@ def _quant_fn(s: PrologShapes, dtype: Any) -> Callable:
         pto.set_semantic_label("Weight-Linear")
         _cube_tiles(s)
         pto.set_vec_tile_shapes(rows, N)
-        weights = _cast(pto.matmul(x, w_proj, dtype), pto.DT_FP32) * w_scale
-        return (pto.reshape(q_int8, [t, N, D]), pto.reshape(_cast(q_scale, pto.DT_FP16), [t, N, 1]),
-                k_int8, _cast(k_scale, pto.DT_FP16), _cast(weights, pto.DT_FP16))
+        weights = _cast(_cast(pto.matmul(x, w_proj, dtype), pto.DT_FP32) * w_scale, pto.DT_FP16)
+        return pto.reshape(q_int8, [t, N, D]), pto.reshape(q_scale, [t, N, 1]), k_int8, k_scale, weights
 
     return indexer_prolog_quant
 
@@ -220,19 +222,22 @@ def _plain_fn(s: PrologShapes, dtype: Any) -> Callable:
         pto.set_semantic_label("Query-Rope")
         pto.set_vec_tile_shapes(rows, R)
         q_roped = pto.reshape(_rope_heads(q, cos, sin, N, R), [t, N, D])
+        pto.set_semantic_label("Key-LayerNorm")
+        pto.set_vec_tile_shapes(1, D)       # the affine terms in f32 first: LayerNorm then joins the matmul
+        gamma, beta = (_cast(pto.reshape(v, [1, D]), pto.DT_FP32) for v in (ln_gamma, ln_beta))
         pto.set_semantic_label("Key-Linear")
         _cube_tiles(s)
         k = pto.matmul(x, wk, pto.DT_FP32)
         pto.set_semantic_label("Key-LayerNorm")
         pto.set_vec_tile_shapes(rows, D)
-        k = _cast(_layer_norm(k, pto.reshape(ln_gamma, [1, D]), pto.reshape(ln_beta, [1, D]), D), dtype)
+        k = _cast(_layer_norm(k, gamma, beta, D), dtype)
         pto.set_semantic_label("Key-Rope")
         k_roped = _rope_heads(k, cos, sin, 1, R)
         pto.set_semantic_label("Weight-Linear")
         _cube_tiles(s)
         pto.set_vec_tile_shapes(rows, N)
-        weights = _cast(pto.matmul(x, w_proj, dtype), pto.DT_FP32) * w_scale
-        return q_roped, k_roped, _cast(weights, dtype)
+        weights = _cast(_cast(pto.matmul(x, w_proj, dtype), pto.DT_FP32) * w_scale, dtype)
+        return q_roped, k_roped, weights
 
     return indexer_prolog
 
