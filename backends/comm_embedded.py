@@ -36,6 +36,9 @@ from .arrays import describe
 
 #: the most ranks one embedded launch may have (each (rank, block) pair is a thread)
 MAX_RANKS = 256
+#: the most (rank, block) agents one embedded launch may have: each is a thread holding a vector
+#: clock over all of them (memory grows with the square)
+MAX_AGENTS = 4096
 
 
 def check_ranks(ranks: Any) -> int:
@@ -58,11 +61,10 @@ def split_ranks(kernel: Any, args: Sequence[Any], kwargs: Mapping[str, Any],
     """Each rank's arguments: an array parameter (global or tile) takes a list or tuple of one
     array per rank (its symmetric instances); a scalar is the same on every rank."""
     params = {p.name: p for p in kernel.params}
-    named = dict(zip((p.name for p in kernel.params), args))
-    named.update({k: v for k, v in kwargs.items() if k in params and k not in named})
     per: list[tuple[list[Any], dict[str, Any]]] = [([], {}) for _ in range(ranks)]
-    for name, v in list(zip((p.name for p in kernel.params), args)) + list(kwargs.items()):
-        positional = name in named and any(v is a for a in args[:len(kernel.params)])
+    given = [(name, v, True) for name, v in zip((p.name for p in kernel.params), args)]
+    given += [(name, v, False) for name, v in kwargs.items()]
+    for name, v, positional in given:
         p = params.get(name)
         if p is not None and isinstance(p.type, (GlobalType, TileType)):
             if not isinstance(v, (list, tuple)) or len(v) != ranks:
@@ -84,10 +86,20 @@ def split_ranks(kernel: Any, args: Sequence[Any], kwargs: Mapping[str, Any],
 
 def check_instances(kernel: Any, bound: list[dict[str, Any]]) -> dict[str, list[np.ndarray]]:
     """The symmetric tensors: every rank's instance of a global parameter has one shape and
-    is C-contiguous (a remote access is an offset in it), and no two ranks share memory."""
+    is C-contiguous (a remote access is an offset in it); no two ranks share memory for an
+    array parameter (global or tile), and no two global parameters share memory on one rank
+    (a remote access names its tensor by address, so aliases could not be told apart)."""
     out: dict[str, list[np.ndarray]] = {}
     where = Location(kernel=kernel.name)
     for p in kernel.params:
+        if isinstance(p.type, TileType):
+            tiles = [np.asarray(b[p.name]) for b in bound]
+            for r in range(len(tiles)):
+                for q in range(r):
+                    if tiles[r].size and np.may_share_memory(tiles[r], tiles[q]):
+                        raise RuntimeFault("RUNTIME_ARG_OVERLAP", f"ranks {q} and {r} share memory for tile "
+                                           f"%{p.name}", location=where, expected="one array per rank",
+                                           actual=f"ranks {q} and {r} overlap")
         if not isinstance(p.type, GlobalType):
             continue
         inst = [b[p.name] for b in bound]
@@ -107,6 +119,15 @@ def check_instances(kernel: Any, bound: list[dict[str, Any]]) -> dict[str, list[
                                        f"%{p.name}", location=where, expected="one array per rank",
                                        actual=f"ranks {q} and {r} overlap")
         out[p.name] = inst
+    names = list(out)
+    for r in range(len(bound)):
+        for i, a in enumerate(names):
+            for b in names[:i]:
+                if out[a][r].size and out[b][r].size and np.may_share_memory(out[a][r], out[b][r]):
+                    raise RuntimeFault("RUNTIME_ARG_OVERLAP", f"symmetric %{b} and %{a} share memory on rank {r}: "
+                                       "a remote access could not tell them apart", location=where,
+                                       expected="separate arrays per symmetric tensor",
+                                       actual=f"%{b} and %{a} overlap on rank {r}")
     return out
 
 
@@ -162,6 +183,10 @@ class Embedded:
     """The shared state of one launch: the instances, the baton and the clocks."""
 
     def __init__(self, ranks: int, block_num: int, instances: Mapping[str, list[np.ndarray]]) -> None:
+        if ranks * block_num > MAX_AGENTS:
+            raise PTOError("PTO_RANKS", "an embedded multi-rank launch runs every (rank, block) pair as a thread "
+                           "of its own: too many", expected=f"ranks x block_num <= {MAX_AGENTS}",
+                           actual=f"{ranks} x {block_num} = {ranks * block_num}")
         self.size = ranks
         self.block_num = block_num
         self.tables: list[_Instance] = []

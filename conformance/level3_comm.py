@@ -30,7 +30,7 @@ from .outcome import Failure, Outcome
 from .programs import random_values
 
 RANKS = (1, 2, 3, 4)
-DTYPES = ("f32", "f16", "i32")
+DTYPES = ("f32", "f16", "bf16", "i32")
 SIZES = ((16, 16), (8, 64), (32, 32))
 RACE = "ORDER_COMM_RACE"
 MPI_RANKS = (2, 4)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import operator
 from typing import Callable
 
+import ml_dtypes
 import numpy as np
 
 from .attrs import CmpMode, NotifyOp
@@ -85,9 +86,19 @@ class World:
         hangs); by default nothing to tell."""
 
 
+def is_float(d: np.dtype) -> bool:
+    """Whether ``d`` is a floating type, bf16 and the fp8 formats (ml_dtypes: numpy kind 'V')
+    included, which ``np.issubdtype(d, np.floating)`` says are not."""
+    try:
+        ml_dtypes.finfo(d)
+    except ValueError:
+        return False
+    return True
+
+
 def accumulate(dst: np.ndarray, values: np.ndarray) -> None:
     """``dst += values`` in dst's type: integers wrap, narrow floats add in f32 and round once."""
-    if np.issubdtype(dst.dtype, np.floating) and dst.dtype.itemsize < 4:
+    if is_float(dst.dtype) and dst.dtype.itemsize < 4:
         dst[...] = (dst.astype(np.float32) + values.astype(np.float32)).astype(dst.dtype)
     elif dst.dtype == np.bool_:
         dst[...] = dst | values.astype(bool)

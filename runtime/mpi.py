@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import math
 import os
 import pickle
 import re
@@ -30,6 +31,7 @@ from typing import Any, Mapping
 
 from ..assembler.ir import Module
 from ..assembler.loading import parse_bytes, read_bytes
+from ..backends import get as get_backend
 from ..backends.arguments import bind, written_params
 from ..backends.base import Result
 from ..backends.blocks import check_block_num
@@ -106,10 +108,25 @@ def _program(program: str | os.PathLike[str] | Module) -> tuple[bytes, str | Non
     if isinstance(program, os.PathLike) or (isinstance(program, str) and "\n" not in program
                                             and os.path.exists(program)):
         return read_bytes(program), os.fspath(program)
+    if isinstance(program, str) and "\n" not in program and program.strip().endswith((".pto", ".ptobc")):
+        raise PTOError("PTO_FILE", f"no such program file: {program}", expected="an existing file",
+                       actual=program)
     if isinstance(program, str):
         return program.encode(), None
     raise PTOError("PTO_API_TYPE", "launch takes a path, PTO-AS text or a Module",
                    expected="str | PathLike | Module", actual=type(program).__name__)
+
+
+def seconds(value: Any, what: str) -> float:
+    """A timeout: a finite number of seconds above zero, else PTO_OPTION (NaN would never expire)."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        v = math.nan
+    if isinstance(value, bool) or not math.isfinite(v) or v <= 0:
+        raise PTOError("PTO_OPTION", f"{what} is a number of seconds", expected="a finite number > 0",
+                       actual=repr(value)[:80])
+    return v
 
 
 def make_spec(data: bytes, filename: str | None, kernel: str, ranks: int, *, backend: str = "reference",
@@ -142,6 +159,13 @@ def launch(program: str | os.PathLike[str] | Module, kernel: str | None = None,
     if not isinstance(repeat, int) or isinstance(repeat, bool) or repeat < 1:
         raise PTOError("PTO_OPTION", "repeat is the number of kernel runs per process", expected="an int >= 1",
                        actual=repr(repeat))
+    wait_timeout, timeout = seconds(wait_timeout, "wait_timeout"), seconds(timeout, "timeout")
+    if args is not None and not isinstance(args, Mapping):
+        raise PTOError("PTO_API_TYPE", "launch's args map parameter names to values",
+                       expected="a mapping (dict)", actual=type(args).__name__)
+    if not get_backend(backend).multi_rank:
+        raise PTOError("PTO_RANKS", f"backend {backend!r} runs one rank only: it cannot run an MPI launch",
+                       expected="a backend that runs ranks=N (reference, llvm)", actual=backend)
     data, filename = _program(program)
     module = parse_bytes(data, filename)
     k = module.kernel(kernel, "choose one with kernel=")

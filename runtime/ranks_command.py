@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..assembler.ir import Kernel
+from ..backends import get as get_backend
 from ..backends.base import Executable
 from ..backends.comm_embedded import check_ranks
 from ..backends.inputs import fill, literal, parse_assignment, parse_shape, save
@@ -78,6 +79,9 @@ def run_ranks(args: argparse.Namespace, exe: Executable, kernels: list[Kernel]) 
         raise PTOError("PTO_OPTION", "--mpi runs a multi-rank launch: give its --ranks N",
                        expected="--ranks N with --mpi", actual="no --ranks")
     n = check_ranks(args.ranks)
+    if not get_backend(args.backend).multi_rank:
+        raise PTOError("PTO_RANKS", f"backend {args.backend!r} runs one rank only: --ranks needs one that runs "
+                       "ranks=N", expected="--backend reference or llvm", actual=args.backend)
     kernel = kernels[0]
     per = rank_values(kernel, args, n)
     outs = [parse_assignment(o) for o in args.out]

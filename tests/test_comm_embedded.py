@@ -330,3 +330,56 @@ def test_the_python_sample_of_docs_comm_runs(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.chdir(ROOT)
     (block,) = re.findall(r"```python\n(.*?)```", (ROOT / "docs" / "comm.md").read_text(), re.S)
     exec(compile(block, "docs/comm.md", "exec"), {})         # noqa: S102 - our own documentation
+
+
+@pytest.mark.parametrize("n", [3, 4])
+def test_treduce_sum_of_bf16_rounds_once(n: int) -> None:
+    """bf16 (an ml_dtypes type numpy does not call floating) sums wide and rounds once."""
+    import ml_dtypes
+
+    bf16 = ml_dtypes.bfloat16
+    m = "!pto.memref<1x16xbf16>"
+    exe, k = _exe(f"kernel @r(%g : {m}, %d : {m}) {{\n  .const %c0 = 0 : index\n"
+                  f"  treduce %d[%c0, %c0], %g[%c0, %c0] {{op = #pto.reduce_op<Sum>}} : ({m}, {m})\n}}\n")
+    vals = [[446.0, -1648.0, 254.0, 0.0][:n], [28.375, -72.0, 253.0, 0.0][:n]]
+    gs = [np.array([[vals[0][r], vals[1][r]] + [0.0] * 14], bf16) for r in range(n)]
+    ds = _zeros((1, 16), n, bf16)
+    exe.run(k, g=gs, d=ds, ranks=n)
+    want = np.sum(np.stack([g.astype(np.float64) for g in gs]), axis=0).astype(bf16)
+    np.testing.assert_array_equal(ds[0].astype(np.float64), want.astype(np.float64))
+    assert float(ds[0][0, 0]) == -948.0 and float(ds[0][0, 1]) == 209.0
+
+
+def test_aliased_symmetric_parameters_on_one_rank_are_refused() -> None:
+    exe, k = _exe("ring_exchange.pto")
+    args = _ring_args(2)
+    args["y"][1] = args["x"][1]                          # rank 1's y is its x
+    with pytest.raises(pto.PTOError) as e:
+        exe.run(k, **args, ranks=2)
+    assert e.value.code == "RUNTIME_ARG_OVERLAP" and "%x and %y share memory on rank 1" in e.value.message
+
+
+def test_a_keyword_scalar_equal_to_a_positional_one_binds_by_name() -> None:
+    m = "!pto.memref<1xi32>"
+    exe, k = _exe(f"kernel @s(%sig : {m}, %v : i32, %w : i32, %u : i32) {{\n  .const %c0 = 0 : index\n"
+                  f"  tnotify %sig[%c0], %w, %c0 {{op = #pto.notify_op<AtomicAdd>}} : ({m}, i32, index)\n"
+                  f"  tnotify %sig[%c0], %u, %c0 {{op = #pto.notify_op<AtomicAdd>}} : ({m}, i32, index)\n}}\n")
+    sig = _zeros((1,), 2, np.int32)
+    exe.run(k, sig, 5, u=5, w=9, ranks=2)                  # 5 given twice: once by place, once by name
+    assert int(sig[0][0]) == 2 * (9 + 5) and int(sig[1][0]) == 0
+
+
+def test_tile_arguments_shared_between_ranks_are_refused() -> None:
+    exe, k = _exe("kernel @t(%t : !pto.tile<8x8xf32>) {\n  .const %c = 1.0 : f32\n"
+                  "  %t = texpands %c : (f32) -> !pto.tile<8x8xf32>\n}\n")
+    t = np.zeros((8, 8), np.float32)
+    with pytest.raises(pto.PTOError) as e:
+        exe.run(k, t=[t, t], ranks=2)
+    assert e.value.code == "RUNTIME_ARG_OVERLAP" and "tile %t" in e.value.message
+
+
+def test_too_many_agents_for_an_embedded_launch() -> None:
+    exe, k = _exe("ring_exchange.pto")
+    with pytest.raises(pto.PTOError) as e:
+        exe.run(k, **_ring_args(2), ranks=2, block_num=5000)
+    assert e.value.code == "PTO_RANKS" and "2 x 5000" in e.value.actual

@@ -453,3 +453,22 @@ def test_the_docs_sample_runs(mpiexec: str, monkeypatch: pytest.MonkeyPatch) -> 
     (block,) = re.findall(r"```py\n(.*?)```", (ROOT / "docs" / "comm.md").read_text(), re.S)
     monkeypatch.chdir(ROOT)
     exec(compile(block, "docs/comm.md", "exec"), {})         # noqa: S102 - our own documentation
+
+
+def test_launch_refuses_bad_timeouts_missing_files_and_one_rank_backends() -> None:
+    """Each before any process starts: a NaN timeout would never expire."""
+    args = _ring_args(2)
+    for kw in ({"wait_timeout": float("nan")}, {"timeout": float("inf")}, {"timeout": -5}, {"wait_timeout": "x"},
+               {"timeout": None}):
+        with pytest.raises(pto.PTOError) as e:
+            launch(COMM / "ring_exchange.pto", "ring_exchange", args, ranks=2, **kw)
+        assert e.value.code == "PTO_OPTION", kw
+    with pytest.raises(pto.PTOError) as e:
+        launch("/nonexistent/ring.pto", "ring_exchange", args, ranks=2)
+    assert e.value.code == "PTO_FILE"
+    with pytest.raises(pto.PTOError) as e:
+        launch(COMM / "ring_exchange.pto", "ring_exchange", [1, 2], ranks=2)      # type: ignore[arg-type]
+    assert e.value.code == "PTO_API_TYPE"
+    with pytest.raises(pto.PTOError) as e:
+        launch(COMM / "ring_exchange.pto", "ring_exchange", args, ranks=2, backend="ascend_sim", profile="a3")
+    assert e.value.code == "PTO_RANKS" and "one rank only" in e.value.message

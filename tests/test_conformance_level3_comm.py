@@ -27,8 +27,12 @@ def _by_name(outs: list[Any]) -> dict[tuple[str, str], Any]:
 def test_reference_backend_passes_every_comm_scenario(profile: str) -> None:
     outs = run_level3_comm(get("reference"), profile, seed=0)
     assert {o.instruction for o in outs} == NAMES and {o.dtypes for o in outs} == set(DTYPES)
-    assert [(o.instruction, o.dtypes, o.reason) for o in outs if o.status != "pass"] == []
-    assert all(o.examples == 12 and o.level == 3 for o in outs)      # 3 sizes x 1, 2, 3, 4 ranks
+    # a3 has no bf16 TADD: those are unsupported, with the verifier's reason; the rest pass
+    lacking = {(o.instruction, o.dtypes) for o in outs if o.status == "unsupported" and "LEGAL_DTYPE" in o.reason
+               and o.dtypes == "bf16" and profile == "a3"}
+    assert [(o.instruction, o.dtypes, o.reason) for o in outs
+            if o.status != "pass" and (o.instruction, o.dtypes) not in lacking] == []
+    assert all(o.examples == 12 and o.level == 3 for o in outs if o.status == "pass")   # 3 sizes x 1-4 ranks
 
 
 def test_a_put_to_the_wrong_rank_is_caught() -> None:

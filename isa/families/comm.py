@@ -27,7 +27,7 @@ from ..spec import (ELEMENT, WHOLE, Attr, Domain, EXACT, Example, Family, Instru
                     same, tuples)
 from ..types import GlobalType, Pipe, Type
 from ..values import GlobalRef
-from ..world import SOLO, World, accumulate
+from ..world import SOLO, World, accumulate, is_float
 from ._helpers import index_in
 
 #: the profiles whose public headers implement the comm family (include/pto/comm/a2a3, a5),
@@ -291,7 +291,7 @@ def _treduce(dst: GlobalRef, group: GlobalRef, op: ReduceOp, world: World | None
     w = _w(world)
     local = _whole(dst, "TREDUCE destination")
     window = _window(GlobalRef(_whole(group, "TREDUCE group")), local.shape, "TREDUCE group")
-    wide = np.float64 if np.issubdtype(local.dtype, np.floating) else local.dtype   # ints wrap in their type
+    wide = np.float64 if is_float(local.dtype) else local.dtype     # ints wrap in their type; bf16 is a float
     acc: np.ndarray | None = None
     for k in range(w.size):
         x = w.get(window, k, "TREDUCE group").astype(wide)
