@@ -60,12 +60,12 @@ def test_readme_commands_run_as_written(tmp_path: pathlib.Path, monkeypatch: pyt
 
 
 def test_nothing_refers_outside_the_repository() -> None:
-    """Docs, code and examples stand alone: no path into a sibling ``shared`` folder and no
-    design file of any spelling (what users need of the design is docs/architecture.md)."""
+    """Docs, code and examples stand alone: no path into a sibling folder of the repository and
+    no outside planning file of any spelling (what users need is in docs/architecture.md)."""
     import subprocess
     files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
-    sibling, design = "sha" + "red", "des" + "ign"       # spelled in pieces: this file names none
-    outside = re.compile(re.escape(f"../{sibling}") + "|" + design + r"\.md|" + design + " decision",
+    sibling, plan = "sha" + "red", "de" + "sign"         # spelled in pieces: this file names none
+    outside = re.compile(re.escape(f"../{sibling}") + "|" + plan + r"\.md|" + plan + " decision",
                          re.IGNORECASE)
     hits = [f"{name}:{no}" for name in files
             for no, line in enumerate((ROOT / name).read_text(errors="replace").splitlines(), 1)
