@@ -402,7 +402,22 @@ def test_tcvt_end_to_end_valid_region_and_invalid_read() -> None:
     assert e.value.code == r.value.code == "RUNTIME_INVALID_READ"
 
 
-@pytest.mark.parametrize("src,dst,mode", [(dt.F32, dt.F16, RoundMode.FLOOR), (dt.F32, dt.I32, RoundMode.RINT),
+_NATIVE_TYPES = (dt.F32, dt.F16, dt.BF16, dt.I8, dt.U8, dt.I16, dt.U16, dt.I32, dt.U32)
+
+
+@pytest.mark.parametrize("sat", list(SatMode))
+def test_tcvt_native_pairs_vectorised(sat: SatMode) -> None:
+    """The pairs convert.py lowers to native instructions (widening, f32 -> f16/bf16, float ->
+    8/16/32-bit integers, small integers -> floats), after the O3 pipeline, every rounding mode:
+    the same bits as the exact method at ties, infinities, NaN and values out of range."""
+    _check_cvt([(s, d, mode, sat) for s in _NATIVE_TYPES for d in _NATIVE_TYPES for mode in RoundMode
+                if s.is_float or d.is_float], 3)
+
+
+@pytest.mark.parametrize("src,dst,mode", [(dt.F16, dt.I8, RoundMode.TRUNC), (dt.F16, dt.I16, RoundMode.RINT),
+                                          (dt.F32, dt.I16, RoundMode.RINT), (dt.I16, dt.F16, RoundMode.RINT),
+                                          (dt.BF16, dt.F32, RoundMode.RINT), (dt.F32, dt.F32, RoundMode.ROUND),
+                                          (dt.F32, dt.F16, RoundMode.FLOOR), (dt.F32, dt.I32, RoundMode.RINT),
                                           (dt.I64, dt.F32, RoundMode.ODD), (dt.F32, dt.F8E4M3, RoundMode.RINT)])
 def test_tcvt_loop_vectorises(src: dt.DType, dst: dt.DType, mode: RoundMode) -> None:
     op = SimpleNamespace(args={"src": SimpleNamespace(type=SimpleNamespace(dtype=src)),

@@ -35,6 +35,7 @@ from llvmlite import ir
 from ....assembler.ir import TileOp
 from ....isa import dtypes as dt
 from ....isa import hifloat4
+from ....isa.types import TileType
 from .. import hif4
 from .. import numerics as N
 from ..codegen import KernelCodegen, TileRef
@@ -47,6 +48,7 @@ KC = 512                         # K steps per exact f32 chunk of i8 products: 5
 MR = 8                           # rows of C per micro-kernel block
 NV = 3                           # vectors of C per row in a block (NR = 48 columns)
 MX_BLOCK = 32
+WIDEN_BYTES = 1 << 20            # the most workspace the f32 copies of an f16 / bf16 A and B take
 
 
 # --------------------------------------------------------------------------- checks
@@ -137,12 +139,12 @@ def _floor_to(b: ir.IRBuilder, lo: ir.Value | int, hi: ir.Value, step: int) -> i
     return b.add(lo, b.mul(b.sdiv(span, ir.Constant(I64, step)), ir.Constant(I64, step)))
 
 
-def _fast_blocks(cg: KernelCodegen, op: TileOp, kind: str, rows_: tuple[Any, ir.Value],
+def _fast_blocks(cg: KernelCodegen, op: TileOp, kind: str, a: TileRef, bm: TileRef, rows_: tuple[Any, ir.Value],
                  cols_: tuple[Any, ir.Value], k: ir.Value, mr: int, nv: int) -> None:
     """The micro-kernel over rows [r0, r1) x cols [c0, c1) of C in mr x (16 * nv) blocks (the
     ranges are whole blocks): mr * nv vector accumulators stay in registers over all of K."""
     b = cg.b
-    dst, a, bm = cg.tile(op, "dst"), cg.tile(op, "a"), cg.tile(op, "b")
+    dst = cg.tile(op, "dst")
     fma = "llvm.fma.v16f32"
     integer = dst.dtype.is_int
     vt = VI if integer else VT
@@ -195,17 +197,40 @@ def _fast_blocks(cg: KernelCodegen, op: TileOp, kind: str, rows_: tuple[Any, ir.
                     b.store(b.load(slots[r][v], typ=vt), dst.addr(b, rows[r], cols[v]), align=4)
 
 
+def _widened(cg: KernelCodegen, t: TileRef) -> TileRef:
+    """An f32 copy of a whole f16 / bf16 tile (its static rows x cols, valid or not: the copy is
+    only read where the source is valid) in the block's workspace. The micro-kernel then feeds
+    its FMAs from f32 loads and broadcasts: widening every element once per TMATMUL instead of
+    once per use (each A element is used 16 * NV times per column block, each B element once
+    per row block) makes the f16 / bf16 product about as fast as the f32 one."""
+    b = cg.b
+    total = t.rows * t.cols
+    ptr = cg.scratch(4 * total)
+    flat = TileRef(t.name + ".f32", TileType(t.rows, t.cols, dt.F32), ptr, t.vrows, t.vcols, t.static_valid)
+    whole = total - total % LANES
+    zero = ir.Constant(I64, 0)
+    with cg.loop(0, whole, LANES, name="widen") as i:
+        b.store(_load_row(b, t, zero, i), flat.addr(b, zero, i), align=4)
+    with cg.loop(whole, total, name="widen.t") as i:
+        b.store(t.load(b, zero, i), flat.addr(b, zero, i))
+    return flat
+
+
 def _fast(cg: KernelCodegen, op: TileOp, kind: str, m: ir.Value, n: ir.Value, k: ir.Value, nv: int) -> None:
     """f32 (or i32) C = A @ B: MR-row blocks then single rows, each over NV-vector column blocks then
-    single vectors; the last < 16 columns (and nothing else) through the generic path."""
+    single vectors; the last < 16 columns (and nothing else) through the generic path. f16 / bf16
+    sources small enough are widened to f32 copies first (``_widened``)."""
     b = cg.b
+    a, bm = cg.tile(op, "a"), cg.tile(op, "b")
+    if a.dtype.name in ("f16", "bf16") and (a.rows * a.cols + bm.rows * bm.cols) * 4 <= WIDEN_BYTES:
+        a, bm = _widened(cg, a), _widened(cg, bm)
     rsplit = _floor_to(b, 0, m, MR)
     c1 = _floor_to(b, 0, n, LANES * nv)
     c2 = _floor_to(b, c1, n, LANES) if nv > 1 else c1
     for rows, mr in (((0, rsplit), MR), ((rsplit, m), 1)):
-        _fast_blocks(cg, op, kind, rows, (0, c1), k, mr, nv)
+        _fast_blocks(cg, op, kind, a, bm, rows, (0, c1), k, mr, nv)
         if nv > 1:
-            _fast_blocks(cg, op, kind, rows, (c1, c2), k, mr, 1)
+            _fast_blocks(cg, op, kind, a, bm, rows, (c1, c2), k, mr, 1)
     _generic(cg, op, kind, (0, m), (c2, n), k)
 
 
