@@ -9,7 +9,8 @@ backends refuse the same call with the same ``RUNTIME_ARG_*`` code (``ARG_CODES`
 from __future__ import annotations
 
 import itertools
-from typing import Any, Collection, Mapping, Sequence
+import struct
+from typing import Any, Callable, Collection, Mapping, Sequence
 
 import numpy as np
 
@@ -69,49 +70,101 @@ def written_params(kernel: Kernel) -> set[str]:
 
 
 def _view(p: Value, obj: Any, kernel: str) -> np.ndarray:
+    if isinstance(obj, np.ndarray):      # as_array's first case, without the call
+        return obj
     a = as_array(obj)
     if isinstance(a, Problem):
         _raise(p, a, kernel)
     return a  # type: ignore[return-value]
 
 
-def _global(p: Value, t: GlobalType, obj: Any, kernel: str) -> np.ndarray:
-    a = _view(p, obj, kernel)
-    if a.ndim != t.rank:
-        raise _fault("RUNTIME_ARG_SHAPE", f"argument %{p.name} has the wrong rank", kernel,
-                     expected=f"rank {t.rank} ({t})", actual=f"shape {a.shape}")
-    if a.dtype != t.dtype.np_dtype:
-        order = " (non-native byte order)" if not a.dtype.isnative else ""
-        raise _fault("RUNTIME_ARG_DTYPE", f"argument %{p.name} has the wrong dtype", kernel,
-                     expected=t.dtype.name, actual=f"{a.dtype.str}{order}" if order else str(a.dtype))
-    for d, (want, got) in enumerate(zip(t.shape, a.shape)):
-        if want is not None and want != got:
-            raise _fault("RUNTIME_ARG_SHAPE", f"argument %{p.name} has the wrong size in dim {d}", kernel,
-                         expected=str(t), actual=f"shape {a.shape}")
-    problem = layout_problem(a)
-    if problem is not None:
-        _raise(p, problem, kernel)
-    if t.strides is not None:
-        got = tuple(s // a.itemsize for s in a.strides)
-        for d, (want, have) in enumerate(zip(t.strides, got)):
-            if want is not None and want != have:
-                raise _fault("RUNTIME_ARG_STRIDES", f"argument %{p.name} has the wrong stride in dim {d}",
-                             kernel, expected=f"element strides {t.strides}", actual=f"{got}")
-    return a
+Check = Callable[[Any], Any]
 
 
-def _tile(p: Value, t: TileType, obj: Any, kernel: str) -> np.ndarray:
-    a = _view(p, obj, kernel)
-    if a.shape != t.shape or a.dtype != t.dtype.np_dtype:
-        raise _fault("RUNTIME_ARG_TYPE", f"argument %{p.name} must be a {t.shape} {t.dtype} array", kernel,
-                     expected=str(t), actual=f"{type(obj).__name__} {a.shape} {a.dtype.str if not a.dtype.isnative else a.dtype}")
-    problem = layout_problem(a)
-    if problem is not None:
-        _raise(p, problem, kernel)
-    return a
+def _global(p: Value, t: GlobalType, kernel: str) -> Check:
+    """The check of a global tensor argument, with what the type fixes worked out once."""
+    rank, dtype = t.rank, t.dtype.np_dtype
+    sizes = tuple((d, want) for d, want in enumerate(t.shape) if want is not None)
+    strides = t.strides
+
+    def check(obj: Any) -> np.ndarray:
+        a = _view(p, obj, kernel)
+        if a.ndim != rank:
+            raise _fault("RUNTIME_ARG_SHAPE", f"argument %{p.name} has the wrong rank", kernel,
+                         expected=f"rank {rank} ({t})", actual=f"shape {a.shape}")
+        if a.dtype != dtype:
+            order = " (non-native byte order)" if not a.dtype.isnative else ""
+            raise _fault("RUNTIME_ARG_DTYPE", f"argument %{p.name} has the wrong dtype", kernel,
+                         expected=t.dtype.name, actual=f"{a.dtype.str}{order}" if order else str(a.dtype))
+        shape = a.shape
+        for d, want in sizes:
+            if shape[d] != want:
+                raise _fault("RUNTIME_ARG_SHAPE", f"argument %{p.name} has the wrong size in dim {d}", kernel,
+                             expected=str(t), actual=f"shape {a.shape}")
+        problem = layout_problem(a)
+        if problem is not None:
+            _raise(p, problem, kernel)
+        if strides is not None:
+            got = tuple(s // a.itemsize for s in a.strides)
+            for d, (want, have) in enumerate(zip(strides, got)):
+                if want is not None and want != have:
+                    raise _fault("RUNTIME_ARG_STRIDES", f"argument %{p.name} has the wrong stride in dim {d}",
+                                 kernel, expected=f"element strides {strides}", actual=f"{got}")
+        return a
+    return check
 
 
-def _scalar(p: Value, t: ScalarType, obj: Any, kernel: str) -> Any:
+def _tile(p: Value, t: TileType, kernel: str) -> Check:
+    """The check of a tile argument: exactly the tile's shape and dtype, a layout a backend can use."""
+    shape, dtype = t.shape, t.dtype.np_dtype
+
+    def check(obj: Any) -> np.ndarray:
+        a = _view(p, obj, kernel)
+        if a.shape != shape or a.dtype != dtype:
+            raise _fault("RUNTIME_ARG_TYPE", f"argument %{p.name} must be a {t.shape} {t.dtype} array", kernel,
+                         expected=str(t), actual=f"{type(obj).__name__} {a.shape} "
+                         f"{a.dtype.str if not a.dtype.isnative else a.dtype}")
+        problem = layout_problem(a)
+        if problem is not None:
+            _raise(p, problem, kernel)
+        return a
+    return check
+
+
+_F32 = struct.Struct("<f")
+
+
+def _scalar(p: Value, t: ScalarType, kernel: str) -> Check:
+    """The check of a scalar argument. A plain int in range (an integer or index parameter) and
+    a plain float within f32's finite range (an f32 parameter: struct's C cast rounds as
+    numpy's astype does) take a short way; everything else, errors included, ``_scalar_value``."""
+    def full(obj: Any) -> Any:
+        return _scalar_value(p, t, obj, kernel)
+
+    if t.name == "f32":
+        pack, unpack, top = _F32.pack, _F32.unpack, float(np.finfo(np.float32).max)
+
+        def check_f32(obj: Any) -> Any:
+            if type(obj) is float and -top <= obj <= top:     # finite in f32: no overflow, no NaN
+                return unpack(pack(obj))[0]
+            return full(obj)
+        return check_f32
+    if t.name == "i1" or t.is_float:
+        return full
+    lo, hi = _int_range(t)
+
+    def check_int(obj: Any) -> Any:
+        if type(obj) is int and lo <= obj <= hi:
+            return obj
+        return full(obj)
+    return check_int
+
+
+def _int_range(t: ScalarType) -> tuple[int, int]:
+    return (-(1 << 63), (1 << 63) - 1) if t.name == "index" else (int(t.dtype.min), int(t.dtype.max))
+
+
+def _scalar_value(p: Value, t: ScalarType, obj: Any, kernel: str) -> Any:
     if isinstance(obj, (np.ndarray, np.generic)) and obj.ndim == 0:
         obj = obj.item()
     # plain values only, taken through the base type so no foreign __float__/__int__/__le__ runs
@@ -136,74 +189,114 @@ def _scalar(p: Value, t: ScalarType, obj: Any, kernel: str) -> Any:
         with np.errstate(over="ignore"):
             return float(np.asarray(v, dtype=np.float64).astype(t.dtype.np_dtype))
     v = int.__index__(obj)
-    lo, hi = (-(1 << 63), (1 << 63) - 1) if t.name == "index" else (int(t.dtype.min), int(t.dtype.max))
+    lo, hi = _int_range(t)
     if not lo <= v <= hi:
         raise _fault("RUNTIME_ARG_VALUE", f"argument %{p.name} is out of range for {t}", kernel,
                      expected=f"[{lo}, {hi}]", actual=v)
     return v
 
 
-def _check_overlaps(kernel: Kernel, arrays: dict[str, np.ndarray], writes: set[str]) -> None:
-    """A written array must not overlap itself; and memory a tile parameter shares with another
-    argument, one of them written, would be read and written through two names: backends that
-    keep tiles in registers or stage copies would disagree, so both are refused."""
-    tiles = {p.name for p in kernel.params if isinstance(p.type, TileType)}
-    for name in sorted(writes & arrays.keys()):
-        if arrays[name].flags.c_contiguous:       # distinct memory per element by construction
-            continue
-        if self_overlaps(arrays[name]):
-            a = arrays[name]
-            raise _fault("RUNTIME_ARG_OVERLAP", f"argument %{name} is written but its elements overlap "
-                         "each other", kernel.name, expected="distinct memory for every element",
-                         actual=f"shape {a.shape}, strides {a.strides}")
-    if not tiles:
-        return
-    for x, y in itertools.combinations(arrays, 2):
-        if (x in writes or y in writes) and (x in tiles or y in tiles) and shares_memory(arrays[x], arrays[y]):
-            raise _fault("RUNTIME_ARG_OVERLAP", f"arguments %{x} and %{y} share memory and one of them is "
-                         "written", kernel.name, expected="separate arrays (a tile parameter shares memory "
-                         "with no other argument that either is written)", actual=f"%{x} and %{y} overlap")
+def _event(p: Value, t: EventType, kernel: str) -> Check:
+    return lambda obj: obj           # a token: both backends synchronise in program order
+
+
+#: parameter type -> the factory of its argument check
+_CHECKS: dict[type, Callable[[Value, Any, str], Check]] = {
+    GlobalType: _global, TileType: _tile, ScalarType: _scalar, EventType: _event}
+
+
+def _check_for(p: Value, kernel: str) -> Check:
+    for cls, make in _CHECKS.items():
+        if isinstance(p.type, cls):
+            return make(p, p.type, kernel)
+    raise _fault("RUNTIME_ARG_TYPE", f"parameter %{p.name} has an unsupported type", kernel,  # pragma: no cover
+                 actual=str(p.type))
+
+
+class Binder:
+    """One kernel's argument checks, chosen once per parameter from its type: a backend keeps
+    one per kernel, so a launch runs the checks without working out which apply. ``values``
+    gives the checked arguments in parameter order, ``bind`` by name; both raise exactly what
+    the checks raise, in parameter order (count, names, then each parameter, then overlaps)."""
+
+    def __init__(self, kernel: Kernel, writes: Collection[str] | None = None) -> None:
+        self.kernel = kernel
+        self.writes = frozenset(written_params(kernel) if writes is None else writes)
+        params = kernel.params
+        self.names = tuple(p.name for p in params)
+        self._name_set = frozenset(self.names)
+        self._checks = tuple((p, _check_for(p, kernel.name), p.name in self.writes) for p in params)
+        self._tiles = frozenset(p.name for p in params if isinstance(p.type, TileType))
+        index = {n: i for i, n in enumerate(self.names)}
+        #: the written parameters by name, as the self-overlap check visits them
+        self._written = tuple((n, index[n]) for n in sorted(self.writes) if n in index)
+
+    def _given(self, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Mapping[str, Any]:
+        name = self.kernel.name
+        if not args and kwargs.keys() == self._name_set:   # every parameter by name, nothing else
+            return kwargs
+        names = self.names
+        if len(args) > len(names):
+            raise _fault("RUNTIME_ARG_COUNT", f"@{name} takes {len(names)} argument(s)", name,
+                         expected=len(names), actual=len(args))
+        given: dict[str, Any] = dict(zip(names, args))
+        for n, v in kwargs.items():
+            if n not in self._name_set:
+                raise _fault("RUNTIME_ARG_UNKNOWN", f"@{name} has no parameter %{n}", name,
+                             expected=", ".join("%" + p for p in names), actual=n)
+            if n in given:
+                raise _fault("RUNTIME_ARG_DUPLICATE", f"argument %{n} given by position and by name", name)
+            given[n] = v
+        return given
+
+    def values(self, args: Sequence[Any], kwargs: Mapping[str, Any]) -> list[Any]:
+        """The checked arguments in parameter order: arrays for globals and tiles (the caller's,
+        never copies), Python numbers for scalars."""
+        given = self._given(args, kwargs)
+        name = self.kernel.name
+        out: list[Any] = []
+        for p, check, written in self._checks:
+            try:
+                v = given[p.name]
+            except KeyError:
+                raise _fault("RUNTIME_ARG_MISSING", f"missing argument %{p.name}", name,
+                             expected=str(p.type), actual="nothing") from None
+            v = check(v)
+            if written and isinstance(v, np.ndarray) and not v.flags.writeable:
+                raise _fault("RUNTIME_ARG_READONLY", f"argument %{p.name} is written by the kernel but is "
+                             "read-only", name, expected="a writeable array", actual="read-only")
+            out.append(v)
+        for n, i in self._written:
+            a = out[i]
+            # a C-contiguous array has distinct memory per element by construction
+            if isinstance(a, np.ndarray) and not a.flags.c_contiguous and self_overlaps(a):
+                raise _fault("RUNTIME_ARG_OVERLAP", f"argument %{n} is written but its elements overlap "
+                             "each other", name, expected="distinct memory for every element",
+                             actual=f"shape {a.shape}, strides {a.strides}")
+        if self._tiles:
+            self._check_shared(out)
+        return out
+
+    def _check_shared(self, values: list[Any]) -> None:
+        """Memory a tile parameter shares with another argument, one of them written, would be
+        read and written through two names: backends that keep tiles in registers or stage
+        copies would disagree, so it is refused."""
+        arrays = [(n, v) for n, v in zip(self.names, values) if isinstance(v, np.ndarray)]
+        writes, tiles = self.writes, self._tiles
+        for (x, a), (y, b) in itertools.combinations(arrays, 2):
+            if (x in writes or y in writes) and (x in tiles or y in tiles) and shares_memory(a, b):
+                raise _fault("RUNTIME_ARG_OVERLAP", f"arguments %{x} and %{y} share memory and one of them is "
+                             "written", self.kernel.name, expected="separate arrays (a tile parameter shares "
+                             "memory with no other argument that either is written)", actual=f"%{x} and %{y} overlap")
+
+    def bind(self, args: Sequence[Any], kwargs: Mapping[str, Any]) -> dict[str, Any]:
+        """Parameter name -> checked value (``values`` by name)."""
+        return dict(zip(self.names, self.values(args, kwargs)))
 
 
 def bind(kernel: Kernel, args: Sequence[Any], kwargs: Mapping[str, Any],
          writes: Collection[str] | None = None) -> dict[str, Any]:
     """Parameter name -> checked value: arrays for globals and tiles, Python numbers for scalars.
     ``writes``: the kernel's ``written_params``, when the caller keeps them (a walk of the kernel
-    per launch otherwise)."""
-    params = kernel.params
-    if len(args) > len(params):
-        raise _fault("RUNTIME_ARG_COUNT", f"@{kernel.name} takes {len(params)} argument(s)", kernel.name,
-                     expected=len(params), actual=len(args))
-    given: dict[str, Any] = {p.name: a for p, a in zip(params, args)}
-    names = {p.name for p in params} if kwargs else ()
-    for name, v in kwargs.items():
-        if name not in names:
-            raise _fault("RUNTIME_ARG_UNKNOWN", f"@{kernel.name} has no parameter %{name}", kernel.name,
-                         expected=", ".join("%" + p.name for p in params), actual=name)
-        if name in given:
-            raise _fault("RUNTIME_ARG_DUPLICATE", f"argument %{name} given by position and by name",
-                         kernel.name)
-        given[name] = v
-    writes = written_params(kernel) if writes is None else set(writes)
-    out: dict[str, Any] = {}
-    for p in params:
-        if p.name not in given:
-            raise _fault("RUNTIME_ARG_MISSING", f"missing argument %{p.name}", kernel.name,
-                         expected=str(p.type), actual="nothing")
-        v, t = given[p.name], p.type
-        if isinstance(t, GlobalType):
-            out[p.name] = _global(p, t, v, kernel.name)
-        elif isinstance(t, TileType):
-            out[p.name] = _tile(p, t, v, kernel.name)
-        elif isinstance(t, ScalarType):
-            out[p.name] = _scalar(p, t, v, kernel.name)
-        elif isinstance(t, EventType):
-            out[p.name] = v           # a token: both backends synchronise in program order
-        else:  # pragma: no cover - the parser admits no other parameter types
-            raise _fault("RUNTIME_ARG_TYPE", f"parameter %{p.name} has an unsupported type", kernel.name,
-                         actual=str(t))
-        if p.name in writes and isinstance(out[p.name], np.ndarray) and not out[p.name].flags.writeable:
-            raise _fault("RUNTIME_ARG_READONLY", f"argument %{p.name} is written by the kernel but is read-only",
-                         kernel.name, expected="a writeable array", actual="read-only")
-    _check_overlaps(kernel, {n: v for n, v in out.items() if isinstance(v, np.ndarray)}, writes)
-    return out
+    per launch otherwise). A backend that launches often keeps a ``Binder`` per kernel instead."""
+    return Binder(kernel, writes).bind(args, kwargs)

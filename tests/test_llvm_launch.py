@@ -102,3 +102,62 @@ def test_a_fault_after_good_launches_is_still_reported(backend: str) -> None:
         exe.run("g", x, np.zeros_like(x), 8, 1.0)      # type: ignore[attr-defined]
     assert e.value.code.startswith("RUNTIME_")
     exe.run("g", x, np.zeros_like(x), 4, 1.0)          # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("block_num", [1, 2])
+def test_each_fault_reports_its_own_details(block_num: int) -> None:
+    """The error record is kept per workspace between launches: a fault's details are its own,
+    not an earlier fault's (a fresh executable reports the same text)."""
+    def fault(exe: object, rows: int) -> str:      # 12 rows asked of a tensor of `rows`
+        x = np.ones((rows, 8), np.float32)
+        with pytest.raises(pto.PTOError) as e:
+            exe.run("g", x, np.zeros((12, 8), np.float32), 12, 1.0, block_num=block_num)  # type: ignore[attr-defined]
+        return str(e.value)
+
+    exe = _exes()["llvm"]
+    first, second = fault(exe, 4), fault(exe, 8)
+    assert "[0, 4)" in first and "[0, 8)" in second and second == fault(_exes()["llvm"], 8)
+    x = np.ones((4, 8), np.float32)
+    exe.run("g", x, np.zeros_like(x), 4, 1.0, block_num=block_num)   # type: ignore[attr-defined]
+    assert fault(exe, 4) == first
+
+
+def test_a_one_block_launch_counts_and_traces_as_the_block_machinery_does() -> None:
+    exe = _exes()["llvm"]
+    x = np.arange(32, dtype=np.float32).reshape(4, 8)
+    y = np.zeros_like(x)
+    res = exe.run("g", x, y, 4, 0.5, trace=True)          # type: ignore[attr-defined]
+    np.testing.assert_array_equal(y, x * np.float32(0.5))
+    assert res.counters == {"TLOAD": 1, "TMULS": 1, "TSTORE": 1, "instructions": 3}
+    (event,) = res.trace
+    assert (event["name"], event["block"], event["pipe"]) == ("@g", 0, "V") and event["dur_ns"] >= 0
+    assert res["y"] is y and exe.run("g", x, y, 4, 0.5).trace is None   # type: ignore[attr-defined]
+
+
+def test_arguments_by_name_by_position_or_mixed_bind_alike() -> None:
+    exe = _exes()["llvm"]
+    x = np.ones((4, 8), np.float32)
+    for args, kwargs in (((x, np.zeros_like(x), 4, 2.0), {}), ((), {"x": x, "y": np.zeros_like(x), "n": 4, "s": 2.0}),
+                         ((x,), {"s": 2.0, "n": 4, "y": np.zeros_like(x)})):
+        assert (exe.run("g", *args, **kwargs)["y"] == 2).all()      # type: ignore[attr-defined]
+    for kwargs, code in (({"x": x, "y": x, "n": 4}, "RUNTIME_ARG_MISSING"),
+                         ({"x": x, "y": x, "n": 4, "s": 1.0, "t": 1}, "RUNTIME_ARG_UNKNOWN")):
+        with pytest.raises(pto.PTOError) as e:
+            exe.run("g", **kwargs)                    # type: ignore[attr-defined]
+        assert e.value.code == code
+
+
+F32_MAX = float(np.finfo(np.float32).max)
+
+
+@pytest.mark.parametrize("value", [0.1, -1.0 / 3, 1e-40, 1e-46, 16777217.0, F32_MAX, -F32_MAX,
+                                   np.nextafter(F32_MAX, np.inf), 3.4028235677973366e38, 1e39,
+                                   float("inf"), float("-inf"), float("nan"), 3, np.float64(0.1)])
+def test_f32_scalars_are_rounded_as_numpy_rounds_them(value: float) -> None:
+    from openpto.backends.arguments import Binder
+    binder = Binder(pto.parse(KERNEL, filename="launch.pto").kernels[0])
+    x = np.ones((4, 8), np.float32)
+    got = binder.values((x, np.zeros_like(x), 4, value), {})[3]
+    with np.errstate(over="ignore"):
+        want = np.float64(value).astype(np.float32)
+    assert type(got) is float and (got == float(want) or (np.isnan(want) and np.isnan(got)))

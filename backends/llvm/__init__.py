@@ -25,9 +25,9 @@ from ...assembler.ir import Module
 from ...isa.diagnostics import Location, PTOError, RuntimeFault
 from ...isa.types import GlobalType, ScalarType, TileType
 from ...isa.world import SOLO, World
-from ..arguments import bind, written_params
+from ..arguments import Binder, written_params
 from ..base import Backend, Executable, Result, flag_option, thread_count_option
-from ..blocks import run_blocks, run_world_blocks
+from ..blocks import MAX_BLOCK_NUM, run_blocks, run_world_blocks
 from ..comm_embedded import Agent, Embedded, check_instances, check_ranks, split_ranks
 from .cache import DiskCache, key as cache_key
 from .codegen import COMM_SLOTS, ERR_RAISED, ERR_SLOTS, FaultSite, KernelABI, abi_for, format_details
@@ -123,23 +123,38 @@ def _slot_kind(t: Any) -> str:
 
 
 class _Kernel:
+    """What a launch of one kernel needs, worked out once: its argument checks, where each
+    parameter goes in the slots, which values are its outputs and which may need staging."""
+
     def __init__(self, kernel: Any, abi: KernelABI, faults: list[FaultSite], fn: Any) -> None:
         self.kernel, self.abi, self.faults, self.fn = kernel, abi, faults, fn
         self.writes = frozenset(written_params(kernel))
+        self.binder = Binder(kernel, self.writes)
         self.outputs = sorted(self.writes)
-        #: per parameter (name, first slot, kind): what ``_slots`` writes where, worked out once
-        self.plan = [(p.name, abi.slots[p.name], _slot_kind(p.type)) for p in kernel.params]
+        names = [p.name for p in kernel.params]
+        #: (name, position in the bound values) of every output, by name as Result lists them
+        self.out_index = [(n, names.index(n)) for n in self.outputs]
+        #: (position, written) of every tile parameter: what ``_stage`` looks at
+        self.tile_index = [(i, p.name in self.writes) for i, p in enumerate(kernel.params)
+                           if isinstance(p.type, TileType)]
+        #: per parameter (first slot, kind), in parameter order: what ``_slots`` writes where
+        self.plan = [(abi.slots[p.name], _slot_kind(p.type)) for p in kernel.params]
+        self.counter_names = tuple(abi.counters)
         #: a kernel written for ranks calls back into its world (commhook.py)
         self.sites = Sites(kernel) if uses_ranks(kernel) else None
 
 
 class _Workspace(NamedTuple):
     """A block's scratch memory: the array, its 64-byte aligned start as the kernel's pointer
-    argument, and that start's offset in the array (where the counters are)."""
+    argument, the counters at that start (a view), and the block's error record (a cffi array
+    kept zeroed between launches: the kernel writes it only when it fails, and a failure read
+    back is cleared)."""
 
     array: np.ndarray
     pointer: Any
-    offset: int
+    counts: np.ndarray
+    err: Any
+    errors: np.ndarray         # ``err`` as a numpy view
 
 
 _NO_ERROR = np.zeros(ERR_SLOTS, dtype=np.int64)
@@ -176,50 +191,66 @@ class LLVMExecutable(Executable):
             fn = ffi.cast("pto_kernel", self._loaded.address(abi.symbol))
             self._kernels[k.name] = _Kernel(k, abi, list(faults[k.name]), fn)
 
-    def _slots(self, kr: _Kernel, values: Mapping[str, Any], rank: int = 0, rank_num: int = 1,
-               hooks: RunHooks | None = None, races: bool = False) -> np.ndarray:
-        slots = [0] * kr.abi.nslots                # filled as Python ints: one array made at the end
-        for name, s, kind in kr.plan:
-            v = values[name]
+    def _address(self, a: np.ndarray) -> int:
+        """An array's address as its i64 slot holds it. cffi's view of a C-contiguous array's
+        buffer gives it about 3x quicker than numpy's ``ctypes.data``, which other layouts use."""
+        if a.flags.c_contiguous:
+            try:
+                return _i64(int(self._ffi.cast("uintptr_t", self._ffi.from_buffer(a))))
+            except (TypeError, ValueError, BufferError):     # pragma: no cover - numpy exports them all
+                pass
+        return _i64(a.ctypes.data)
+
+    def _slots(self, kr: _Kernel, values: list[Any], rank: int = 0, rank_num: int = 1,
+               hooks: RunHooks | None = None, races: bool = False) -> Any:
+        """The kernel's ``args``: a cffi int64 array, filled as Python ints and made in one call
+        (the kernel's pointer argument as it is)."""
+        slots = [0] * kr.abi.nslots
+        address = self._address
+        for (s, kind), v in zip(kr.plan, values):
             if kind == "global":
                 a: np.ndarray = v
                 n, size = a.ndim, a.itemsize
-                slots[s] = _i64(a.ctypes.data)   # bind checked whole-element strides and an i64 span
+                slots[s] = address(a)            # bind checked whole-element strides and an i64 span
                 slots[s + 1:s + 1 + n] = a.shape
                 slots[s + 1 + n:s + 1 + 2 * n] = [st // size for st in a.strides]
             elif kind == "tile":
-                slots[s] = _i64(v.ctypes.data)
+                slots[s] = address(v)
             elif kind == "float":
                 slots[s] = _F64_BITS.unpack(_F64.pack(v))[0]
             elif kind == "int":
                 slots[s] = _i64(int(v))
         c = kr.abi.comm
         slots[c:c + COMM_SLOTS] = [rank, rank_num, hooks.handle if hooks is not None else 0, int(races)]
-        return np.array(slots, dtype=np.int64)
+        return self._ffi.new("int64_t[]", slots)
 
     @staticmethod
-    def _stage(kr: _Kernel, values: dict[str, Any]) -> list[tuple[np.ndarray, np.ndarray]]:
+    def _stage(kr: _Kernel, values: list[Any]) -> list[tuple[np.ndarray, np.ndarray]]:
         """Tile parameters must be C-contiguous: others are replaced by a contiguous copy in
         ``values``; the (caller's, copy) pairs the kernel may write are returned for copying back."""
         staged: list[tuple[np.ndarray, np.ndarray]] = []
-        for p in kr.kernel.params:
-            v = values[p.name]
-            if isinstance(p.type, TileType) and not v.flags.c_contiguous:
+        for i, written in kr.tile_index:
+            v = values[i]
+            if not v.flags.c_contiguous:
                 c = np.ascontiguousarray(v)
-                if p.name in kr.outputs:     # only what the kernel may write is copied back
+                if written:     # only what the kernel may write is copied back
                     staged.append((v, c))
-                values[p.name] = c
+                values[i] = c
         return staged
 
     def _call(self, kr: _Kernel, args_p: Any, ws: "_Workspace", b: int, block_num: int) -> _Block:
         """One block on the calling thread, in workspace ``ws`` (GIL released while it runs)."""
-        err = self._ffi.new("int64_t[]", ERR_SLOTS)      # zeroed; read back only when the block fails
         start = time.perf_counter_ns()
-        rc = kr.fn(args_p, ws.pointer, b, block_num, err)
+        rc = kr.fn(args_p, ws.pointer, b, block_num, ws.err)
         end = time.perf_counter_ns()
-        counts = np.frombuffer(ws.array, np.int64, len(kr.abi.counters), ws.offset).copy()
-        errors = np.frombuffer(self._ffi.buffer(err), np.int64).copy() if rc else _NO_ERROR
-        return _Block(rc, errors, start, end, counts)
+        return _Block(rc, self._errors(ws) if rc else _NO_ERROR, start, end, ws.counts.copy())
+
+    @staticmethod
+    def _errors(ws: "_Workspace") -> np.ndarray:
+        """A failed block's error record, copied; the workspace's is zeroed for its next launch."""
+        errors = ws.errors.copy()
+        ws.errors[:] = 0
+        return errors
 
     def _thread_workspace(self, kr: _Kernel) -> "_Workspace":
         """The calling thread's workspace for ``kr``, kept between launches (a thread runs one
@@ -235,14 +266,20 @@ class LLVMExecutable(Executable):
     def _workspace(self, kr: _Kernel) -> "_Workspace":
         a = np.empty(kr.abi.workspace + 64, dtype=np.uint8)
         base = a.ctypes.data
-        return _Workspace(a, self._ffi.cast("void*", base + (-base % 64)), -base % 64)
+        offset = -base % 64
+        err = self._ffi.new("int64_t[]", ERR_SLOTS)        # zeroed
+        return _Workspace(a, self._ffi.cast("void*", base + offset),
+                          np.frombuffer(a, np.int64, len(kr.abi.counters), offset),
+                          err, np.frombuffer(self._ffi.buffer(err), np.int64))
 
     def run(self, kernel: str, *args: Any, block_num: int = 1, trace: bool = False, ranks: int | None = None,
             world: World | None = None, **kwargs: Any) -> Result:
         """``ranks=N``: the embedded execution of N ranks (docs/comm.md), every array argument a
         list of one array per rank; ``world=``: this process is ``world.rank`` of ``world.size``
         (an execution of ranks across processes), its blocks run in block order in that world."""
-        block_num = self._check_launch(kernel, block_num)
+        if not (type(kernel) is str and kernel in self._kernels and type(block_num) is int
+                and 1 <= block_num <= MAX_BLOCK_NUM):
+            block_num = self._check_launch(kernel, block_num)    # PTO_KERNEL, PTO_BLOCK_NUM
         if ranks is not None and world is not None:
             raise PTOError("PTO_RANKS", "ranks= (the embedded execution of every rank) and world= (one rank of "
                            "a launch run elsewhere) exclude each other", expected="one of them",
@@ -253,14 +290,15 @@ class LLVMExecutable(Executable):
         if ranks is not None:
             return self._run_ranks(kernel, args, kwargs, block_num, trace, check_ranks(ranks))
         kr = self._kernels[kernel]
-        values = bind(kr.kernel, args, kwargs, kr.writes)
-        staged = self._stage(kr, values)
+        values = kr.binder.values(args, kwargs)
+        staged = self._stage(kr, values) if kr.tile_index else []
+        if world is None and kr.sites is None and block_num == 1:
+            return self._run_one(kr, self._slots(kr, values), values, staged, trace)
         w = SOLO if world is None else world
         hooks = RunHooks(kr.sites, lambda b: w) if kr.sites is not None else None
         # a caller's world that checks ordinary accesses (overrides World.access) is told of them
         races = world is not None and type(world).access is not World.access
-        slots = self._slots(kr, values, w.rank, w.size, hooks, races)
-        args_p = self._ffi.cast("int64_t*", slots.ctypes.data)
+        args_p = self._slots(kr, values, w.rank, w.size, hooks, races)
         t0 = time.perf_counter_ns()
 
         def block(b: int) -> _Block:
@@ -309,7 +347,29 @@ class LLVMExecutable(Executable):
             v[...] = c
         if failure is not None:
             raise failure
-        return Result({n: values[n] for n in kr.outputs}, self._counters(kr, total), events)
+        return Result({n: values[i] for n, i in kr.out_index}, self._counters(kr, total.tolist()), events)
+
+    def _run_one(self, kr: _Kernel, args_p: Any, values: list[Any], staged: list[tuple[np.ndarray, np.ndarray]],
+                 trace: bool) -> Result:
+        """A one-block launch of a kernel that makes no comm callbacks, on the calling thread
+        without the block machinery (no generator, closures or per-block record): what
+        ``run_blocks`` gives for one block, the same fault, copy-back, counters and trace."""
+        ws = self._thread_workspace(kr)
+        t0 = start = end = 0
+        if trace:
+            t0 = start = time.perf_counter_ns()
+        rc = kr.fn(args_p, ws.pointer, 0, 1, ws.err)
+        if trace:
+            end = time.perf_counter_ns()
+        failure = self._fault(kr, self._errors(ws)) if rc else None
+        counts = ws.counts.tolist()          # read now: the thread's next launch reuses them
+        for (v, c) in staged:
+            v[...] = c
+        if failure is not None:
+            raise failure
+        events = [{"name": f"@{kr.kernel.name}", "pipe": "V", "block": 0, "ts_ns": start - t0,
+                   "dur_ns": end - start, "line": None}] if trace else None
+        return Result({n: values[i] for n, i in kr.out_index}, self._counters(kr, counts), events)
 
     def _run_ranks(self, kernel: str, args: tuple, kwargs: dict[str, Any], block_num: int, trace: bool,
                    ranks: int) -> Result:
@@ -318,13 +378,13 @@ class LLVMExecutable(Executable):
         agent for comm instructions and, in a kernel written for ranks, for the race check."""
         kr = self._kernels[kernel]
         k = kr.kernel
-        bound = [bind(k, a, kw, kr.writes) for a, kw in split_ranks(k, args, kwargs, ranks)]
-        shared = Embedded(ranks, block_num, check_instances(k, bound))
+        bound = [kr.binder.values(a, kw) for a, kw in split_ranks(k, args, kwargs, ranks)]
+        shared = Embedded(ranks, block_num, check_instances(k, [dict(zip(kr.binder.names, v)) for v in bound]))
         staged = [self._stage(kr, v) for v in bound]
         hooks = [RunHooks(kr.sites, lambda b, r=r: shared.agents[r * block_num + b])
                  if kr.sites is not None else None for r in range(ranks)]
         slots = [self._slots(kr, bound[r], r, ranks, hooks[r], races=True) for r in range(ranks)]
-        args_p = [self._ffi.cast("int64_t*", s.ctypes.data) for s in slots]
+        args_p = slots
         t0 = time.perf_counter_ns()
         done: list[_Block | None] = [None] * len(shared.agents)
 
@@ -358,11 +418,11 @@ class LLVMExecutable(Executable):
             if events is not None:
                 events.append({"name": f"@{kernel}", "pipe": "V", "block": a.block, "rank": a.rank,
                                "ts_ns": r.start - t0, "dur_ns": r.end - r.start, "line": None})
-        return Result({n: [v[n] for v in bound] for n in kr.outputs}, self._counters(kr, total), events)
+        return Result({n: [v[i] for v in bound] for n, i in kr.out_index}, self._counters(kr, total.tolist()), events)
 
     @staticmethod
-    def _counters(kr: _Kernel, total: np.ndarray) -> dict[str, int]:
-        counters = {m: int(n) for m, n in zip(kr.abi.counters, total) if n}
+    def _counters(kr: _Kernel, total: list[int]) -> dict[str, int]:
+        counters = {m: n for m, n in zip(kr.counter_names, total) if n}
         counters["instructions"] = sum(counters.values())
         return counters
 
