@@ -12,16 +12,23 @@ multi-token-prediction layout), token t of a batch sees the positions
 ``s < seq_len[b] - (tokens - 1 - t)`` (the last token sees them all). Where a token sees fewer
 than ``topk`` positions, the rest of its row is -1, as in the public operator.
 
-How it runs (one ``pto.loop`` over the batch, a run-time size):
+How it runs: the queries of every batch are transposed once ([head_dim, B * tokens * heads]),
+the weights cast once, the key positions and token numbers made once; then one ``pto.loop``
+over the batch (a run-time size):
 
 - the batch's blocks are gathered as rows (``pto.gather_rows`` of the cache seen as
   ``[num_blocks, block_size * head_dim]``, indexed by the block-table row: one MGATHER per row
   block; a table entry outside the cache, e.g. the -1 of unused entries, reads zeros) and seen as
   the ``[max_blocks * block_size, head_dim]`` key matrix;
-- one matmul of the batch's ``tokens * heads`` query rows against it (f32 accumulation), ReLU,
-  the per-head weights (a per-row broadcast) and a sum over the heads (a column reduction);
-- positions at or past the token's limit become -inf (``pto.arange`` compared with the limit),
-  ``pto.topk`` selects, and selected -inf positions become -1.
+- one matmul of the keys against the batch's ``tokens * heads`` query columns (f32
+  accumulation): a ``[positions, tokens * heads]`` product whose left operand is the gathered
+  keys as they lie (a transposed load of the keys cost more than the product itself on the
+  CPU), then ReLU and the per-head weights (one [1, tokens * heads] row repeated down the matmul's
+  own output tiles, so it joins the matmul's kernel), a sum
+  over each token's heads (a row reduction over ``heads`` adjacent columns) and a transpose of
+  the ``[positions, tokens]`` scores;
+- positions at or past the token's limit become -inf, ``pto.topk`` selects, and selected -inf
+  positions become -1.
 
 Every batch scores all ``max_blocks * block_size`` positions (the sizes are static; the lengths
 only mask), where the public operator loops over each batch's own block count.
@@ -29,8 +36,9 @@ only mask), where the public operator loops over each batch's own block count.
 The quantised form (``quant=True``, the public ``lightning_indexer_quant``): q and k are int8 with
 f16 scales per (token, head) and per key position. The i8 x i8 matmul accumulates in i32; the
 ReLU'd product is scaled by 1/2048 and rounded to f16 (the public kernel's guard against f16
-overflow), the weights are multiplied by the query scales in f16, the head sum runs in f32 and is
-multiplied by the key position's scale (gathered through the block table like the keys).
+overflow), the weights are multiplied by the query scales in f16 (every batch's at once), the
+head sum runs in f32 and is multiplied by the key position's scale (gathered through the block
+table like the keys, one scale per row of the [positions, tokens] sums).
 """
 
 from dataclasses import dataclass
@@ -56,6 +64,7 @@ class IndexerShapes:
     tokens: int           # query tokens per batch (1: plain decode; 2: the public MTP decode)
     topk: int             # positions selected per token (clipped to max_blocks * block_size)
     tile_cols: int = 512  # columns of the vector tiles over key positions
+    tile_rows: int = 64   # rows (key positions) of the vector tiles over [positions, heads]
     cube: tuple | None = None  # set_cube_tile_shapes(m, k, n) of the score matmul (None: default)
 
     @property
@@ -80,7 +89,7 @@ SHAPES: dict[str, IndexerShapes] = {
                                  topk=256),
     "small": IndexerShapes(heads=4, head_dim=32, block_size=16, num_blocks=64, max_blocks=20, tokens=2, topk=48,
                            tile_cols=64),
-    "small_b128": IndexerShapes(heads=4, head_dim=32, block_size=128, num_blocks=12, max_blocks=3, tokens=1,
+    "small_b128": IndexerShapes(heads=32, head_dim=32, block_size=128, num_blocks=12, max_blocks=3, tokens=1,
                                 topk=100, tile_cols=128),
 }
 
@@ -95,22 +104,39 @@ def _keys(cache2d: Any, block_table: Any, b: Any, s: IndexerShapes) -> Any:
     return pto.reshape(blocks, [s.positions, cache2d.shape[1] // s.block_size])
 
 
-def _head_sum(relu_qk: Any, w: Any, s: IndexerShapes) -> Any:
-    """sum over heads of w[t, h] * relu_qk[t * heads + h, :] (f32): [tokens, positions]."""
+def _head_sum(relu_kq: Any, w: Any, s: IndexerShapes) -> Any:
+    """sum over heads of w[0, t * heads + h] * relu_kq[:, t * heads + h] (f32 [positions,
+    tokens * heads] and [1, tokens * heads]): [positions, tokens]. The multiply walks the
+    matmul's own output tiles (it joins the matmul's kernel); the sum is a row reduction over
+    each token's ``heads`` adjacent columns."""
     T, N, P = s.tokens, s.heads, s.positions
-    pto.set_vec_tile_shapes(1, N, min(P, s.tile_cols))
-    weighted = pto.reshape(relu_qk, [T, N, P]) * pto.reshape(w, [T, N, 1])
-    return pto.sum(weighted, 1)
+    pto.set_vec_tile_shapes(s.tile_rows, T * N)
+    weighted = relu_kq * w
+    pto.set_vec_tile_shapes(s.tile_rows * T, N)
+    return pto.reshape(pto.sum(pto.reshape(weighted, [P * T, N]), -1), [P, T])
 
 
-def _select(score: Any, seq_len: Any, b: Any, s: IndexerShapes) -> tuple[Any, Any]:
+def _tokens_first(score: Any, s: IndexerShapes) -> Any:
+    """[positions, tokens] -> [tokens, positions] (the topk runs along rows)."""
+    pto.set_vec_tile_shapes(s.tokens, min(s.positions, s.tile_cols))
+    return pto.transpose(score)
+
+
+def _positions(s: IndexerShapes) -> tuple[Any, Any]:
+    """The batch-independent operands of the selection, made once before the batch loop: the
+    key positions 0..P-1 ([P] i32) and the token numbers 0..tokens-1 ([tokens] i32)."""
+    with pto.vec_tile_shapes(min(s.positions, s.tile_cols)):
+        pos = pto.arange(s.positions)
+    with pto.vec_tile_shapes(s.tokens):
+        first = pto.arange(s.tokens)
+    return pos, first
+
+
+def _select(score: Any, seq_len: Any, pos: Any, first: Any, b: Any, s: IndexerShapes) -> tuple[Any, Any]:
     """The top scores of each token's row below its limit (-inf past them, [tokens, k] f32) and
-    their positions (-1 past them, [tokens, k] i32)."""
+    their positions (-1 past them, [tokens, k] i32): token t sees the positions below
+    seq_len[b] - (tokens - 1 - t)."""
     T, P = s.tokens, s.positions
-    with pto.vec_tile_shapes(min(P, s.tile_cols)):
-        pos = pto.arange(P)
-    with pto.vec_tile_shapes(T):
-        first = pto.arange(T)
     pto.set_vec_tile_shapes(T, 1)
     seen = pto.view(seq_len, [1], [b])                         # batch b's key count
     limit = pto.reshape(first, [T, 1]) + (pto.reshape(seen, [1, 1]) - (T - 1))
@@ -143,20 +169,23 @@ def _plain_fn(s: IndexerShapes, dtype: Any) -> Callable:
             topk_idx: pto.Tensor((B, T, s.k), pto.DT_INT32),
             topk_val: pto.Tensor((B, T, s.k), pto.DT_FP32)):
         cache2d = pto.reshape(k_cache, [NB, BS * D])
+        pto.set_vec_tile_shapes(T * N, D)
+        q_t = pto.transpose(pto.reshape(q, [q.shape[0] * (T * N), D]))       # [D, B*T*N]: every batch's
+        pto.set_vec_tile_shapes(1, T * N)
+        w_all = pto.cast(pto.reshape(weights, [weights.shape[0], T * N]), pto.DT_FP32)   # [B, T*N]
+        pos, first = _positions(s)
         for b in pto.loop(0, seq_len.shape[0], 1, name="LI_BATCH", idx_name="b"):
             keys = _keys(cache2d, block_table, b, s)
             pto.set_semantic_label("Score-MatMul")
             _cube(s)
-            qb = pto.reshape(pto.view(q, [1, T, N, D], [b, 0, 0, 0]), [T * N, D])
-            qk = pto.matmul(qb, keys, pto.DT_FP32, b_trans=True)            # [T*N, positions]
+            qb_t = pto.view(q_t, [D, T * N], [0, b * (T * N)])
+            kq = pto.matmul(keys, qb_t, pto.DT_FP32)                         # [positions, T*N]
             pto.set_semantic_label("Score-Weight")
-            pto.set_vec_tile_shapes(N, min(s.positions, s.tile_cols))
-            relu_qk = pto.relu(qk)
-            pto.set_vec_tile_shapes(1, N)
-            w = pto.cast(pto.reshape(pto.view(weights, [1, T, N], [b, 0, 0]), [T, N]), pto.DT_FP32)
-            score = _head_sum(relu_qk, w, s)
+            pto.set_vec_tile_shapes(1, T * N)
+            w = pto.view(w_all, [1, T * N], [b, 0])
+            score = _tokens_first(_head_sum(pto.relu(kq), w, s), s)
             pto.set_semantic_label("TopK")
-            values, best = _select(score, seq_len, b, s)
+            values, best = _select(score, seq_len, pos, first, b, s)
             pto.assemble(pto.reshape(best, [1, T, s.k]), [b, 0, 0], topk_idx)
             pto.assemble(pto.reshape(values, [1, T, s.k]), [b, 0, 0], topk_val)
             pto.set_semantic_label(None)
@@ -179,27 +208,31 @@ def _quant_fn(s: IndexerShapes, dtype: Any) -> Callable:
             topk_idx: pto.Tensor((B, T, s.k), pto.DT_INT32),
             topk_val: pto.Tensor((B, T, s.k), pto.DT_FP32)):
         cache2d = pto.reshape(k_cache, [NB, BS * D])
+        pto.set_vec_tile_shapes(T * N, D)
+        q_t = pto.transpose(pto.reshape(q, [q.shape[0] * (T * N), D]))       # [D, B*T*N] i8
+        pto.set_vec_tile_shapes(1, T * N)
+        wq = (pto.reshape(weights, [weights.shape[0], T * N])
+              * pto.reshape(q_scale, [q_scale.shape[0], T * N]))                # f16 product
+        w_all = pto.cast(wq, pto.DT_FP32)                                     # [B, T*N]
+        pos, first = _positions(s)
         for b in pto.loop(0, seq_len.shape[0], 1, name="LI_BATCH", idx_name="b"):
             keys = _keys(cache2d, block_table, b, s)
             with pto.vec_tile_shapes(1, BS):
                 ks = pto.gather_rows(k_scale, pto.view(block_table, [1, MB], [b, 0]))   # [MB, BS]
             pto.set_semantic_label("Score-MatMul")
             _cube(s)
-            qb = pto.reshape(pto.view(q, [1, T, N, D], [b, 0, 0, 0]), [T * N, D])
-            qk = pto.matmul(qb, keys, pto.DT_INT32, b_trans=True)           # [T*N, positions] i32
+            qb_t = pto.view(q_t, [D, T * N], [0, b * (T * N)])
+            kq = pto.matmul(keys, qb_t, pto.DT_INT32)                        # [positions, T*N] i32
             pto.set_semantic_label("Score-Weight")
-            pto.set_vec_tile_shapes(N, min(s.positions, s.tile_cols))
-            qk16 = pto.cast(pto.cast(pto.relu(qk), pto.DT_FP32) * QK_SCALE, pto.DT_FP16)
-            relu_qk = pto.cast(qk16, pto.DT_FP32)
-            pto.set_vec_tile_shapes(1, N)
-            wq = (pto.reshape(pto.view(weights, [1, T, N], [b, 0, 0]), [T, N])
-                  * pto.reshape(pto.view(q_scale, [1, T, N], [b, 0, 0]), [T, N]))         # f16 product
-            w = pto.cast(wq, pto.DT_FP32)
-            score = _head_sum(relu_qk, w, s)
-            pto.set_vec_tile_shapes(T, min(s.positions, s.tile_cols))
-            score = score * pto.cast(pto.reshape(ks, [1, s.positions]), pto.DT_FP32)
+            pto.set_vec_tile_shapes(s.tile_rows, T * N)
+            kq16 = pto.cast(pto.cast(pto.relu(kq), pto.DT_FP32) * QK_SCALE, pto.DT_FP16)
+            w = pto.view(w_all, [1, T * N], [b, 0])
+            score = _head_sum(pto.cast(kq16, pto.DT_FP32), w, s)             # [positions, T]
+            pto.set_vec_tile_shapes(min(s.positions, s.tile_cols), T)
+            score = score * pto.cast(pto.reshape(ks, [s.positions, 1]), pto.DT_FP32)
+            score = _tokens_first(score, s)
             pto.set_semantic_label("TopK")
-            values, best = _select(score, seq_len, b, s)
+            values, best = _select(score, seq_len, pos, first, b, s)
             pto.assemble(pto.reshape(best, [1, T, s.k]), [b, 0, 0], topk_idx)
             pto.assemble(pto.reshape(values, [1, T, s.k]), [b, 0, 0], topk_val)
             pto.set_semantic_label(None)

@@ -117,7 +117,7 @@ def tuning_variants(scale: str = "doc") -> dict[str, Variant]:
         pro = PrologShapes(hidden=7168, q_lora=1536, heads=64, head_dim=128, rope_dim=64, cube=(16, 256, 128))
         seq, tokens = (1000, 700, 1024, 513), 8
     else:
-        ind = IndexerShapes(heads=8, head_dim=32, block_size=32, num_blocks=12, max_blocks=4, tokens=2,
+        ind = IndexerShapes(heads=16, head_dim=32, block_size=32, num_blocks=12, max_blocks=4, tokens=2,
                             topk=16, tile_cols=32)
         pro = PrologShapes(hidden=256, q_lora=128, heads=32, head_dim=32, rope_dim=16, tile_rows=4,
                            cube=(16, 64, 32))
@@ -138,7 +138,7 @@ def tuning_variants(scale: str = "doc") -> dict[str, Variant]:
 
 
 #: the tuned score matmul tiles (m, k, n) per scale
-INDEXER_CUBE = {"doc": (128, 128, 256), "tiny": (16, 32, 64)}
+INDEXER_CUBE = {"doc": (256, 128, 128), "tiny": (64, 32, 32)}
 
 #: the tuning steps docs/operators.md shows: (title, variant before, variant after)
 STEPS: list[tuple[str, str, str]] = [
