@@ -114,6 +114,34 @@ class _Prepared:
     invocations: Dim
 
 
+@dataclass
+class _Resolved:
+    """A launch with every size worked out for one set of run-time symbols: its buffers as
+    (parameter, id of the buffer, id of its root, view shape, transposed), its symbol
+    arguments and its tasks as (first, count)."""
+
+    code: str
+    buffers: list[tuple[str, int, int, tuple[int, int], bool]]
+    syms: list[tuple[str, int]]
+    first: str
+    count: str
+    tasks: list[tuple[int, int]]
+
+
+def _resolve(step: _Prepared, env: dict[str, int], merge: int | None) -> _Resolved:
+    bufs = [(pname, id(b), id(b.base), (_eval(b.cols, env), _eval(b.rows, env)) if b.transposed
+             else (_eval(b.rows, env), _eval(b.cols, env)), b.transposed) for pname, b in step.buffers]
+    syms = [(pname, env[sym]) for pname, sym in step.syms]
+    total = _eval(step.invocations, env)
+    per = merge or max(total, 1)
+    tasks = [(first, min(per, total - first)) for first in range(0, total, per)]
+    return _Resolved(step.code, bufs, syms, step.first, step.count, tasks)
+
+
+#: sets of run-time symbols whose resolved plan a compiled function keeps (the oldest goes first)
+_RESOLVED_KEPT = 16
+
+
 class CompiledFunction:
     """A compiled ``@jit`` function: call it with arrays and run-time symbols."""
 
@@ -134,6 +162,9 @@ class CompiledFunction:
             roots.setdefault(id(b.base), b.base)
         self._workspace = [b for b in roots.values() if b.kind == "workspace"
                            and self._used(b, self.tasks.steps)]
+        #: symbol values -> (workspace shapes, the plan with its top-level launches resolved):
+        #: a warm call with sizes seen before evaluates no size expression
+        self._resolved: dict[tuple, tuple[list[tuple[int, tuple[int, ...], Any]], list]] = {}
 
     def _used(self, b: Buffer, steps: list[Step]) -> bool:
         for s in steps:
@@ -173,18 +204,38 @@ class CompiledFunction:
             b = self.stages.buffer_of(r)
             if id(b) not in roots:
                 roots[id(b)] = self._array(r.name, arrays, writeback)
-        for b in self._workspace:
-            shape = tuple(_eval(d, env) for d in b.tensor.shape)
-            roots[id(b)] = np.empty(shape, dtype=b.dtype.np_dtype)
+        spaces, plan = self._resolved_plan(env)
+        for key, shape, dtype in spaces:
+            roots[key] = np.empty(shape, dtype=dtype)
         record = None
         if executor == "sequential":
-            self._run(self._plan, env, roots, {})
+            self._run(plan, env, roots, {})
         else:
             from .tasks import run_graph
             record = run_graph(self, env, roots, executor, policy)
         for orig, staged in writeback:
             orig[...] = staged
         return record
+
+    def _resolved_plan(self, env: dict[str, int]) -> tuple[list[tuple[int, tuple[int, ...], Any]], list]:
+        """The workspace shapes and the plan, its top-level launches resolved for ``env`` (kept
+        per set of symbol values; a loop's body is resolved per iteration, as its index changes)."""
+        key: tuple | None = tuple(sorted(env.items()))
+        try:
+            hit = self._resolved.get(key)  # type: ignore[arg-type]
+        except TypeError:                  # an unhashable symbol value: resolved for this call only
+            key, hit = None, None
+        if hit is None:
+            spaces = [(id(b), tuple(_eval(d, env) for d in b.tensor.shape), b.dtype.np_dtype)
+                      for b in self._workspace]
+            merge = self.options.merge
+            plan = [_resolve(s, env, merge) if isinstance(s, _Prepared) else s for s in self._plan]
+            hit = (spaces, plan)
+            if key is not None:
+                if len(self._resolved) >= _RESOLVED_KEPT:
+                    self._resolved.pop(next(iter(self._resolved), None), None)
+                self._resolved[key] = hit
+        return hit
 
     def _array(self, name: str, arrays: dict[str, np.ndarray], writeback: list) -> np.ndarray:
         if name not in arrays:
@@ -202,9 +253,7 @@ class CompiledFunction:
 
     def _run(self, plan: list, env: dict[str, int], roots: dict[int, np.ndarray],
              views: dict[int, np.ndarray]) -> None:
-        run = self.executable.run
         merge = self.options.merge
-        blocks = self.options.blocks
         for step in plan:
             if isinstance(step, tuple):
                 loop, body = step
@@ -217,29 +266,28 @@ class CompiledFunction:
                     env[loop.index.name or "?"] = i
                     self._run(body, env, roots, views)
                 continue
-            kwargs: dict[str, Any] = {}
-            for pname, b in step.buffers:
-                v = views.get(id(b))
-                if v is None:
-                    if b.transposed:
-                        v = roots[id(b.base)].reshape(_eval(b.cols, env), _eval(b.rows, env)).T
-                    else:
-                        v = roots[id(b.base)].reshape(_eval(b.rows, env), _eval(b.cols, env))
-                    views[id(b)] = v
-                kwargs[pname] = v
-            for pname, sym in step.syms:
-                kwargs[pname] = env[sym]
-            total = _eval(step.invocations, env)
-            per = merge or max(total, 1)
-            for first in range(0, total, per):
-                kwargs[step.first] = first
-                kwargs[step.count] = min(per, total - first)
-                try:
-                    run(step.code, block_num=blocks, **kwargs)
-                except FrontendError:
-                    raise
-                except PTOError as e:
-                    raise blamed(e, self.stages.lowered, run=True, fn=self.fn) from None
+            self._launch(step if isinstance(step, _Resolved) else _resolve(step, env, merge), roots, views)
+
+    def _launch(self, step: _Resolved, roots: dict[int, np.ndarray], views: dict[int, np.ndarray]) -> None:
+        """Run one launch's tasks; a buffer's view is made once per call (``views``)."""
+        kwargs: dict[str, Any] = {}
+        for pname, key, root, shape, transposed in step.buffers:
+            v = views.get(key)
+            if v is None:
+                v = roots[root].reshape(shape)
+                v = views[key] = v.T if transposed else v
+            kwargs[pname] = v
+        kwargs.update(step.syms)
+        run, blocks = self.executable.run, self.options.blocks
+        for first, count in step.tasks:
+            kwargs[step.first] = first
+            kwargs[step.count] = count
+            try:
+                run(step.code, block_num=blocks, **kwargs)
+            except FrontendError:
+                raise
+            except PTOError as e:
+                raise blamed(e, self.stages.lowered, run=True, fn=self.fn) from None
 
 
 def _eval(d: Dim, env: dict[str, int]) -> int:

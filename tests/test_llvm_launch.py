@@ -161,3 +161,21 @@ def test_f32_scalars_are_rounded_as_numpy_rounds_them(value: float) -> None:
     with np.errstate(over="ignore"):
         want = np.float64(value).astype(np.float32)
     assert type(got) is float and (got == float(want) or (np.isnan(want) and np.isnan(got)))
+
+
+def test_frontend_calls_with_changing_sizes_each_get_their_own_launch_sizes() -> None:
+    """A compiled function keeps its launches resolved per set of run-time sizes (16 at most):
+    sizes seen before, new ones and ones evicted since all give numpy's results."""
+    import openpto.frontend as fe
+    rows = fe.dynamic("rows")
+
+    @fe.jit
+    def axpy(a: fe.Tensor((rows, 16), fe.DT_FP32), b: fe.Tensor((rows, 16), fe.DT_FP32)):  # noqa: ANN202
+        return a * 2.0 + b
+
+    rng = np.random.default_rng(3)
+    for n in [1, 7, 16, 33, 7, 1, *range(40, 60), 7, 33, 1]:
+        a, b = rng.standard_normal((2, n, 16)).astype(np.float32)
+        np.testing.assert_allclose(axpy(a, b), a * np.float32(2) + b, rtol=1e-6)
+    (entry,) = axpy._entries.values()
+    assert len(entry.compiled._resolved) == 16
