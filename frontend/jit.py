@@ -102,6 +102,11 @@ class JitFunction:
         _check_options(self.options, self.executor, self.policy, profile)
         self.last_run: Any = None       # the runtime's RunRecord of the last call (not sequential)
         self._signature = inspect.signature(fn)
+        plain = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        #: the parameter names when every one can be given by position: a call giving each so
+        #: binds without inspect (what Signature.bind would give, with nothing to default)
+        self._positional = (tuple(self._signature.parameters)
+                            if all(p.kind in plain for p in self._signature.parameters.values()) else None)
         self._annotations: dict[str, Any] | None = None
         frame = user_frame()      # string annotations may name the decorating scope's locals
         self._scope = dict(frame.f_locals) if frame is not None and frame.f_locals is not fn.__globals__ else None
@@ -129,7 +134,11 @@ class JitFunction:
                                   actual=f"{type(e).__name__}: {e}") from None
         return self._annotations
 
-    def _bind(self, args: tuple, kwargs: dict) -> Call:
+    def _arguments(self, args: tuple, kwargs: dict) -> dict[str, Any]:
+        """Parameter name -> value, defaults applied (FRONT_ARG_COUNT for a call that does not fit)."""
+        names = self._positional
+        if names is not None and not kwargs and len(args) == len(names):
+            return dict(zip(names, args))
         try:
             bound = self._signature.bind(*args, **kwargs)
         except TypeError as e:
@@ -137,6 +146,10 @@ class JitFunction:
                               location=_loc(), expected=f"{self.fn.__name__}{self._signature}",
                               actual=str(e)) from None
         bound.apply_defaults()
+        return bound.arguments
+
+    def _bind(self, args: tuple, kwargs: dict) -> Call:
+        arguments = self._arguments(args, kwargs)
         notes = self.annotations()
         arrays: dict[str, np.ndarray] = {}
         originals: dict[str, Any] = {}
@@ -146,7 +159,7 @@ class JitFunction:
         params: list[TensorParam] = []
         key: list = []
         torch = False
-        for i, (name, value) in enumerate(bound.arguments.items()):
+        for i, (name, value) in enumerate(arguments.items()):
             ann = notes.get(name)
             if not isinstance(ann, Tensor) and not (ann is None and (isinstance(value, np.ndarray) or is_torch(value))):
                 try:
@@ -159,11 +172,11 @@ class JitFunction:
                 key.append((name, value))
                 continue
             spec = ann if isinstance(ann, Tensor) else Tensor()
-            if is_torch(value):
+            if isinstance(value, np.ndarray):
+                arr = value
+            elif is_torch(value):
                 torch = True
                 arr = torch_to_numpy(value)
-            elif isinstance(value, np.ndarray):
-                arr = value
             else:
                 raise front_error("FRONT_ARG_TYPE", f"argument {i + 1} ({name}) must be an array",
                                   location=_loc(), expected="a numpy array or a torch CPU tensor",

@@ -179,3 +179,20 @@ def test_frontend_calls_with_changing_sizes_each_get_their_own_launch_sizes() ->
         np.testing.assert_allclose(axpy(a, b), a * np.float32(2) + b, rtol=1e-6)
     (entry,) = axpy._entries.values()
     assert len(entry.compiled._resolved) == 16
+
+
+def test_frontend_arguments_by_position_name_or_default_bind_alike() -> None:
+    """A call giving every parameter by position binds without inspect; by name, with a
+    default, or with too many arguments it goes through the signature as before."""
+    import openpto.frontend as fe
+
+    @fe.jit
+    def scaled(a: fe.Tensor((8, 16), fe.DT_FP32), k=3.0):  # noqa: ANN001, ANN202
+        return a * k
+
+    a = np.arange(128, dtype=np.float32).reshape(8, 16)
+    for got, k in ((scaled(a, 3.0), 3.0), (scaled(a), 3.0), (scaled(a=a, k=0.5), 0.5), (scaled(a, 0.5), 0.5)):
+        np.testing.assert_allclose(got, a * np.float32(k), rtol=1e-6)
+    with pytest.raises(pto.PTOError) as e:
+        scaled(a, 3.0, 4.0)
+    assert e.value.code == "FRONT_ARG_COUNT"
