@@ -65,6 +65,94 @@ def test_tsort32_ties_nan_partial_block(d: str, npd: Any, per: int) -> None:
     assert same(text, dst=_fill((3, dc), npd), src=src, idx=idx) is None
 
 
+#: extreme values of each sortable dtype: signed zeros, infinities, NaNs of either sign and
+#: other payloads, the largest and smallest finite and subnormal magnitudes, integer limits
+_EXTREMES = {
+    "f32": np.array([0x00000000, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00001, 0x7F800001,
+                     0x7F7FFFFF, 0xFF7FFFFF, 0x00000001, 0x80000001, 0x3F800000], np.uint32).view(np.float32),
+    "f16": np.array([0x0000, 0x8000, 0x7C00, 0xFC00, 0x7E00, 0xFE01, 0x7C01, 0x7BFF, 0xFBFF, 0x0001, 0x8001,
+                     0x3C00], np.uint16).view(np.float16),
+    "i16": np.array([-(1 << 15), -(1 << 15) + 1, -1, 0, 1, (1 << 15) - 1], np.int16),
+    "i32": np.array([-(1 << 31), -(1 << 31) + 1, -1, 0, 1, (1 << 31) - 1], np.int32),
+}
+_SORT_NP = {"f32": np.float32, "f16": np.float16, "i16": np.int16, "i32": np.int32}
+
+
+@pytest.mark.parametrize("d", sorted(_EXTREMES))
+@pytest.mark.parametrize("seed", [0, 1])
+def test_tsort32_extremes_and_equal_keys(d: str, seed: int) -> None:
+    """Two full blocks and a partial one per row of extreme values with indices from a pool
+    of four (0, 1, 2^31, 2^32 - 1), so equal keys with equal indices (and different bits:
+    -0 and +0, NaN payloads) are common and only the position orders them."""
+    npd = _SORT_NP[d]
+    per = 8 // np.dtype(npd).itemsize
+    rng = np.random.default_rng(seed)
+    src = rng.choice(_EXTREMES[d], size=(3, 80))
+    idx = rng.choice(np.array([0, 1, 1 << 31, (1 << 32) - 1], np.uint64), size=(3, 80)).astype(np.uint32)
+    text = SORT.format(d=d, dc=80 * per, dv=77 * per).replace("3x40", "3x80").replace("2x37", "2x77")
+    assert same(text, dst=_fill((3, 80 * per), npd), src=src, idx=idx) is None
+
+
+def test_tsort32_least_key_keeps_positions_by_hand() -> None:
+    """i32 minimum values with index 2^32 - 1 (the least record there is) keep their order;
+    -0.0/+0.0 with one index keep theirs too, below 1.0 and above -inf (hand-written)."""
+    text = SORT.format(d="i32", dc=80, dv=74)
+    src = np.full((3, 40), -(1 << 31), np.int32)
+    src[:, ::5] = 7
+    idx = np.full((3, 40), (1 << 32) - 1, np.uint32)
+    idx[:, ::5] = np.arange(8, dtype=np.uint32)[::-1]
+    _, got = _run(text, "llvm", {"dst": np.zeros((3, 80), np.int32), "src": src, "idx": idx})
+    rec = got["dst"].view(np.uint32)
+    # block 0 (columns 0-31): the sevens of columns 0, 5, .. 30 (indices 7 .. 1) by index, then the rest
+    assert got["dst"][0, 0:64:2].tolist() == [7] * 7 + [-(1 << 31)] * 25
+    assert rec[0, 1:64:2].tolist() == [1, 2, 3, 4, 5, 6, 7] + [(1 << 32) - 1] * 25
+    assert got["dst"][1, 64:74:2].tolist() == [7, -(1 << 31), -(1 << 31), -(1 << 31), -(1 << 31)]
+
+    text = SORT.format(d="f32", dc=80, dv=74)
+    src = np.zeros((3, 40), np.float32)
+    src[:, :6] = [-0.0, 1.0, 0.0, -np.inf, -0.0, 0.0]
+    idx = np.full((3, 40), 9, np.uint32)
+    _, got = _run(text, "llvm", {"dst": np.zeros((3, 80), np.float32), "src": src, "idx": idx})
+    head = got["dst"][0, 0:64:2]
+    bits = head.view(np.uint32).tolist()
+    assert head[0] == 1.0 and head[-1] == -np.inf
+    # the zeros in source order: -0 (col 0), +0 (2), -0 (4), +0 (5), then the 26 zero pads
+    assert bits[1:5] == [0x80000000, 0, 0x80000000, 0]
+
+
+MERGE4_TYPED = """
+kernel @k(%dst : !pto.tile<1x64x{d}, valid=1x{dv}>, %executed : !pto.tile<1x16xu16, valid=1x4>,
+          %a : !pto.tile<1x16x{d}>, %b : !pto.tile<1x16x{d}, valid=1x{vb}>, %c : !pto.tile<1x16x{d}>,
+          %e : !pto.tile<1x16x{d}>) {{
+  %dst, %executed = tmrgsort %a, %b, %c, %e {{exhausted = {ex}}} : (!pto.tile<1x16x{d}>, !pto.tile<1x16x{d}, valid=1x{vb}>, !pto.tile<1x16x{d}>, !pto.tile<1x16x{d}>) -> (!pto.tile<1x64x{d}, valid=1x{dv}>, !pto.tile<1x16xu16, valid=1x4>)
+}}
+"""
+
+
+@pytest.mark.parametrize("d", sorted(_EXTREMES))
+@pytest.mark.parametrize("ex", ["false", "true"])
+@pytest.mark.parametrize("vb,dv", [(16, 64), (0, 64), (16, 24)])
+def test_tmrgsort_extremes_every_dtype(d: str, ex: str, vb: int, dv: int) -> None:
+    """Four lists of each sortable dtype's extreme values (sorted by the reference's order,
+    and one left unsorted), equal values across lists; an empty list, a short dst."""
+    npd = _SORT_NP[d]
+    per = 8 // np.dtype(npd).itemsize
+    rng = np.random.default_rng(vb + dv)
+    lists = []
+    for m in range(4):
+        vals = rng.choice(_EXTREMES[d], size=16 // per)
+        if m != 2:
+            with np.errstate(invalid="ignore"):     # signalling NaNs widen quietly
+                wide = vals.astype(np.float64)
+            vals = vals[np.lexsort((-wide, ~np.isnan(wide)))]
+        recs = _fill((1, 16), npd, seed=m)
+        recs[0, ::per] = vals
+        lists.append(recs)
+    text = MERGE4_TYPED.format(d=d, dv=dv, vb=vb, ex=ex)
+    assert same(text, ("dst", "executed"), dst=_fill((1, 64), npd), executed=np.zeros((1, 16), np.uint16),
+                a=lists[0], b=lists[1], c=lists[2], e=lists[3]) is None
+
+
 # --------------------------------------------------------------------------- TMRGSORT
 
 MERGE = """
