@@ -157,6 +157,7 @@ def _tsort32(cg: KernelCodegen, op: TileOp) -> None:
     cg.check_write(dst, rows, b.mul(n, _c(per)), "dst")
     cg.check_read(idx, rows, n, "idx")
     vec, mask, mask_int = ir.VectorType(I64, SORT_BLOCK), ir.VectorType(I1, SORT_BLOCK), ir.IntType(SORT_BLOCK)
+    splat = ir.Constant(ir.VectorType(I32, SORT_BLOCK), [0] * SORT_BLOCK)     # lane 0 everywhere
     keys = cg.alloca(I64, "sort.keys", size=SORT_BLOCK)
     recs = cg.alloca(I64, "sort.recs", size=SORT_BLOCK)
 
@@ -178,8 +179,8 @@ def _tsort32(cg: KernelCodegen, op: TileOp) -> None:
             block.align = 8
             with cg.loop(0, length, name="s.out") as k:
                 mine = b.load(at(keys, k), typ=I64)
-                same = b.shuffle_vector(b.insert_element(ir.Constant(vec, ir.Undefined), mine, _c(0, I32)),
-                                        ir.Constant(vec, ir.Undefined), ir.Constant(ir.VectorType(I32, SORT_BLOCK), [0] * SORT_BLOCK))
+                undef = ir.Constant(vec, ir.Undefined)
+                same = b.shuffle_vector(b.insert_element(undef, mine, _c(0, I32)), undef, splat)
                 earlier = b.bitcast(b.trunc(b.sub(b.shl(_c(1), k), _c(1)), mask_int), mask)
                 # before: greater, or (earlier lanes) not smaller, i.e. greater than mine - 1
                 before = b.icmp_signed(">", block, b.sub(same, b.zext(earlier, vec)))
