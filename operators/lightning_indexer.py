@@ -148,6 +148,24 @@ def _select(score: Any, seq_len: Any, pos: Any, first: Any, b: Any, s: IndexerSh
     return values, pto.where(values > float("-inf"), index, PAD_INDEX)
 
 
+def _select_into(score: Any, seq_len: Any, pos: Any, first: Any, b: Any, s: IndexerShapes,
+                 topk_idx: Any, topk_val: Any) -> None:
+    """``_select`` on batch b's scores, written into its rows of the two results."""
+    pto.set_semantic_label("TopK")
+    values, best = _select(score, seq_len, pos, first, b, s)
+    pto.assemble(pto.reshape(best, [1, s.tokens, s.k]), [b, 0, 0], topk_idx)
+    pto.assemble(pto.reshape(values, [1, s.tokens, s.k]), [b, 0, 0], topk_val)
+    pto.set_semantic_label(None)
+
+
+def _queries_t(q: Any, s: IndexerShapes) -> Any:
+    """Every batch's queries as one [head_dim, B * tokens * heads] matrix (transposed once: each
+    batch's score matmul takes a column window of it as its right operand)."""
+    rows = s.tokens * s.heads
+    pto.set_vec_tile_shapes(rows, s.head_dim)
+    return pto.transpose(pto.reshape(q, [q.shape[0] * rows, s.head_dim]))
+
+
 def _cube(s: IndexerShapes) -> None:
     if s.cube is not None:
         pto.set_cube_tile_shapes(*s.cube)
@@ -169,8 +187,7 @@ def _plain_fn(s: IndexerShapes, dtype: Any) -> Callable:
             topk_idx: pto.Tensor((B, T, s.k), pto.DT_INT32),
             topk_val: pto.Tensor((B, T, s.k), pto.DT_FP32)):
         cache2d = pto.reshape(k_cache, [NB, BS * D])
-        pto.set_vec_tile_shapes(T * N, D)
-        q_t = pto.transpose(pto.reshape(q, [q.shape[0] * (T * N), D]))       # [D, B*T*N]: every batch's
+        q_t = _queries_t(q, s)                                               # [D, B*T*N]
         pto.set_vec_tile_shapes(1, T * N)
         w_all = pto.cast(pto.reshape(weights, [weights.shape[0], T * N]), pto.DT_FP32)   # [B, T*N]
         pos, first = _positions(s)
@@ -184,11 +201,7 @@ def _plain_fn(s: IndexerShapes, dtype: Any) -> Callable:
             pto.set_vec_tile_shapes(1, T * N)
             w = pto.view(w_all, [1, T * N], [b, 0])
             score = _tokens_first(_head_sum(pto.relu(kq), w, s), s)
-            pto.set_semantic_label("TopK")
-            values, best = _select(score, seq_len, pos, first, b, s)
-            pto.assemble(pto.reshape(best, [1, T, s.k]), [b, 0, 0], topk_idx)
-            pto.assemble(pto.reshape(values, [1, T, s.k]), [b, 0, 0], topk_val)
-            pto.set_semantic_label(None)
+            _select_into(score, seq_len, pos, first, b, s, topk_idx, topk_val)
 
     return lightning_indexer
 
@@ -208,8 +221,7 @@ def _quant_fn(s: IndexerShapes, dtype: Any) -> Callable:
             topk_idx: pto.Tensor((B, T, s.k), pto.DT_INT32),
             topk_val: pto.Tensor((B, T, s.k), pto.DT_FP32)):
         cache2d = pto.reshape(k_cache, [NB, BS * D])
-        pto.set_vec_tile_shapes(T * N, D)
-        q_t = pto.transpose(pto.reshape(q, [q.shape[0] * (T * N), D]))       # [D, B*T*N] i8
+        q_t = _queries_t(q, s)                                               # [D, B*T*N] i8
         pto.set_vec_tile_shapes(1, T * N)
         wq = (pto.reshape(weights, [weights.shape[0], T * N])
               * pto.reshape(q_scale, [q_scale.shape[0], T * N]))                # f16 product
@@ -231,11 +243,7 @@ def _quant_fn(s: IndexerShapes, dtype: Any) -> Callable:
             pto.set_vec_tile_shapes(min(s.positions, s.tile_cols), T)
             score = score * pto.cast(pto.reshape(ks, [s.positions, 1]), pto.DT_FP32)
             score = _tokens_first(score, s)
-            pto.set_semantic_label("TopK")
-            values, best = _select(score, seq_len, pos, first, b, s)
-            pto.assemble(pto.reshape(best, [1, T, s.k]), [b, 0, 0], topk_idx)
-            pto.assemble(pto.reshape(values, [1, T, s.k]), [b, 0, 0], topk_val)
-            pto.set_semantic_label(None)
+            _select_into(score, seq_len, pos, first, b, s, topk_idx, topk_val)
 
     return lightning_indexer_quant
 
